@@ -1,0 +1,131 @@
+"""The Actor base class and the ``@handler`` decorator that builds its dispatch table.
+
+An actor is a plain object whose state nothing else touches: the kernel feeds it one
+message at a time from its mailbox and calls the handler declared for the message's
+type. Handlers are found from type annotations (or listed explicitly), so the table
+is built once per class and dispatch is a single dict lookup on ``type(message)``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import types
+import typing
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
+
+import msgspec
+
+from protocol.supervision import ChildFailed
+
+if TYPE_CHECKING:
+    from actors.kernel.cell import Cell
+
+log = logging.getLogger("troupe.actors")
+
+_HANDLER_ATTR = "__troupe_handles__"
+_TABLE_ATTR = "_troupe_dispatch_table"
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+HandlerFunction = Callable[[Any, Any], Awaitable[Any]]
+
+
+@overload
+def handler(fn: F, /) -> F: ...
+@overload
+def handler(*message_types: type[msgspec.Struct]) -> Callable[[F], F]: ...
+def handler(*args: Any) -> Any:
+    """Mark an async method as the handler of one or more message types.
+
+    ``@handler`` alone reads the types from the annotation of the message parameter
+    (a Struct, or a union of Structs); ``@handler(A, B)`` lists them explicitly, which
+    also works for Structs defined inside functions where annotations cannot be
+    resolved. The method's return value is the reply to an ``ask``.
+    """
+    if len(args) == 1 and inspect.isfunction(args[0]):
+        fn = args[0]
+        setattr(fn, _HANDLER_ATTR, None)
+        return fn
+    explicit = tuple(args)
+
+    def mark(fn: F) -> F:
+        setattr(fn, _HANDLER_ATTR, explicit)
+        return fn
+
+    return mark
+
+
+def _annotated_types(fn: Callable[..., Any]) -> tuple[type, ...]:
+    params = list(inspect.signature(fn).parameters)
+    if len(params) != 2:
+        raise TypeError(f"handler {fn.__qualname__} must take (self, message)")
+    hint = typing.get_type_hints(fn).get(params[1])
+    if hint is None:
+        raise TypeError(f"handler {fn.__qualname__} needs a type annotation on its message")
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return typing.get_args(hint)
+    return (hint,)
+
+
+def dispatch_table(cls: type[Actor]) -> dict[type, HandlerFunction]:
+    """Map message type -> handler function for ``cls``, computed once and cached on it.
+
+    Built lazily (on first spawn) so that annotations may name classes defined later
+    in the module. Subclasses override both methods and type registrations. One
+    table is shared by every instance of the class, which keeps idle actors small.
+    """
+    cached = cls.__dict__.get(_TABLE_ATTR)
+    if cached is not None:
+        return cached
+    names: dict[type, str] = {}
+    for klass in reversed(cls.__mro__):
+        for name, member in vars(klass).items():
+            if not hasattr(member, _HANDLER_ATTR):
+                continue
+            declared = getattr(member, _HANDLER_ATTR) or _annotated_types(member)
+            for message_type in declared:
+                if not (
+                    isinstance(message_type, type) and issubclass(message_type, msgspec.Struct)
+                ):
+                    raise TypeError(
+                        f"{cls.__qualname__}.{name} handles {message_type!r}, "
+                        "but messages must be msgspec Structs"
+                    )
+                names[message_type] = name
+    table = {message_type: getattr(cls, name) for message_type, name in names.items()}
+    setattr(cls, _TABLE_ATTR, table)
+    return table
+
+
+class Actor:
+    """Base class of every actor.
+
+    Subclasses declare handlers with :func:`handler` and may override the lifecycle
+    hooks. ``self.ctx`` (set by the kernel before ``on_start``) is the actor's
+    :class:`~actors.kernel.cell.Cell`: its address, its ref, and the means to spawn
+    children, stop them and own OS processes.
+    """
+
+    mailbox_size: ClassVar[int] = 64
+    """Capacity of the mailbox; ``tell`` waits while it is full."""
+
+    ctx: Cell
+
+    async def on_start(self) -> None:
+        """Runs before the actor is reachable; raising here fails the spawn."""
+
+    async def on_stop(self) -> None:
+        """Runs after the mailbox is drained and every child has stopped."""
+
+    @handler
+    async def on_child_failed(self, message: ChildFailed) -> None:
+        """Default: log it. Override to turn a child's failure into a result."""
+        log.warning(
+            "%s: child %s failed: %s: %s",
+            self.ctx.address,
+            message.address,
+            message.error_type,
+            message.message,
+        )

@@ -1,0 +1,101 @@
+"""ActorRef: the only handle through which anything outside an actor reaches it.
+
+A ref carries the actor's address and its mailbox. ``tell`` waits while the mailbox
+is full (backpressure, never silent loss); ``ask`` additionally waits for the reply
+within a deadline. A ref to a stopped actor fails at once with
+:class:`DeadActorError`: the mailbox is closed when the actor stops, which also wakes
+any sender still blocked on it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from actors.kernel.errors import (
+    AskTimeoutError,
+    DeadActorError,
+    UnhandledMessageError,
+)
+
+if TYPE_CHECKING:
+    from actors.kernel.cell import Cell
+
+DEFAULT_ASK_TIMEOUT = 30.0
+
+
+class Ask:
+    """A request travelling through a mailbox together with the slot for its reply."""
+
+    __slots__ = ("done", "error", "message", "value")
+
+    def __init__(self, message: Any) -> None:
+        self.message = message
+        self.done = trio.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+    def succeed(self, value: Any) -> None:
+        self.value = value
+        self.done.set()
+
+    def fail(self, error: BaseException) -> None:
+        self.error = error
+        self.done.set()
+
+
+class ActorRef:
+    """Address plus mailbox of one actor; cheap to copy around, safe to keep."""
+
+    __slots__ = ("_cell", "address")
+
+    def __init__(self, cell: Cell) -> None:
+        self._cell = cell
+        self.address = cell.address
+
+    def __repr__(self) -> str:
+        return f"ActorRef({self.address!r})"
+
+    @property
+    def alive(self) -> bool:
+        """True until the actor has stopped (it may still be draining its mailbox)."""
+        return not self._cell.finished
+
+    async def wait_stopped(self) -> None:
+        """Return once the actor has stopped, for whatever reason."""
+        await self._cell.wait_finished()
+
+    async def tell(self, message: Any) -> None:
+        """Deliver ``message``; waits while the mailbox is full."""
+        cell = self._cell
+        if type(message) not in cell.handlers:
+            raise UnhandledMessageError(self.address, type(message).__name__)
+        try:
+            await cell.inbox.send(message)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise DeadActorError(self.address) from None
+
+    async def ask(self, message: Any, *, timeout: float | None = DEFAULT_ASK_TIMEOUT) -> Any:
+        """Deliver ``message`` and return the handler's reply.
+
+        ``timeout`` covers both waiting for mailbox space and waiting for the reply;
+        ``None`` waits as long as it takes. Raises :class:`AskTimeoutError` past it,
+        :class:`ActorFailedError` if the handler raised, and :class:`DeadActorError`
+        if the actor stopped before answering.
+        """
+        cell = self._cell
+        if type(message) not in cell.handlers:
+            raise UnhandledMessageError(self.address, type(message).__name__)
+        request = Ask(message)
+        with trio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
+            try:
+                await cell.inbox.send(request)
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                raise DeadActorError(self.address) from None
+            await request.done.wait()
+        if scope.cancelled_caught:
+            raise AskTimeoutError(self.address, type(message).__name__, timeout or 0.0)
+        if request.error is not None:
+            raise request.error
+        return request.value

@@ -1,0 +1,224 @@
+"""The Runtime: root of the actor tree, its registry, and its shutdown ladder.
+
+A trio program embeds Troupe by opening a Runtime, either as an async context
+manager (``async with Runtime() as rt``) or in a nursery of its own
+(``rt = await nursery.start(Runtime().run)``). The CLI and the server are just two
+such hosts.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+import trio
+
+from actors.kernel.address import ROOT, child_address, normalize, validate_name
+from actors.kernel.cell import Cell
+from actors.kernel.errors import (
+    AddressInUseError,
+    DepthLimitError,
+    SpawnError,
+    StoppingError,
+    UnknownAddressError,
+)
+from actors.kernel.processes import KILL_GRACE
+from actors.kernel.supervisor import run_cell, stop_subtrees
+from protocol.supervision import ChildFailed, ChildStopped
+
+if TYPE_CHECKING:
+    from actors.kernel.actor import Actor
+    from actors.kernel.ref import ActorRef
+
+log = logging.getLogger("troupe.actors")
+
+DEFAULT_MAX_DEPTH = 16
+DEFAULT_GRACE = 5.0
+_ROOT_EXIT_HISTORY = 256
+
+
+class Runtime:
+    """Owns the top-level actors, resolves addresses, and shuts everything down.
+
+    ``max_depth`` bounds how deep the tree may grow (top-level actors are depth 1);
+    ``grace`` is how long each actor gets, once asked to stop, before it is
+    cancelled.
+    """
+
+    def __init__(self, *, max_depth: int = DEFAULT_MAX_DEPTH, grace: float = DEFAULT_GRACE):
+        if max_depth < 1:
+            raise ValueError("max_depth must be at least 1")
+        self.max_depth = max_depth
+        self.grace = grace
+        self._registry: dict[str, Cell] = {}
+        self._roots: dict[str, Cell] = {}
+        self._root_counter = 0
+        self._nursery: trio.Nursery | None = None
+        self._closing = False
+        self._stopped = trio.Event()
+        self._exit_stack: AsyncExitStack | None = None
+        self.root_exits: deque[ChildFailed | ChildStopped] = deque(maxlen=_ROOT_EXIT_HISTORY)
+        """How the most recent top-level actors ended (failures and normal stops)."""
+
+    # -- hosting -------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[Runtime] = trio.TASK_STATUS_IGNORED):
+        """Host the runtime in the caller's nursery until :meth:`shutdown` completes."""
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                task_status.started(self)
+                await self._stopped.wait()
+        finally:
+            self._closing = True
+            self._nursery = None
+
+    async def __aenter__(self) -> Runtime:
+        stack = AsyncExitStack()
+        nursery = await stack.enter_async_context(trio.open_nursery())
+        await nursery.start(self.run)
+        self._exit_stack = stack
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        stack, self._exit_stack = self._exit_stack, None
+        assert stack is not None, "Runtime.__aexit__ without __aenter__"
+        try:
+            # Shielded so that a host being cancelled still ends every process;
+            # bounded so that shielding can never hang the host.
+            with trio.CancelScope(shield=True) as scope:
+                scope.deadline = trio.current_time() + self._shutdown_bound()
+                await self.shutdown()
+        finally:
+            # The host's own exception is not fed to the nursery: it propagates as
+            # itself, not wrapped in an ExceptionGroup of the runtime's making.
+            await stack.aclose()
+
+    def _shutdown_bound(self) -> float:
+        return (self.grace + KILL_GRACE) * (self.max_depth + 1) + 1.0
+
+    # -- the tree ------------------------------------------------------------
+
+    @property
+    def closing(self) -> bool:
+        return self._closing
+
+    def ref(self, address: str) -> ActorRef:
+        """Resolve an address to a ref; :class:`UnknownAddressError` if nobody is there."""
+        cell = self._registry.get(normalize(address))
+        if cell is None:
+            raise UnknownAddressError(address)
+        return cell.ref
+
+    def addresses(self) -> list[str]:
+        """Every live address, parents before children."""
+        return sorted(self._registry)
+
+    async def spawn(
+        self,
+        actor: Actor,
+        *,
+        name: str | None = None,
+        depth_limit: int | None = None,
+        mailbox_size: int | None = None,
+    ) -> ActorRef:
+        """Start a top-level actor and return its ref once its ``on_start`` is done."""
+        return await self.spawn_child(
+            None, actor, name=name, depth_limit=depth_limit, mailbox_size=mailbox_size
+        )
+
+    async def spawn_child(
+        self,
+        parent: Cell | None,
+        actor: Actor,
+        *,
+        name: str | None,
+        depth_limit: int | None,
+        mailbox_size: int | None,
+    ) -> ActorRef:
+        """Create the cell, check the limits, and start it in its parent's nursery."""
+        if self._closing or self._nursery is None:
+            raise StoppingError("the runtime is shutting down" if self._closing else "not running")
+        if parent is None:
+            nursery, depth, limit, base = self._nursery, 1, self.max_depth, ROOT
+        else:
+            if parent.stop_requested or parent.nursery is None:
+                raise StoppingError(f"{parent.address} is stopping")
+            nursery, depth, limit, base = (
+                parent.nursery,
+                parent.depth + 1,
+                parent.depth_limit,
+                parent.address,
+            )
+        if depth > limit:
+            raise DepthLimitError(base or "/", depth, limit)
+        if depth_limit is not None:
+            if depth_limit < 0:
+                raise ValueError("depth_limit cannot be negative")
+            limit = min(limit, depth + depth_limit)
+        if name is None:
+            name = self._next_root_name() if parent is None else parent.next_child_name("a")
+        address = child_address(base, validate_name(name))
+        if address in self._registry:
+            raise AddressInUseError(address)
+        size = mailbox_size if mailbox_size is not None else actor.mailbox_size
+        cell = Cell(self, actor, address, parent, depth, limit, size)
+        actor.ctx = cell
+        self._registry[address] = cell
+        (self._roots if parent is None else parent.children)[address] = cell
+        ready = cell.ready
+        assert ready is not None
+        nursery.start_soon(run_cell, cell)
+        await ready.wait()
+        if cell.start_error is not None:
+            raise SpawnError(address, cell.start_error) from cell.start_error
+        if cell.finished:
+            raise StoppingError(f"{address} was stopped while starting")
+        return cell.ref
+
+    def _next_root_name(self) -> str:
+        self._root_counter += 1
+        return f"a-{self._root_counter}"
+
+    def forget(self, cell: Cell) -> None:
+        """Remove a stopped cell from the registry and from its parent."""
+        if self._registry.get(cell.address) is cell:
+            del self._registry[cell.address]
+        siblings = self._roots if cell.parent is None else cell.parent.children
+        if siblings.get(cell.address) is cell:
+            del siblings[cell.address]
+
+    def record_root_exit(self, notice: ChildFailed | ChildStopped) -> None:
+        self.root_exits.append(notice)
+
+    # -- stopping ------------------------------------------------------------
+
+    async def stop(self, ref: ActorRef, *, grace: float | None = None) -> None:
+        """Stop one actor and its subtree through the ladder; no-op if already gone."""
+        cell = self._registry.get(ref.address)
+        if cell is None:
+            return
+        await stop_subtrees([cell], self.grace if grace is None else grace)
+
+    async def shutdown(self, *, grace: float | None = None) -> None:
+        """The ladder for the whole tree: refuse new actors; SIGTERM every owned
+        process group (SIGKILL 2 s later); stop actors children first, each getting
+        ``grace`` seconds before it is cancelled. Idempotent; concurrent callers all
+        return when it is done."""
+        if self._closing:
+            await self._stopped.wait()
+            return
+        self._closing = True
+        grace = self.grace if grace is None else grace
+        try:
+            await stop_subtrees(list(self._roots.values()), grace)
+        finally:
+            self._stopped.set()

@@ -1,0 +1,176 @@
+"""Supervision: how an actor runs, fails, and stops, children before parents.
+
+Each actor runs as one task in its parent's children nursery (the runtime's root
+nursery for top-level actors) and opens its own nursery for its children, so the
+task tree is the actor tree. A failure is caught at the actor's boundary and sent
+to the parent as a :class:`ChildFailed` message: it cancels neither the parent nor
+the siblings. Stopping is a ladder: signal the subtree's process groups, stop the
+children, close the mailbox, wait out the grace period, then cancel.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import trio
+
+from actors.kernel.errors import ActorFailedError, DeadActorError
+from actors.kernel.processes import terminate_groups
+from actors.kernel.ref import Ask
+from protocol.supervision import ChildFailed, ChildStopped
+
+if TYPE_CHECKING:
+    from actors.kernel.cell import Cell
+
+log = logging.getLogger("troupe.actors")
+
+
+async def _message_loop(cell: Cell) -> None:
+    """Feed the actor one message at a time until its mailbox is closed and drained."""
+    handlers = cell.handlers
+    actor = cell.actor
+    async for item in cell.mailbox:
+        if type(item) is not Ask:
+            await handlers[type(item)](actor, item)
+            continue
+        try:
+            reply = await handlers[type(item.message)](actor, item.message)
+        except Exception as exc:
+            item.fail(ActorFailedError(cell.address, type(exc).__name__, str(exc)))
+            raise
+        except BaseException:
+            item.fail(DeadActorError(cell.address))
+            raise
+        item.succeed(reply)
+
+
+async def run_cell(cell: Cell) -> None:
+    """The whole life of one actor, as a task in its parent's nursery.
+
+    Never raises (but for trio's own cancellation): a failure of the actor is
+    reported to the parent as a message, and a failure of ``on_start`` is handed to
+    the spawner through ``cell.start_error``.
+    """
+    actor = cell.actor
+    failure: Exception | None = None
+    try:
+        async with trio.open_nursery() as nursery:
+            cell.open_nursery(nursery)
+            try:
+                await actor.on_start()
+            except Exception as exc:
+                cell.start_error = exc
+                await stop_children(cell)
+            else:
+                cell.signal_ready()
+                failure = await _serve(cell)
+    finally:
+        cell.signal_ready()
+        dropped = cell.release()
+        if dropped:
+            log.warning("%s stopped with %d undelivered messages", cell.address, dropped)
+        cell.runtime.forget(cell)
+        if cell.process_groups:
+            with trio.CancelScope(shield=True):
+                await terminate_groups(cell.process_groups)
+        cell.mark_finished()
+    if cell.start_error is None:
+        await _report_exit(cell, failure)
+
+
+async def _serve(cell: Cell) -> Exception | None:
+    """Handle messages until stopped, then stop the children and run ``on_stop``."""
+    failure: Exception | None = None
+    try:
+        await _message_loop(cell)
+    except Exception as exc:
+        failure = exc
+    cell.stop_requested = True
+    cell.close_inbox()
+    await stop_children(cell)
+    try:
+        await cell.actor.on_stop()
+    except Exception as exc:
+        failure = failure or exc
+    return failure
+
+
+async def _report_exit(cell: Cell, failure: Exception | None) -> None:
+    """Tell the parent how the child ended; a closed parent mailbox is not an error."""
+    if failure is not None:
+        log.warning(
+            "actor %s failed: %s: %s",
+            cell.address,
+            type(failure).__name__,
+            failure,
+            exc_info=failure,
+        )
+        notice: ChildFailed | ChildStopped = ChildFailed(
+            cell.address, type(failure).__name__, str(failure)
+        )
+    else:
+        notice = ChildStopped(cell.address)
+    parent = cell.parent
+    if parent is None:
+        cell.runtime.record_root_exit(notice)
+        return
+    if type(notice) not in parent.handlers:
+        return
+    try:
+        await parent.inbox.send(notice)
+    except (trio.ClosedResourceError, trio.BrokenResourceError):
+        log.info("%s: parent stopped before hearing %r", cell.address, notice)
+
+
+async def stop_children(cell: Cell, grace: float | None = None) -> None:
+    """Stop every child of ``cell`` and its subtree, with their process groups."""
+    children = list(cell.children.values())
+    if children:
+        await stop_subtrees(children, cell.runtime.grace if grace is None else grace)
+
+
+async def stop_subtrees(cells: list[Cell], grace: float) -> None:
+    """Stop ``cells`` and their descendants; their process groups get SIGTERM now.
+
+    The kill timer (SIGKILL 2 s later to groups still alive) runs beside the actor
+    ladder, so a command that traps SIGTERM is gone on time even if its owner is
+    stuck waiting for it.
+    """
+    groups = {pgid for top in cells for member in top.subtree() for pgid in member.process_groups}
+    if not groups:
+        await stop_cells(cells, grace)
+        return
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(terminate_groups, groups)
+        await stop_cells(cells, grace)
+
+
+async def stop_cells(cells: list[Cell], grace: float) -> None:
+    """The actor ladder for a set of cells: all their children first (recursively,
+    as one generation), then close every mailbox at once, wait ``grace`` seconds for
+    them to finish, and cancel those still running.
+
+    Working a generation at a time, rather than a task per actor, keeps stopping
+    ten thousand actors cheap; the order (children before parents) and each actor's
+    full grace period are the same.
+    """
+    cells = [cell for cell in cells if not cell.finished]
+    if not cells:
+        return
+    for cell in cells:
+        cell.stop_requested = True
+    children = [child for cell in cells for child in cell.children.values()]
+    if children:
+        await stop_cells(children, grace)
+    for cell in cells:
+        cell.close_inbox()
+    with trio.move_on_after(grace):
+        for cell in cells:
+            await cell.wait_finished()
+    stubborn = [cell for cell in cells if not cell.finished]
+    for cell in stubborn:
+        log.warning("%s ignored the stop request for %g s; cancelling it", cell.address, grace)
+        cell.cancel()
+    for cell in stubborn:
+        await cell.wait_finished()
