@@ -9,6 +9,7 @@ does both jobs to keep an idle actor small.
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,11 @@ from actors.kernel.ref import ActorRef, Ask
 if TYPE_CHECKING:
     from actors.kernel.actor import Actor, HandlerFunction
     from actors.kernel.runtime import Runtime
+
+log = logging.getLogger("troupe.actors")
+
+_REAP_BOUND = 2.0
+"""Seconds to wait for a killed process to be reaped before giving up on it."""
 
 
 class Cell:
@@ -155,10 +161,15 @@ class Cell:
             try:
                 yield process
             finally:
-                with trio.CancelScope(shield=True):
+                # Shielded so a cancelled owner still ends its processes; bounded so
+                # a process that cannot be killed (D state) cannot hang the owner.
+                with trio.CancelScope(shield=True) as scope:
+                    scope.deadline = trio.current_time() + KILL_GRACE + _REAP_BOUND
                     if live_groups({process.pid}):
                         await terminate_groups({process.pid}, KILL_GRACE)
                     await process.wait()
+                if scope.cancelled_caught:
+                    log.error("%s: process group %d survived SIGKILL", self.address, process.pid)
 
     # -- what the supervisor uses --------------------------------------------
 
