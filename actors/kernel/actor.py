@@ -31,26 +31,40 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 HandlerFunction = Callable[[Any, Any], Awaitable[Any]]
 
 
+class _Declaration:
+    """What ``@handler`` recorded on a method: its message types and how it runs."""
+
+    __slots__ = ("concurrent", "types")
+
+    def __init__(self, types: tuple[type, ...], concurrent: bool) -> None:
+        self.types = types
+        self.concurrent = concurrent
+
+
 @overload
 def handler(fn: F, /) -> F: ...
 @overload
-def handler(*message_types: type[msgspec.Struct]) -> Callable[[F], F]: ...
-def handler(*args: Any) -> Any:
+def handler(*message_types: type[msgspec.Struct], concurrent: bool = False) -> Callable[[F], F]: ...
+def handler(*args: Any, concurrent: bool = False) -> Any:
     """Mark an async method as the handler of one or more message types.
 
     ``@handler`` alone reads the types from the annotation of the message parameter
     (a Struct, or a union of Structs); ``@handler(A, B)`` lists them explicitly, which
     also works for Structs defined inside functions where annotations cannot be
     resolved. The method's return value is the reply to an ``ask``.
+
+    ``concurrent=True`` runs each message as its own task in the actor's nursery, so
+    slow requests (a command, a file transfer) do not queue behind each other. Such a
+    handler must not rely on running alone, and when the asker gives up (deadline
+    or cancellation) its task is cancelled: abandoning a request stops its work.
     """
     if len(args) == 1 and inspect.isfunction(args[0]):
-        fn = args[0]
-        setattr(fn, _HANDLER_ATTR, None)
-        return fn
+        setattr(args[0], _HANDLER_ATTR, _Declaration((), concurrent))
+        return args[0]
     explicit = tuple(args)
 
     def mark(fn: F) -> F:
-        setattr(fn, _HANDLER_ATTR, explicit)
+        setattr(fn, _HANDLER_ATTR, _Declaration(explicit, concurrent))
         return fn
 
     return mark
@@ -69,8 +83,18 @@ def _annotated_types(fn: Callable[..., Any]) -> tuple[type, ...]:
     return (hint,)
 
 
-def dispatch_table(cls: type[Actor]) -> dict[type, HandlerFunction]:
-    """Map message type -> handler function for ``cls``, computed once and cached on it.
+class DispatchTable:
+    """Per class: the handler function of each message type, and which run concurrently."""
+
+    __slots__ = ("concurrent", "functions")
+
+    def __init__(self, functions: dict[type, HandlerFunction], concurrent: frozenset[type]):
+        self.functions = functions
+        self.concurrent = concurrent
+
+
+def dispatch_table(cls: type[Actor]) -> DispatchTable:
+    """The dispatch table of ``cls``, computed once and cached on it.
 
     Built lazily (on first spawn) so that annotations may name classes defined later
     in the module. Subclasses override both methods and type registrations. One
@@ -80,21 +104,28 @@ def dispatch_table(cls: type[Actor]) -> dict[type, HandlerFunction]:
     if cached is not None:
         return cached
     names: dict[type, str] = {}
+    concurrent: set[type] = set()
     for klass in reversed(cls.__mro__):
         for name, member in vars(klass).items():
-            if not hasattr(member, _HANDLER_ATTR):
+            declaration = getattr(member, _HANDLER_ATTR, None)
+            if not isinstance(declaration, _Declaration):
                 continue
-            declared = getattr(member, _HANDLER_ATTR) or _annotated_types(member)
-            for message_type in declared:
-                if not (
-                    isinstance(message_type, type) and issubclass(message_type, msgspec.Struct)
-                ):
+            for message_type in declaration.types or _annotated_types(member):
+                is_struct = isinstance(message_type, type) and issubclass(
+                    message_type, msgspec.Struct
+                )
+                if not is_struct:
                     raise TypeError(
                         f"{cls.__qualname__}.{name} handles {message_type!r}, "
                         "but messages must be msgspec Structs"
                     )
                 names[message_type] = name
-    table = {message_type: getattr(cls, name) for message_type, name in names.items()}
+                if declaration.concurrent:
+                    concurrent.add(message_type)
+                else:
+                    concurrent.discard(message_type)
+    functions = {message_type: getattr(cls, name) for message_type, name in names.items()}
+    table = DispatchTable(functions, frozenset(concurrent))
     setattr(cls, _TABLE_ATTR, table)
     return table
 

@@ -47,8 +47,10 @@ class Cell:
         "actor",
         "address",
         "children",
+        "concurrent",
         "depth",
         "depth_limit",
+        "failure",
         "finished",
         "handlers",
         "inbox",
@@ -78,7 +80,10 @@ class Cell:
         self.parent = parent
         self.depth = depth
         self.depth_limit = depth_limit
-        self.handlers: dict[type, HandlerFunction] = dispatch_table(type(actor))
+        table = dispatch_table(type(actor))
+        self.handlers: dict[type, HandlerFunction] = table.functions
+        self.concurrent: frozenset[type] = table.concurrent
+        self.failure: Exception | None = None
         self.inbox, self.mailbox = trio.open_memory_channel[Any](mailbox_size)
         self.children: dict[str, Cell] = {}
         self.nursery: trio.Nursery | None = None
@@ -190,6 +195,12 @@ class Cell:
         self.finished = True
         if self._done_event is not None:
             self._done_event.set()
+
+    def record_failure(self, failure: Exception) -> None:
+        """The actor failed: keep the first cause and stop it at once."""
+        if self.failure is None:
+            self.failure = failure
+        self.cancel()
 
     def cancel(self) -> None:
         """Cancel the actor and everything below it, now."""

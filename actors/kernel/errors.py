@@ -12,6 +12,17 @@ class ActorError(Exception):
     """Base class of every error raised by the actor kernel."""
 
 
+class Rejection(ActorError):
+    """An expected refusal of one request: the actor is fine and keeps running.
+
+    A handler raises a subclass of this (a missing file, a dead host, a bad argument)
+    to answer an ``ask`` with a typed error. Any other exception from a handler is a
+    failure of the actor itself. ``code`` is a stable name for the wire.
+    """
+
+    code = "rejected"
+
+
 class UnknownAddressError(ActorError):
     """No actor is registered at this address (never was, or is gone)."""
 

@@ -28,13 +28,22 @@ DEFAULT_ASK_TIMEOUT = 30.0
 class Ask:
     """A request travelling through a mailbox together with the slot for its reply."""
 
-    __slots__ = ("done", "error", "message", "value")
+    __slots__ = ("abandoned", "done", "error", "message", "scope", "value")
 
     def __init__(self, message: Any) -> None:
         self.message = message
         self.done = trio.Event()
         self.value: Any = None
         self.error: BaseException | None = None
+        self.abandoned = False
+        self.scope: trio.CancelScope | None = None
+        """Set while a concurrent handler works on this request, so it can be cancelled."""
+
+    def abandon(self) -> None:
+        """The asker stopped waiting: cancel the work if it runs concurrently."""
+        self.abandoned = True
+        if self.scope is not None:
+            self.scope.cancel()
 
     def succeed(self, value: Any) -> None:
         self.value = value
@@ -81,19 +90,25 @@ class ActorRef:
 
         ``timeout`` covers both waiting for mailbox space and waiting for the reply;
         ``None`` waits as long as it takes. Raises :class:`AskTimeoutError` past it,
-        :class:`ActorFailedError` if the handler raised, and :class:`DeadActorError`
-        if the actor stopped before answering.
+        the handler's :class:`Rejection` as itself, :class:`ActorFailedError` if the
+        handler failed otherwise, and :class:`DeadActorError` if the actor stopped
+        before answering. Giving up (deadline or cancellation) cancels the work of a
+        concurrent handler.
         """
         cell = self._cell
         if type(message) not in cell.handlers:
             raise UnhandledMessageError(self.address, type(message).__name__)
         request = Ask(message)
-        with trio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
-            try:
-                await cell.inbox.send(request)
-            except (trio.ClosedResourceError, trio.BrokenResourceError):
-                raise DeadActorError(self.address) from None
-            await request.done.wait()
+        try:
+            with trio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
+                try:
+                    await cell.inbox.send(request)
+                except (trio.ClosedResourceError, trio.BrokenResourceError):
+                    raise DeadActorError(self.address) from None
+                await request.done.wait()
+        finally:
+            if not request.done.is_set():
+                request.abandon()
         if scope.cancelled_caught:
             raise AskTimeoutError(self.address, type(message).__name__, timeout or 0.0)
         if request.error is not None:

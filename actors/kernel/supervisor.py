@@ -11,38 +11,87 @@ children, close the mailbox, wait out the grace period, then cancel.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import trio
 
-from actors.kernel.errors import ActorFailedError, DeadActorError
+from actors.kernel.errors import ActorFailedError, DeadActorError, Rejection
 from actors.kernel.processes import terminate_groups
 from actors.kernel.ref import Ask
 from protocol.supervision import ChildFailed, ChildStopped
 
 if TYPE_CHECKING:
+    from actors.kernel.actor import HandlerFunction
     from actors.kernel.cell import Cell
 
 log = logging.getLogger("troupe.actors")
 
 
 async def _message_loop(cell: Cell) -> None:
-    """Feed the actor one message at a time until its mailbox is closed and drained."""
+    """Feed the actor one message at a time until its mailbox is closed and drained.
+
+    Messages of concurrent handlers are started as tasks in the actor's nursery and
+    the loop moves on; every other message is handled before the next is taken.
+    """
     handlers = cell.handlers
-    actor = cell.actor
+    concurrent = cell.concurrent
+    nursery = cell.nursery
+    assert nursery is not None
     async for item in cell.mailbox:
-        if type(item) is not Ask:
-            await handlers[type(item)](actor, item)
+        kind = type(item)
+        if kind is not Ask:
+            if kind in concurrent:
+                nursery.start_soon(_run_concurrently, cell, handlers[kind], item)
+            else:
+                await _tell(cell, handlers[kind], item)
             continue
+        kind = type(item.message)
+        if kind in concurrent:
+            nursery.start_soon(_run_concurrently, cell, handlers[kind], item)
+        else:
+            await _answer(cell, handlers[kind], item)
+
+
+async def _tell(cell: Cell, function: HandlerFunction, message: Any) -> None:
+    try:
+        await function(cell.actor, message)
+    except Rejection as rejection:
+        log.warning("%s rejected %s: %s", cell.address, type(message).__name__, rejection)
+
+
+async def _answer(cell: Cell, function: HandlerFunction, request: Ask) -> None:
+    """Run the handler of an ask and settle the reply, whatever happens."""
+    try:
+        reply = await function(cell.actor, request.message)
+    except Rejection as rejection:
+        request.fail(rejection)
+        return
+    except Exception as exc:
+        request.fail(ActorFailedError(cell.address, type(exc).__name__, str(exc)))
+        raise
+    except BaseException:
+        request.fail(DeadActorError(cell.address))
+        raise
+    request.succeed(reply)
+
+
+async def _run_concurrently(cell: Cell, function: HandlerFunction, item: Any) -> None:
+    """One request of a concurrent handler, in its own cancel scope.
+
+    The scope is the ask's, so an asker that gives up cancels exactly this work. A
+    failure other than a Rejection is a failure of the actor.
+    """
+    with trio.CancelScope() as scope:
         try:
-            reply = await handlers[type(item.message)](actor, item.message)
+            if type(item) is not Ask:
+                await _tell(cell, function, item)
+                return
+            if item.abandoned:
+                return
+            item.scope = scope
+            await _answer(cell, function, item)
         except Exception as exc:
-            item.fail(ActorFailedError(cell.address, type(exc).__name__, str(exc)))
-            raise
-        except BaseException:
-            item.fail(DeadActorError(cell.address))
-            raise
-        item.succeed(reply)
+            cell.record_failure(exc)
 
 
 async def run_cell(cell: Cell) -> None:
@@ -53,18 +102,21 @@ async def run_cell(cell: Cell) -> None:
     the spawner through ``cell.start_error``.
     """
     actor = cell.actor
-    failure: Exception | None = None
     try:
-        async with trio.open_nursery() as nursery:
-            cell.open_nursery(nursery)
-            try:
-                await actor.on_start()
-            except Exception as exc:
-                cell.start_error = exc
-                await stop_children(cell)
-            else:
-                cell.signal_ready()
-                failure = await _serve(cell)
+        try:
+            async with trio.open_nursery() as nursery:
+                cell.open_nursery(nursery)
+                try:
+                    await actor.on_start()
+                except Exception as exc:
+                    cell.start_error = exc
+                    await stop_children(cell)
+                else:
+                    cell.signal_ready()
+                    await _serve(cell)
+        except Exception as exc:
+            # A task the actor started in its own nursery raised.
+            cell.failure = cell.failure or _unwrap(exc)
     finally:
         cell.signal_ready()
         dropped = cell.release()
@@ -76,24 +128,29 @@ async def run_cell(cell: Cell) -> None:
                 await terminate_groups(cell.process_groups)
         cell.mark_finished()
     if cell.start_error is None:
-        await _report_exit(cell, failure)
+        await _report_exit(cell, cell.failure)
 
 
-async def _serve(cell: Cell) -> Exception | None:
+def _unwrap(exc: Exception) -> Exception:
+    """A group of one is reported as its member, which is what a reader wants."""
+    while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+async def _serve(cell: Cell) -> None:
     """Handle messages until stopped, then stop the children and run ``on_stop``."""
-    failure: Exception | None = None
     try:
         await _message_loop(cell)
     except Exception as exc:
-        failure = exc
+        cell.failure = cell.failure or exc
     cell.stop_requested = True
     cell.close_inbox()
     await stop_children(cell)
     try:
         await cell.actor.on_stop()
     except Exception as exc:
-        failure = failure or exc
-    return failure
+        cell.failure = cell.failure or exc
 
 
 async def _report_exit(cell: Cell, failure: Exception | None) -> None:
