@@ -173,6 +173,9 @@ class Cell:
                     if live_groups({process.pid}):
                         await terminate_groups({process.pid}, KILL_GRACE)
                     await process.wait()
+                    for pipe in (process.stdin, process.stdout, process.stderr):
+                        if pipe is not None:
+                            await pipe.aclose()
                 if scope.cancelled_caught:
                     log.error("%s: process group %d survived SIGKILL", self.address, process.pid)
 

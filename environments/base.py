@@ -1,0 +1,101 @@
+"""EnvironmentActor: the ExecutionEnvironment interface as one actor.
+
+Subclasses implement one coroutine per request; the base class routes requests to
+them through a single concurrent handler, so a long command never blocks a file
+read, and a caller that gives up (deadline, abort) cancels exactly its own request.
+Consumers implement their own environments (Docker, Kubernetes, ...) the same way.
+"""
+
+from __future__ import annotations
+
+from actors.kernel import Actor, handler
+from protocol.environment import (
+    Cleanup,
+    Describe,
+    DirEntry,
+    EnvironmentInfo,
+    EnvironmentRequest,
+    ExecCommand,
+    ExecResult,
+    FileContent,
+    FileExists,
+    Glob,
+    GlobResult,
+    Grep,
+    GrepResult,
+    Initialize,
+    ListDirectory,
+    ReadFile,
+    WriteFile,
+    WriteResult,
+)
+
+
+class EnvironmentActor(Actor):
+    """Base of every execution environment; override the coroutines below."""
+
+    @handler(
+        ReadFile,
+        WriteFile,
+        FileExists,
+        ListDirectory,
+        ExecCommand,
+        Grep,
+        Glob,
+        Initialize,
+        Cleanup,
+        Describe,
+        concurrent=True,
+    )
+    async def serve(self, request: EnvironmentRequest) -> object:
+        match request:
+            case ReadFile():
+                return await self.read_file(request)
+            case WriteFile():
+                return await self.write_file(request)
+            case FileExists():
+                return await self.file_exists(request)
+            case ListDirectory():
+                return await self.list_directory(request)
+            case ExecCommand():
+                return await self.exec_command(request)
+            case Grep():
+                return await self.grep(request)
+            case Glob():
+                return await self.glob(request)
+            case Initialize():
+                return await self.initialize()
+            case Cleanup():
+                return await self.cleanup()
+            case Describe():
+                return await self.describe()
+
+    async def read_file(self, request: ReadFile) -> FileContent:
+        raise NotImplementedError
+
+    async def write_file(self, request: WriteFile) -> WriteResult:
+        raise NotImplementedError
+
+    async def file_exists(self, request: FileExists) -> bool:
+        raise NotImplementedError
+
+    async def list_directory(self, request: ListDirectory) -> list[DirEntry]:
+        raise NotImplementedError
+
+    async def exec_command(self, request: ExecCommand) -> ExecResult:
+        raise NotImplementedError
+
+    async def grep(self, request: Grep) -> GrepResult:
+        raise NotImplementedError
+
+    async def glob(self, request: Glob) -> GlobResult:
+        raise NotImplementedError
+
+    async def initialize(self) -> None:
+        """Prepare the environment; the default has nothing to do."""
+
+    async def cleanup(self) -> None:
+        """Release what the environment holds; the default has nothing to do."""
+
+    async def describe(self) -> EnvironmentInfo:
+        raise NotImplementedError

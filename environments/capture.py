@@ -1,0 +1,74 @@
+"""Capturing a command's output under a memory cap, keeping its head and tail.
+
+A command may print gigabytes (a 10 MB single line is the classic case). The
+collector keeps the first and last ``cap / 2`` bytes, counts what it dropped from
+the middle, and forwards each chunk as it arrives to whoever watches the command.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections import deque
+from typing import Any, Literal
+
+from protocol.environment import ExecOutput
+
+DEFAULT_CAPTURE_CAP = 1_000_000
+"""Bytes kept per stream (half head, half tail); the tools truncate further."""
+
+
+class OutputCollector:
+    """Head and tail of one output stream, plus live deltas to ``output_to``."""
+
+    def __init__(
+        self,
+        stream: Literal["stdout", "stderr"],
+        cap: int = DEFAULT_CAPTURE_CAP,
+        output_to: Any = None,
+    ) -> None:
+        self.stream = stream
+        self._half = max(cap // 2, 1)
+        self._head = bytearray()
+        self._tail: deque[bytes] = deque()
+        self._tail_size = 0
+        self.omitted = 0
+        self._output_to = output_to
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    async def feed(self, chunk: bytes) -> None:
+        if not chunk:
+            return
+        self._keep(chunk)
+        if self._output_to is not None:
+            text = self._decoder.decode(chunk)
+            if text:
+                await self._output_to.tell(ExecOutput(self.stream, text))
+
+    def _keep(self, chunk: bytes) -> None:
+        room = self._half - len(self._head)
+        if room > 0:
+            self._head += chunk[:room]
+            chunk = chunk[room:]
+        if not chunk:
+            return
+        self._tail.append(chunk)
+        self._tail_size += len(chunk)
+        while self._tail_size > self._half:
+            excess = self._tail_size - self._half
+            first = self._tail[0]
+            if len(first) <= excess:
+                self._tail.popleft()
+                self._tail_size -= len(first)
+                self.omitted += len(first)
+            else:
+                self._tail[0] = first[excess:]
+                self._tail_size -= excess
+                self.omitted += excess
+
+    def text(self) -> str:
+        """The kept output, with a marker where the middle was dropped."""
+        head = bytes(self._head).decode("utf-8", errors="replace")
+        tail = b"".join(self._tail).decode("utf-8", errors="replace")
+        if not self.omitted:
+            return head + tail
+        return f"{head}\n[... {self.omitted} bytes of output omitted ...]\n{tail}"

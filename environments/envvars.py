@@ -1,0 +1,81 @@
+"""Which environment variables a command inherits (coding-agent-loop-spec §4.2).
+
+Secrets stay out of the model's reach by default: any variable whose name ends in
+_API_KEY, _SECRET, _TOKEN, _PASSWORD or _CREDENTIAL (any case) is dropped, whatever
+the policy. Variables passed explicitly with a call are always set.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from typing import Literal
+
+import msgspec
+
+EnvPolicyName = Literal["all", "core", "none"]
+
+SENSITIVE_PATTERNS = ("*_API_KEY", "*_SECRET", "*_TOKEN", "*_PASSWORD", "*_CREDENTIAL")
+
+CORE_VARIABLES = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "LANG",
+        "LANGUAGE",
+        "TERM",
+        "TMPDIR",
+        "TZ",
+        "GOPATH",
+        "GOROOT",
+        "CARGO_HOME",
+        "RUSTUP_HOME",
+        "NVM_DIR",
+        "NODE_PATH",
+        "PYENV_ROOT",
+        "VIRTUAL_ENV",
+        "JAVA_HOME",
+        "GEM_HOME",
+    }
+)
+_CORE_PREFIXES = ("LC_",)
+
+
+class EnvPolicy(msgspec.Struct, frozen=True):
+    """``inherit``: all variables, the core set, or none; then the exclusions; then
+    ``extra`` (set by whoever configures the environment)."""
+
+    inherit: EnvPolicyName = "all"
+    exclude: tuple[str, ...] = SENSITIVE_PATTERNS
+    extra: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+def _excluded(name: str, patterns: tuple[str, ...]) -> bool:
+    upper = name.upper()
+    return any(fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in patterns)
+
+
+def _is_core(name: str) -> bool:
+    return name in CORE_VARIABLES or name.startswith(_CORE_PREFIXES)
+
+
+def command_environment(
+    policy: EnvPolicy,
+    inherited: Mapping[str, str],
+    explicit: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The variables a command runs with."""
+    if policy.inherit == "none":
+        chosen: dict[str, str] = {}
+    elif policy.inherit == "core":
+        chosen = {k: v for k, v in inherited.items() if _is_core(k)}
+    else:
+        chosen = dict(inherited)
+    chosen = {k: v for k, v in chosen.items() if not _excluded(k, policy.exclude)}
+    chosen.update(policy.extra)
+    if explicit:
+        chosen.update(explicit)
+    return chosen

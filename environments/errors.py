@@ -1,0 +1,69 @@
+"""Typed refusals of environment requests.
+
+Each is a :class:`Rejection`: the asker gets it as itself, the environment actor
+keeps serving. ``code`` is the stable name a wire client sees.
+"""
+
+from __future__ import annotations
+
+from actors.kernel.errors import Rejection
+
+
+class EnvironmentError_(Rejection):
+    """Base of every environment refusal."""
+
+    code = "environment_error"
+
+
+class FileNotFound(EnvironmentError_):
+    code = "file_not_found"
+
+
+class NotAFile(EnvironmentError_):
+    """The path is a directory (or another non-regular file) where a file is needed."""
+
+    code = "not_a_file"
+
+
+class NotADirectory(EnvironmentError_):
+    code = "not_a_directory"
+
+
+class PermissionDenied(EnvironmentError_):
+    code = "permission_denied"
+
+
+class BinaryFile(EnvironmentError_):
+    code = "binary_file"
+
+
+class InvalidRequest(EnvironmentError_):
+    """Bad arguments: an invalid regex or glob, a negative offset."""
+
+    code = "invalid_request"
+
+
+class ReadOnly(EnvironmentError_):
+    code = "read_only"
+
+
+class HostUnreachable(EnvironmentError_):
+    """Could not connect (refused, unknown host, timed out)."""
+
+    code = "host_unreachable"
+
+
+class HostKeyRejected(EnvironmentError_):
+    """The host key is unknown or changed: refused, as known_hosts verification asks."""
+
+    code = "host_key_rejected"
+
+
+class AuthenticationFailed(EnvironmentError_):
+    code = "authentication_failed"
+
+
+class ConnectionLost(EnvironmentError_):
+    """The connection dropped while the request was in flight; the next one reconnects."""
+
+    code = "connection_lost"

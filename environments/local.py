@@ -1,0 +1,184 @@
+"""LocalEnvironment: the tools run on this machine (coding-agent-loop-spec §4.2).
+
+File work runs in worker threads so that no request blocks the event loop; commands
+run through :mod:`environments.local_exec`.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import trio
+
+from environments.base import EnvironmentActor
+from environments.capture import DEFAULT_CAPTURE_CAP
+from environments.envvars import EnvPolicy, command_environment
+from environments.errors import (
+    FileNotFound,
+    InvalidRequest,
+    NotADirectory,
+    NotAFile,
+    PermissionDenied,
+)
+from environments.local_exec import exit_status, run_local_command
+from environments.search import glob_local, grep_python
+from environments.textfiles import render_file
+from protocol.environment import (
+    DirEntry,
+    EnvironmentInfo,
+    ExecCommand,
+    ExecResult,
+    FileContent,
+    FileExists,
+    Glob,
+    GlobResult,
+    Grep,
+    GrepResult,
+    ListDirectory,
+    ReadFile,
+    WriteFile,
+    WriteResult,
+)
+
+T = TypeVar("T")
+
+
+async def _in_thread(path: Path, work: Callable[[], T]) -> T:
+    """Run blocking file work off the event loop, turning OS errors into refusals."""
+    try:
+        return await trio.to_thread.run_sync(work)
+    except FileNotFoundError:
+        raise FileNotFound(f"{path} does not exist") from None
+    except IsADirectoryError:
+        raise NotAFile(f"{path} is a directory") from None
+    except NotADirectoryError:
+        raise NotADirectory(f"{path}: a parent is not a directory") from None
+    except PermissionError:
+        raise PermissionDenied(f"permission denied: {path}") from None
+
+
+def _list(root: Path, depth: int) -> list[DirEntry]:
+    if not root.is_dir():
+        raise NotADirectoryError(root)
+    entries: list[DirEntry] = []
+
+    def visit(directory: Path, level: int) -> None:
+        for child in sorted(directory.iterdir(), key=lambda p: p.name):
+            info = child.lstat()
+            is_dir = stat.S_ISDIR(info.st_mode)
+            name = child.relative_to(root).as_posix()
+            entries.append(DirEntry(name, is_dir, None if is_dir else info.st_size))
+            if is_dir and level < depth:
+                visit(child, level + 1)
+
+    visit(root, 1)
+    return entries
+
+
+class LocalEnvironment(EnvironmentActor):
+    """This machine, rooted at ``working_dir``.
+
+    ``env_policy`` decides which variables commands inherit (secrets excluded by
+    default); ``capture_cap`` bounds the bytes kept per output stream;
+    ``use_ripgrep`` forces or forbids ripgrep (default: use it when installed).
+    """
+
+    def __init__(
+        self,
+        working_dir: str | os.PathLike[str],
+        *,
+        env_policy: EnvPolicy | None = None,
+        capture_cap: int = DEFAULT_CAPTURE_CAP,
+        use_ripgrep: bool | None = None,
+    ) -> None:
+        self.working_dir = Path(working_dir).resolve()
+        self.env_policy = env_policy or EnvPolicy()
+        self.capture_cap = capture_cap
+        self.ripgrep = shutil.which("rg") if use_ripgrep is not False else None
+        if use_ripgrep and self.ripgrep is None:
+            raise ValueError("use_ripgrep=True but ripgrep (rg) is not installed")
+
+    def resolve(self, path: str | None) -> Path:
+        """Absolute paths stay; relative ones are taken from the working directory."""
+        return self.working_dir / path if path else self.working_dir
+
+    async def initialize(self) -> None:
+        await trio.to_thread.run_sync(lambda: self.working_dir.mkdir(parents=True, exist_ok=True))
+
+    async def describe(self) -> EnvironmentInfo:
+        return EnvironmentInfo(str(self.working_dir), platform.system().lower(), platform.release())
+
+    async def read_file(self, request: ReadFile) -> FileContent:
+        path = self.resolve(request.path)
+        data = await _in_thread(path, path.read_bytes)
+        return render_file(str(path), data, request.offset, request.limit, request.line_numbers)
+
+    async def write_file(self, request: WriteFile) -> WriteResult:
+        path = self.resolve(request.path)
+        data = request.content.encode()
+
+        def write() -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+
+        await _in_thread(path, write)
+        return WriteResult(str(path), len(data))
+
+    async def file_exists(self, request: FileExists) -> bool:
+        path = self.resolve(request.path)
+        return await trio.to_thread.run_sync(path.exists)
+
+    async def list_directory(self, request: ListDirectory) -> list[DirEntry]:
+        if request.depth < 1:
+            raise InvalidRequest(f"depth must be 1 or more (got {request.depth})")
+        path = self.resolve(request.path)
+        return await _in_thread(path, lambda: _list(path, request.depth))
+
+    async def exec_command(self, request: ExecCommand) -> ExecResult:
+        env = command_environment(self.env_policy, os.environ, request.env_vars)
+        cwd = self.resolve(request.working_dir)
+        return await run_local_command(self.ctx, request, cwd, env, self.capture_cap)
+
+    async def grep(self, request: Grep) -> GrepResult:
+        root = self.resolve(request.path)
+        if not await trio.to_thread.run_sync(root.exists):
+            raise FileNotFound(f"{root} does not exist")
+        if self.ripgrep is not None:
+            return await self._ripgrep(root, request)
+        matches, truncated = await trio.to_thread.run_sync(
+            grep_python,
+            root,
+            request.pattern,
+            request.glob_filter,
+            request.case_insensitive,
+            request.max_results,
+        )
+        return GrepResult("\n".join(matches), len(matches), truncated)
+
+    async def _ripgrep(self, root: Path, request: Grep) -> GrepResult:
+        assert self.ripgrep is not None
+        argv = [self.ripgrep, "--line-number", "--no-heading", "--with-filename", "--color=never"]
+        if request.case_insensitive:
+            argv.append("--ignore-case")
+        if request.glob_filter:
+            argv += ["--glob", request.glob_filter]
+        argv += ["--regexp", request.pattern, "--", str(root)]
+        done = await trio.run_process(argv, capture_stdout=True, capture_stderr=True, check=False)
+        if exit_status(done.returncode) > 1:
+            raise InvalidRequest(done.stderr.decode(errors="replace").strip() or "ripgrep failed")
+        lines = done.stdout.decode(errors="replace").splitlines()
+        truncated = len(lines) > request.max_results
+        lines = lines[: request.max_results]
+        return GrepResult("\n".join(lines), len(lines), truncated)
+
+    async def glob(self, request: Glob) -> GlobResult:
+        root = self.resolve(request.path)
+        if not await trio.to_thread.run_sync(root.is_dir):
+            raise FileNotFound(f"{root} is not a directory")
+        return GlobResult(await trio.to_thread.run_sync(glob_local, root, request.pattern))

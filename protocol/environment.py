@@ -1,0 +1,186 @@
+"""Requests to execution environments and their results (coding-agent-loop-spec §4).
+
+Every environment actor (local, SSH, or a wrapper) answers the same requests with
+the same result Structs, so tools never know where they run. Paths may be absolute
+or relative to the environment's working directory.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+DEFAULT_TIMEOUT_MS = 10_000
+MAX_TIMEOUT_MS = 600_000
+DEFAULT_READ_LIMIT = 2_000
+DEFAULT_MAX_RESULTS = 100
+
+
+class _Request(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """Base of every environment request (tagged, for the wire)."""
+
+
+class ReadFile(_Request, frozen=True):
+    """Read text; ``offset`` is the 1-based first line, ``limit`` the number of lines."""
+
+    path: str
+    offset: int | None = None
+    limit: int | None = DEFAULT_READ_LIMIT
+    line_numbers: bool = True
+
+
+class WriteFile(_Request, frozen=True):
+    """Write the whole file, creating it and its parent directories when needed."""
+
+    path: str
+    content: str
+
+
+class FileExists(_Request, frozen=True):
+    path: str
+
+
+class ListDirectory(_Request, frozen=True):
+    """Entries under ``path`` down to ``depth`` levels (1 = direct children only)."""
+
+    path: str = "."
+    depth: int = 1
+
+
+class ExecCommand(_Request, frozen=True):
+    """Run ``command`` with ``bash -c`` in its own process group.
+
+    ``timeout_ms`` defaults to 10 s and is capped at 10 minutes. ``output_to``, when
+    given, is a ref (anything with an async ``tell``) that receives
+    :class:`ExecOutput` deltas while the command runs; it is not sent over the wire.
+    """
+
+    command: str
+    timeout_ms: int | None = None
+    working_dir: str | None = None
+    env_vars: dict[str, str] | None = None
+    output_to: Any = None
+
+
+class Grep(_Request, frozen=True):
+    pattern: str
+    path: str | None = None
+    glob_filter: str | None = None
+    case_insensitive: bool = False
+    max_results: int = DEFAULT_MAX_RESULTS
+
+
+class Glob(_Request, frozen=True):
+    """Files matching ``pattern`` (``**`` recurses) under ``path``, newest first."""
+
+    pattern: str
+    path: str | None = None
+
+
+class Initialize(_Request, frozen=True):
+    """Prepare the environment (connect, create the working directory)."""
+
+
+class Cleanup(_Request, frozen=True):
+    """End running commands and release connections; the actor keeps running."""
+
+
+class Describe(_Request, frozen=True):
+    """Ask for the working directory, platform and OS version."""
+
+
+EnvironmentRequest = (
+    ReadFile
+    | WriteFile
+    | FileExists
+    | ListDirectory
+    | ExecCommand
+    | Grep
+    | Glob
+    | Initialize
+    | Cleanup
+    | Describe
+)
+
+WRITE_REQUESTS = (WriteFile,)
+"""Requests a read-only wrapper refuses."""
+
+
+class FileContent(msgspec.Struct, frozen=True):
+    """Text of a file; ``text`` carries ``NNN | line`` numbering when asked for."""
+
+    path: str
+    text: str
+    first_line: int
+    last_line: int
+    total_lines: int
+
+
+class WriteResult(msgspec.Struct, frozen=True):
+    path: str
+    bytes_written: int
+
+
+class DirEntry(msgspec.Struct, frozen=True):
+    """One entry; ``name`` is relative to the listed directory (``a/b.txt`` at depth 2)."""
+
+    name: str
+    is_dir: bool
+    size: int | None = None
+
+
+class ExecResult(msgspec.Struct, frozen=True):
+    """What a command printed and how it ended.
+
+    Output beyond the environment's capture cap is cut from the middle (head and
+    tail kept); ``stdout_omitted``/``stderr_omitted`` count the bytes cut.
+    """
+
+    stdout: str
+    stderr: str
+    exit_code: int
+    timed_out: bool
+    duration_ms: int
+    stdout_omitted: int = 0
+    stderr_omitted: int = 0
+
+
+class ExecOutput(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """A delta of a running command's output."""
+
+    stream: Literal["stdout", "stderr"]
+    text: str
+
+
+class GrepResult(msgspec.Struct, frozen=True):
+    """Matches as ``path:line:text`` lines; ``truncated`` when max_results cut it."""
+
+    text: str
+    matches: int
+    truncated: bool
+
+
+class GlobResult(msgspec.Struct, frozen=True):
+    paths: list[str]
+
+
+class EnvironmentInfo(msgspec.Struct, frozen=True):
+    working_directory: str
+    platform: str
+    os_version: str
+
+
+def timeout_message(timeout_ms: int) -> str:
+    """The spec's text (§5.4) appended to a timed-out command's output."""
+    return (
+        f"[ERROR: Command timed out after {timeout_ms}ms. Partial output is shown above.\n"
+        "You can retry with a longer timeout by setting the timeout_ms parameter.]"
+    )
+
+
+def effective_timeout_ms(requested: int | None) -> int:
+    """The default when none is given, never above the 10-minute cap."""
+    if requested is None or requested <= 0:
+        return DEFAULT_TIMEOUT_MS
+    return min(requested, MAX_TIMEOUT_MS)
