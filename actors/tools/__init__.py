@@ -1,0 +1,1 @@
+"""Tools that agents call: the engines behind the model-facing tool definitions."""

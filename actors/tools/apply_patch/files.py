@@ -1,0 +1,97 @@
+"""The file system a patch is applied to, and its local-directory implementation.
+
+The applier never touches the disk itself: it goes through :class:`PatchFiles`, so
+the ``apply_patch`` tool can run the same engine against any execution environment
+(a local directory, a remote host over SSH, a container). Paths are the ones
+written in the patch: relative paths are resolved against the environment's
+working directory, absolute paths are used as they are (codex accepts both).
+
+Failures are reported as :class:`OSError` (with ``errno`` set when the cause is
+known), and undecodable files as :class:`UnicodeDecodeError`, so the applier can
+word them the way codex does.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol
+
+import trio
+
+
+class PatchFiles(Protocol):
+    """What the applier needs from a file system."""
+
+    def display_path(self, path: str) -> str:
+        """The absolute form of ``path`` that error messages show (codex shows the
+        working directory joined with the patch's path)."""
+        ...
+
+    async def read_text(self, path: str) -> str:
+        """The file's text, decoded as UTF-8, line endings untouched."""
+        ...
+
+    async def write_text(self, path: str, text: str) -> None:
+        """Create or replace the file with ``text`` (UTF-8, line endings untouched),
+        creating missing parent directories."""
+        ...
+
+    async def make_parent_dirs(self, path: str) -> None:
+        """Create the directories that would contain ``path``, if any are missing.
+
+        Separate from :meth:`write_text` so a failure here gets codex's own message.
+        """
+        ...
+
+    async def delete(self, path: str) -> None:
+        """Remove the file; a directory is refused with an :class:`OSError`."""
+        ...
+
+    async def is_file(self, path: str) -> bool:
+        """Whether ``path`` is an existing regular file (following symlinks)."""
+        ...
+
+    async def is_dir(self, path: str) -> bool:
+        """Whether ``path`` is an existing directory (following symlinks)."""
+        ...
+
+
+class LocalPatchFiles:
+    """:class:`PatchFiles` over a directory of the local machine.
+
+    ``root`` is canonicalised once (symlinks resolved), as codex does with its
+    working directory, so messages name the real location. Blocking calls run in
+    worker threads through :class:`trio.Path`.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = os.path.realpath(root)
+
+    def display_path(self, path: str) -> str:
+        return os.path.join(self.root, path)
+
+    def _path(self, path: str) -> trio.Path:
+        return trio.Path(self.display_path(path))
+
+    async def read_text(self, path: str) -> str:
+        data = await self._path(path).read_bytes()
+        return data.decode("utf-8")
+
+    async def write_text(self, path: str, text: str) -> None:
+        await self.make_parent_dirs(path)
+        await self._path(path).write_bytes(text.encode("utf-8"))
+
+    async def make_parent_dirs(self, path: str) -> None:
+        parent = os.path.dirname(path)
+        if parent:
+            await self._path(parent).mkdir(parents=True, exist_ok=True)
+
+    async def delete(self, path: str) -> None:
+        # unlink refuses directories (EISDIR on Linux, EPERM on macOS).
+        await self._path(path).unlink()
+
+    async def is_file(self, path: str) -> bool:
+        return await self._path(path).is_file()
+
+    async def is_dir(self, path: str) -> bool:
+        return await self._path(path).is_dir()
