@@ -67,3 +67,9 @@ class ConnectionLost(EnvironmentError_):
     """The connection dropped while the request was in flight; the next one reconnects."""
 
     code = "connection_lost"
+
+
+class EnvironmentUnavailable(EnvironmentError_):
+    """A wrapped environment stopped or failed; the wrapper itself is fine."""
+
+    code = "environment_unavailable"

@@ -90,6 +90,23 @@ class Describe(_Request, frozen=True):
     """Ask for the working directory, platform and OS version."""
 
 
+class AddSSHHost(_Request, frozen=True):
+    """Open an SSH environment at ``ssh://user@host:port`` or a ``~/.ssh/config`` alias.
+
+    Empty ``known_hosts``/``client_keys``/``config_files`` mean the user's defaults
+    (``~/.ssh/known_hosts`` is verified; an unknown or changed key is refused).
+    ``working_dir`` defaults to the login's home directory.
+    """
+
+    target: str
+    name: str
+    working_dir: str | None = None
+    known_hosts: str | None = None
+    client_keys: list[str] = msgspec.field(default_factory=list)
+    config_files: list[str] = msgspec.field(default_factory=list)
+    channels_per_connection: int = 8
+
+
 EnvironmentRequest = (
     ReadFile
     | WriteFile

@@ -1,8 +1,13 @@
-"""One environment fixture, parametrized over every kind the behaviour suite covers."""
+"""One environment fixture, parametrized over every kind the behaviour suite covers:
+this machine, and a real OpenSSH sshd on loopback logged into as root and as an
+unprivileged user."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import pwd
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +15,11 @@ import pytest
 
 from actors.kernel import ActorRef, Runtime
 from environments.local import LocalEnvironment
+from environments.ssh.environment import SSHBridge
+from protocol.environment import AddSSHHost
+from tests.environments.sshd import TEST_USER, SSHDUnavailable, SSHServer, start_sshd
+
+ENVIRONMENT_KINDS = ["local", "ssh-root", "ssh-user"]
 
 
 @dataclass(frozen=True)
@@ -21,15 +31,73 @@ class EnvUnderTest:
     workdir: Path
 
 
+@pytest.fixture(scope="session")
+def sshd() -> Iterator[SSHServer]:
+    directory = Path(tempfile.mkdtemp(prefix="troupe-sshd-"))
+    try:
+        process, server = start_sshd(directory)
+    except SSHDUnavailable as reason:
+        shutil.rmtree(directory, ignore_errors=True)
+        pytest.skip(f"no test sshd: {reason}")
+    try:
+        yield server
+    finally:
+        process.kill()
+        process.wait()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 @pytest.fixture
 async def runtime() -> AsyncIterator[Runtime]:
     async with Runtime(grace=2.0) as rt:
         yield rt
 
 
-@pytest.fixture(params=["local"])
-async def env(request: pytest.FixtureRequest, runtime: Runtime, tmp_path: Path) -> EnvUnderTest:
-    workdir = tmp_path / "work"
-    workdir.mkdir()
-    ref = await runtime.spawn(LocalEnvironment(workdir), name="environments/local")
-    return EnvUnderTest("local", ref, workdir)
+@pytest.fixture
+async def ssh_bridge(runtime: Runtime) -> ActorRef:
+    return await runtime.spawn(SSHBridge(), name="environments/ssh")
+
+
+def host_request(
+    server: SSHServer, user: str, name: str, workdir: Path, **extra: object
+) -> AddSSHHost:
+    return AddSSHHost(
+        target=f"ssh://{user}@127.0.0.1:{server.port}",
+        name=name,
+        working_dir=str(workdir),
+        known_hosts=str(server.known_hosts),
+        client_keys=[str(server.client_key)],
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def owned_directory(user: str) -> Path:
+    """A fresh directory the login can write (pytest's tmp_path is root-only)."""
+    directory = Path(tempfile.mkdtemp(prefix=f"troupe-{user}-"))
+    account = pwd.getpwnam(user)
+    shutil.chown(directory, account.pw_uid, account.pw_gid)
+    return directory
+
+
+@pytest.fixture(params=ENVIRONMENT_KINDS)
+async def env(
+    request: pytest.FixtureRequest, runtime: Runtime, tmp_path: Path
+) -> AsyncIterator[EnvUnderTest]:
+    kind = request.param
+    if kind == "local":
+        workdir = tmp_path / "work"
+        workdir.mkdir()
+        ref = await runtime.spawn(LocalEnvironment(workdir), name="environments/local")
+        yield EnvUnderTest(kind, ref, workdir)
+        return
+    server: SSHServer = request.getfixturevalue("sshd")
+    user = "root" if kind == "ssh-root" else TEST_USER
+    if user not in server.users:
+        pytest.skip(f"no unprivileged login {TEST_USER!r} (creating it needs root)")
+    bridge = await runtime.spawn(SSHBridge(), name="environments/ssh")
+    workdir = owned_directory(user)
+    try:
+        ref = await bridge.ask(host_request(server, user, kind, workdir))
+        yield EnvUnderTest(kind, ref, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)

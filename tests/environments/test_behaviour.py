@@ -204,7 +204,9 @@ async def test_forty_commands_at_once(env: EnvUnderTest) -> None:
     results: dict[int, str] = {}
 
     async def run(n: int) -> None:
-        results[n] = (await env.ref.ask(ExecCommand(f"sleep 0.2; echo {n}"))).stdout
+        # Generous: on a small machine each SSH login runs the user's startup files.
+        command = ExecCommand(f"sleep 0.2; echo {n}", timeout_ms=120_000)
+        results[n] = (await env.ref.ask(command, timeout=None)).stdout
 
     with trio.fail_after(HANG_GUARD * 3):
         async with trio.open_nursery() as nursery:

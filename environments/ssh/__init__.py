@@ -1,0 +1,6 @@
+"""Remote hosts over SSH (asyncssh), as execution environments.
+
+asyncssh runs on one asyncio loop in a dedicated thread, owned by the
+:class:`~environments.ssh.environment.SSHBridge` actor; every SSH host is a child
+actor of the bridge. Only ``bridge``, ``pool`` and ``sftp`` touch asyncio.
+"""

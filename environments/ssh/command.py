@@ -1,0 +1,142 @@
+"""asyncio side of one remote command: drain its channel as fast as data arrives.
+
+asyncssh re-opens a channel's window whenever it hands a packet to a paused
+reader, crediting bytes still queued in its own buffer, so a command that prints
+faster than its reader reads can pile up output without bound. Reading here, on
+the loop that receives, and keeping only head and tail (:class:`HeadTail`) bounds
+memory whatever the command prints. Deltas for a watcher are coalesced into a
+bounded batch that trio collects when it is ready.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from environments.capture import HeadTail, Stream
+from environments.ssh.markers import MarkerFilter
+from environments.ssh.pool import LINK_ERRORS, HostPool, RemoteProcess
+
+_READ_SIZE = 262_144
+DELTA_BATCH_CAP = 262_144
+"""Bytes of undelivered deltas kept per command; a slower watcher misses the rest."""
+
+
+@dataclass(frozen=True)
+class CommandOutcome:
+    stdout: str
+    stderr: str
+    stdout_omitted: int
+    stderr_omitted: int
+    pgid: int | None
+    exit_status: int | None
+    no_cwd: bool
+    link_lost: bool
+
+
+@dataclass(eq=False)
+class RemoteCommand:
+    pool: HostPool
+    remote: RemoteProcess
+    markers: MarkerFilter
+    stdout: HeadTail
+    stderr: HeadTail
+    want_deltas: bool
+    _deltas: list[tuple[Stream, bytes]] = field(default_factory=list)
+    _delta_bytes: int = 0
+    deltas_dropped: int = 0
+    _exited: asyncio.Event = field(default_factory=asyncio.Event)
+    _drained: asyncio.Event = field(default_factory=asyncio.Event)
+    _delta_ready: asyncio.Event = field(default_factory=asyncio.Event)
+    _task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._drain())
+
+    async def _pump(self, stream: Stream, keep: HeadTail) -> None:
+        process = self.remote.process
+        reader = process.stdout if stream == "stdout" else process.stderr
+        while True:
+            try:
+                chunk = await reader.read(_READ_SIZE)
+            except LINK_ERRORS:
+                chunk = b""
+            at_end = not chunk
+            if stream == "stderr":
+                chunk = self.markers.flush() if at_end else self.markers.feed(chunk)
+                if self.markers.exited:
+                    self._exited.set()
+            if chunk:
+                keep.keep(chunk)
+                self._offer(stream, chunk)
+            if at_end:
+                return
+
+    def _offer(self, stream: Stream, chunk: bytes) -> None:
+        if not self.want_deltas:
+            return
+        if self._delta_bytes + len(chunk) > DELTA_BATCH_CAP:
+            self.deltas_dropped += len(chunk)
+            return
+        self._deltas.append((stream, chunk))
+        self._delta_bytes += len(chunk)
+        self._delta_ready.set()
+
+    async def _drain(self) -> None:
+        try:
+            await asyncio.gather(
+                self._pump("stdout", self.stdout), self._pump("stderr", self.stderr)
+            )
+        finally:
+            self._drained.set()
+            self._exited.set()
+            self._delta_ready.set()
+
+    async def wait_exited(self) -> None:
+        """Until the wrapper reports the exit status, or the channel ends."""
+        await self._exited.wait()
+
+    async def wait_drained(self) -> None:
+        await self._drained.wait()
+
+    async def next_deltas(self) -> list[tuple[Stream, bytes]] | None:
+        """The deltas since the last call; None once the output has ended."""
+        while not self._deltas:
+            if self._drained.is_set():
+                return None
+            self._delta_ready.clear()
+            await self._delta_ready.wait()
+        batch, self._deltas, self._delta_bytes = self._deltas, [], 0
+        return batch
+
+    async def finish(self) -> CommandOutcome:
+        """Close the channel, give its slot back, and report what happened."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        lost = self.remote.link.closed
+        await self.pool.finish(self.remote)
+        return CommandOutcome(
+            stdout=self.stdout.text(),
+            stderr=self.stderr.text(),
+            stdout_omitted=self.stdout.omitted,
+            stderr_omitted=self.stderr.omitted,
+            pgid=self.markers.pgid,
+            exit_status=self.markers.exit_status,
+            no_cwd=self.markers.no_cwd,
+            link_lost=lost,
+        )
+
+
+async def start_command(
+    pool: HostPool, script: str, markers: MarkerFilter, cap: int, want_deltas: bool
+) -> RemoteCommand:
+    remote = await pool.start(script)
+    command = RemoteCommand(pool, remote, markers, HeadTail(cap), HeadTail(cap), want_deltas)
+    command.start()
+    return command
+
+
+async def current_pgid(command: RemoteCommand) -> int | None:
+    """The group id, read on the loop that writes it."""
+    return command.markers.pgid

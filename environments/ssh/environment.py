@@ -1,0 +1,193 @@
+"""SSHEnvironment, a remote host as an execution environment, and SSHBridge, the
+actor that owns the asyncio loop every SSH environment runs its asyncssh work on.
+
+File operations go over SFTP; commands, grep and glob run through the remote
+wrapper. Paths are POSIX paths on the remote host, relative ones taken from the
+working directory (the login's home unless configured).
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+import trio
+
+from actors.kernel import Actor, ActorRef, handler
+from environments.base import EnvironmentActor
+from environments.capture import DEFAULT_CAPTURE_CAP
+from environments.envvars import EnvPolicy
+from environments.errors import FileNotFound, InvalidRequest
+from environments.search import SKIPPED_DIRECTORIES, file_filter, glob_to_regex
+from environments.ssh import sftp
+from environments.ssh.bridge import AsyncioLoop
+from environments.ssh.pool import ConnectOptions, HostPool
+from environments.ssh.remote_exec import run_remote_command
+from environments.ssh.scripts import find_files_command, grep_command
+from environments.ssh.target import SSHTarget, parse_target
+from environments.textfiles import render_file
+from protocol.environment import (
+    AddSSHHost,
+    DirEntry,
+    EnvironmentInfo,
+    ExecCommand,
+    ExecResult,
+    FileContent,
+    FileExists,
+    Glob,
+    GlobResult,
+    Grep,
+    GrepResult,
+    ListDirectory,
+    ReadFile,
+    WriteFile,
+    WriteResult,
+)
+
+_CLOSE_BOUND = 5.0
+
+
+class SSHEnvironment(EnvironmentActor):
+    """One remote host. Spawned by :class:`SSHBridge`, which lends it the loop."""
+
+    def __init__(
+        self,
+        bridge: AsyncioLoop,
+        target: SSHTarget,
+        options: ConnectOptions,
+        *,
+        working_dir: str | None = None,
+        env_policy: EnvPolicy | None = None,
+        capture_cap: int = DEFAULT_CAPTURE_CAP,
+    ) -> None:
+        self.bridge = bridge
+        self.pool = HostPool(target, options)
+        self.env_policy = env_policy or EnvPolicy()
+        self.capture_cap = capture_cap
+        self._working_dir = working_dir
+        self._uname: tuple[str, str] | None = None
+
+    async def on_stop(self) -> None:
+        with trio.move_on_after(_CLOSE_BOUND):
+            await self.bridge.run(self.pool.close())
+
+    async def working_dir(self) -> str:
+        if self._working_dir is None:
+            self._working_dir = await self.bridge.run(sftp.home_directory(self.pool))
+        return self._working_dir
+
+    async def resolve(self, path: str | None) -> str:
+        base = await self.working_dir()
+        return posixpath.join(base, path) if path else base
+
+    async def _helper(self, script: str) -> tuple[int, str, str]:
+        status, out, err = await self.bridge.run(self.pool.run(script))
+        return status, out.decode(errors="replace"), err.decode(errors="replace")
+
+    async def initialize(self) -> None:
+        directory = await self.working_dir()
+        status, _, err = await self._helper(f"mkdir -p -- '{directory}'")
+        if status != 0:
+            raise InvalidRequest(f"cannot create {directory}: {err.strip()}")
+
+    async def cleanup(self) -> None:
+        await self.bridge.run(self.pool.close())
+        self.pool = HostPool(self.pool.target, self.pool.options)
+
+    async def describe(self) -> EnvironmentInfo:
+        if self._uname is None:
+            _, out, _ = await self._helper("uname -s; uname -r")
+            system, _, release = out.partition("\n")
+            self._uname = (system.strip().lower(), release.strip())
+        return EnvironmentInfo(await self.working_dir(), *self._uname)
+
+    async def read_file(self, request: ReadFile) -> FileContent:
+        path = await self.resolve(request.path)
+        data = await self.bridge.run(sftp.read_bytes(self.pool, path))
+        return render_file(path, data, request.offset, request.limit, request.line_numbers)
+
+    async def write_file(self, request: WriteFile) -> WriteResult:
+        path = await self.resolve(request.path)
+        data = request.content.encode()
+        await self.bridge.run(sftp.write_bytes(self.pool, path, data))
+        return WriteResult(path, len(data))
+
+    async def file_exists(self, request: FileExists) -> bool:
+        return await self.bridge.run(sftp.exists(self.pool, await self.resolve(request.path)))
+
+    async def list_directory(self, request: ListDirectory) -> list[DirEntry]:
+        if request.depth < 1:
+            raise InvalidRequest(f"depth must be 1 or more (got {request.depth})")
+        root = await self.resolve(request.path)
+        return await self.bridge.run(sftp.list_tree(self.pool, root, request.depth))
+
+    async def exec_command(self, request: ExecCommand) -> ExecResult:
+        cwd = await self.resolve(request.working_dir)
+        return await run_remote_command(
+            self.bridge, self.pool, request, cwd, self.env_policy, self.capture_cap
+        )
+
+    async def grep(self, request: Grep) -> GrepResult:
+        file_filter(request.glob_filter)  # refuse a malformed filter before going remote
+        root = await self.resolve(request.path)
+        if not await self.bridge.run(sftp.exists(self.pool, root)):
+            raise FileNotFound(f"{root} does not exist")
+        command = grep_command(request.pattern, root, request.glob_filter, request.case_insensitive)
+        status, out, err = await self._helper(command)
+        if status > 1:
+            raise InvalidRequest(err.strip() or f"grep failed with status {status}")
+        lines = out.splitlines()
+        truncated = len(lines) > request.max_results
+        lines = lines[: request.max_results]
+        return GrepResult("\n".join(lines), len(lines), truncated)
+
+    async def glob(self, request: Glob) -> GlobResult:
+        matcher = glob_to_regex(request.pattern)
+        root = await self.resolve(request.path)
+        if not await self.bridge.run(sftp.is_directory(self.pool, root)):
+            raise FileNotFound(f"{root} is not a directory")
+        status, out, err = await self._helper(find_files_command(root, SKIPPED_DIRECTORIES))
+        if status != 0 and not out:
+            raise InvalidRequest(err.strip() or f"find failed with status {status}")
+        found: list[tuple[float, str]] = []
+        for line in out.splitlines():
+            mtime, _, path = line.partition("\t")
+            if matcher.match(posixpath.relpath(path, root)):
+                found.append((float(mtime), path))
+        found.sort(key=lambda item: (-item[0], item[1]))
+        return GlobResult([path for _, path in found])
+
+
+class SSHBridge(Actor):
+    """Owns the asyncio loop thread; SSH environments are its children.
+
+    Stopping the bridge stops its hosts first (children before parents), then the
+    loop, so no asyncssh work outlives it.
+    """
+
+    def __init__(self, env_policy: EnvPolicy | None = None) -> None:
+        self.loop = AsyncioLoop()
+        self.env_policy = env_policy
+
+    async def on_start(self) -> None:
+        self.loop.start()
+
+    async def on_stop(self) -> None:
+        await self.loop.stop()
+
+    @handler
+    async def add_host(self, request: AddSSHHost) -> ActorRef:
+        """Spawn the host's environment and check that it can connect."""
+        options = ConnectOptions(
+            known_hosts=request.known_hosts if request.known_hosts is not None else (),
+            client_keys=request.client_keys or (),
+            config=request.config_files or (),
+            channels_per_connection=request.channels_per_connection,
+        )
+        environment = SSHEnvironment(
+            self.loop,
+            parse_target(request.target),
+            options,
+            working_dir=request.working_dir,
+            env_policy=self.env_policy,
+        )
+        return await self.ctx.spawn(environment, name=request.name)

@@ -1,0 +1,131 @@
+"""SSH-only behaviour: dropped connections, host key checks, config aliases."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+import trio
+
+from actors.kernel import Runtime
+from environments.errors import ConnectionLost, HostKeyRejected, InvalidRequest
+from environments.ssh.environment import SSHBridge
+from environments.ssh.target import SSHTarget, parse_target
+from protocol.environment import AddSSHHost, ExecCommand, FileExists
+from tests.environments.conftest import host_request
+from tests.environments.helpers import alive
+from tests.environments.sshd import SSHServer, connection_processes
+
+HANG_GUARD = 30
+
+
+async def test_killed_connection_fails_in_flight_work_and_the_next_call_reconnects(
+    sshd: SSHServer, runtime: Runtime, tmp_path: Path
+) -> None:
+    bridge = await runtime.spawn(SSHBridge())
+    env = await bridge.ask(host_request(sshd, "root", "box", tmp_path))
+    assert (await env.ask(ExecCommand("echo warm"))).stdout == "warm\n"
+    before = set(connection_processes(sshd))
+    outcome: list[BaseException] = []
+
+    async def long_command() -> None:
+        try:
+            await env.ask(ExecCommand("echo $$ > leader.pid; sleep 30", timeout_ms=60_000))
+        except ConnectionLost as exc:
+            outcome.append(exc)
+
+    with trio.fail_after(HANG_GUARD):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(long_command)
+            while not (tmp_path / "leader.pid").exists():  # noqa: ASYNC110 - written remotely
+                await trio.sleep(0.02)
+            for pid in before:  # the processes serving this connection
+                os.kill(pid, signal.SIGKILL)
+    assert len(outcome) == 1, "the in-flight command fails with ConnectionLost"
+    assert "connection lost" in str(outcome[0])
+    with trio.fail_after(HANG_GUARD):
+        assert (await env.ask(ExecCommand("echo back"))).stdout == "back\n"
+        # The command the lost link left running is ended once we reconnect.
+        leader = int((tmp_path / "leader.pid").read_text())
+        while alive([leader]):  # noqa: ASYNC110 - the orphan kill runs on the new link
+            await trio.sleep(0.05)
+
+
+async def test_unknown_host_key_is_refused(
+    sshd: SSHServer, runtime: Runtime, tmp_path: Path
+) -> None:
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    bridge = await runtime.spawn(SSHBridge())
+    env = await bridge.ask(
+        AddSSHHost(
+            target=f"ssh://root@127.0.0.1:{sshd.port}",
+            name="stranger",
+            working_dir=str(tmp_path),
+            known_hosts=str(empty),
+            client_keys=[str(sshd.client_key)],
+        )
+    )
+    with pytest.raises(HostKeyRejected, match="host key not trusted"):
+        await env.ask(FileExists("anything"))
+    assert env.alive, "a refused host is an error for the call, not a crash of the actor"
+
+
+async def test_changed_host_key_is_refused(
+    sshd: SSHServer, runtime: Runtime, tmp_path: Path
+) -> None:
+    other = tmp_path / "other_key"
+    await trio.run_process(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)])
+    key_type, key_data = other.with_suffix(".pub").read_text().split()[:2]
+    wrong = tmp_path / "known_hosts"
+    wrong.write_text(f"[127.0.0.1]:{sshd.port} {key_type} {key_data}\n")
+    bridge = await runtime.spawn(SSHBridge())
+    request = host_request(sshd, "root", "impostor", tmp_path)
+    env = await bridge.ask(
+        AddSSHHost(
+            **{
+                **{f: getattr(request, f) for f in request.__struct_fields__},
+                "known_hosts": str(wrong),
+            }
+        )
+    )
+    with pytest.raises(HostKeyRejected):
+        await env.ask(ExecCommand("true"))
+
+
+async def test_config_alias_supplies_host_port_user_and_identity(
+    sshd: SSHServer, runtime: Runtime, tmp_path: Path
+) -> None:
+    config = tmp_path / "ssh_config"
+    config.write_text(
+        f"""Host build-box
+    HostName 127.0.0.1
+    Port {sshd.port}
+    User root
+    IdentityFile {sshd.client_key}
+    UserKnownHostsFile {sshd.known_hosts}
+"""
+    )
+    bridge = await runtime.spawn(SSHBridge())
+    env = await bridge.ask(
+        AddSSHHost(
+            target="build-box",
+            name="build-box",
+            working_dir=str(tmp_path),
+            known_hosts=str(sshd.known_hosts),
+            config_files=[str(config)],
+        )
+    )
+    result = await env.ask(ExecCommand("id -un"))
+    assert result.stdout == "root\n"
+
+
+def test_targets_parse() -> None:
+    assert parse_target("ssh://deploy@10.0.0.5:2222") == SSHTarget("10.0.0.5", 2222, "deploy")
+    assert parse_target("ssh://host") == SSHTarget("host")
+    assert parse_target("build-box") == SSHTarget("build-box")
+    for bad in ("ssh://", "ssh://u@h:notaport", "user@host", "ssh://h/path"):
+        with pytest.raises(InvalidRequest):
+            parse_target(bad)
