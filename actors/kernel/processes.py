@@ -49,11 +49,10 @@ def _stat_fields(pid_dir: Path) -> tuple[str, int] | None:
 
 def live_groups(pgids: Iterable[int]) -> set[int]:
     """Those of ``pgids`` that still have a member which is not a zombie."""
-    wanted = set(pgids)
-    if not wanted:
-        return set()
-    if not _PROC.is_dir():
-        return {pgid for pgid in wanted if signal_group(pgid, 0)}
+    # Fast path: a group with no member at all (not even a zombie) is gone.
+    wanted = {pgid for pgid in pgids if signal_group(pgid, 0)}
+    if not wanted or not _PROC.is_dir():
+        return wanted
     alive: set[int] = set()
     for entry in _PROC.iterdir():
         if not entry.name.isdigit():

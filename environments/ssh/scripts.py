@@ -2,7 +2,7 @@
 
 Every remote command is a small wrapper fed to ``bash -s`` on stdin (so the login
 shell may be anything and the command's size is not bounded by ARG_MAX). The
-wrapper starts the command with ``setsid`` as the leader of its own process group,
+wrapper starts the command as the leader of its own process group,
 reports the group id and, when the leader exits, the exit status on stderr behind a
 per-call nonce, and then ends whatever is left of the group (SIGTERM, 2 s, SIGKILL)
 so that a background grandchild cannot hold the channel open. Killing by group from
@@ -20,9 +20,11 @@ import msgspec
 from environments.envvars import EnvPolicy
 
 _ALIVE = (
-    "__troupe_alive() { if command -v ps >/dev/null 2>&1; then "
-    "ps -eo pgid=,stat= | awk -v g=\"$1\" '$1==g && $2 !~ /^Z/ {f=1} END {exit !f}'; "
-    'else kill -0 -- "-$1" 2>/dev/null; fi; }'
+    # kill -0 fails at once when the group has no member (the usual case after the
+    # leader was reaped); only then is ps asked whether the members are zombies.
+    '__troupe_alive() { kill -0 -- "-$1" 2>/dev/null || return 1; '
+    "command -v ps >/dev/null 2>&1 || return 0; "
+    "ps -eo pgid=,stat= | awk -v g=\"$1\" '$1==g && $2 !~ /^Z/ {f=1} END {exit !f}'; }"
 )
 
 
@@ -88,8 +90,15 @@ def command_script(
         f"cd -- {shlex.quote(cwd)} 2>/dev/null || "
         f"{{ echo {markers.line('NOCWD')} >&2; exit 126; }}",
         *_environment_lines(policy, explicit_env),
-        f"setsid bash --norc --noprofile -c {shlex.quote(command)} </dev/null &",
+        # Job control gives the background job a process group of its own (pgid =
+        # its pid) for a fork, where setsid would cost a fresh bash; it is off again
+        # inside the job, so the command's own "&" children stay in the group, and
+        # off again in the wrapper before "wait", so bash prints no job notices.
+        f"__troupe_command={shlex.quote(command)}",
+        "set -m",
+        '( set +m; eval "$__troupe_command" ) </dev/null &',
         "__pid=$!",
+        "set +m",
         f'echo "{markers.line("PGID")} $__pid" >&2',
         'wait "$__pid"; __status=$?',
         f'echo "{markers.line("EXIT")} $__status" >&2',
