@@ -11,6 +11,7 @@ from __future__ import annotations
 from actors.kernel import Actor, handler
 from protocol.environment import (
     Cleanup,
+    DeleteFile,
     Describe,
     DirEntry,
     EnvironmentInfo,
@@ -25,7 +26,9 @@ from protocol.environment import (
     GrepResult,
     Initialize,
     ListDirectory,
+    PathKind,
     ReadFile,
+    StatPath,
     WriteFile,
     WriteResult,
 )
@@ -38,6 +41,8 @@ class EnvironmentActor(Actor):
         ReadFile,
         WriteFile,
         FileExists,
+        StatPath,
+        DeleteFile,
         ListDirectory,
         ExecCommand,
         Grep,
@@ -55,6 +60,10 @@ class EnvironmentActor(Actor):
                 return await self.write_file(request)
             case FileExists():
                 return await self.file_exists(request)
+            case StatPath():
+                return await self.stat_path(request)
+            case DeleteFile():
+                return await self.delete_file(request)
             case ListDirectory():
                 return await self.list_directory(request)
             case ExecCommand():
@@ -77,6 +86,12 @@ class EnvironmentActor(Actor):
         raise NotImplementedError
 
     async def file_exists(self, request: FileExists) -> bool:
+        raise NotImplementedError
+
+    async def stat_path(self, request: StatPath) -> PathKind:
+        raise NotImplementedError
+
+    async def delete_file(self, request: DeleteFile) -> None:
         raise NotImplementedError
 
     async def list_directory(self, request: ListDirectory) -> list[DirEntry]:

@@ -30,6 +30,7 @@ from environments.local_exec import exit_status, run_local_command
 from environments.search import glob_local, grep_python
 from environments.textfiles import render_file
 from protocol.environment import (
+    DeleteFile,
     DirEntry,
     EnvironmentInfo,
     ExecCommand,
@@ -41,7 +42,9 @@ from protocol.environment import (
     Grep,
     GrepResult,
     ListDirectory,
+    PathKind,
     ReadFile,
+    StatPath,
     WriteFile,
     WriteResult,
 )
@@ -81,6 +84,18 @@ def _list(root: Path, depth: int) -> list[DirEntry]:
     return entries
 
 
+def _kind(path: Path) -> PathKind:
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "other"
+    if stat.S_ISREG(mode):
+        return "file"
+    return "directory" if stat.S_ISDIR(mode) else "other"
+
+
 class LocalEnvironment(EnvironmentActor):
     """This machine, rooted at ``working_dir``.
 
@@ -117,7 +132,9 @@ class LocalEnvironment(EnvironmentActor):
     async def read_file(self, request: ReadFile) -> FileContent:
         path = self.resolve(request.path)
         data = await _in_thread(path, path.read_bytes)
-        return render_file(str(path), data, request.offset, request.limit, request.line_numbers)
+        return render_file(
+            str(path), data, request.offset, request.limit, request.line_numbers, request.exact
+        )
 
     async def write_file(self, request: WriteFile) -> WriteResult:
         path = self.resolve(request.path)
@@ -133,6 +150,20 @@ class LocalEnvironment(EnvironmentActor):
     async def file_exists(self, request: FileExists) -> bool:
         path = self.resolve(request.path)
         return await trio.to_thread.run_sync(path.exists)
+
+    async def stat_path(self, request: StatPath) -> PathKind:
+        path = self.resolve(request.path)
+        return await trio.to_thread.run_sync(_kind, path)
+
+    async def delete_file(self, request: DeleteFile) -> None:
+        path = self.resolve(request.path)
+
+        def delete() -> None:
+            if path.is_dir() and not path.is_symlink():
+                raise IsADirectoryError(path)
+            path.unlink()
+
+        await _in_thread(path, delete)
 
     async def list_directory(self, request: ListDirectory) -> list[DirEntry]:
         if request.depth < 1:

@@ -22,10 +22,16 @@ def render_file(
     offset: int | None,
     limit: int | None,
     line_numbers: bool,
+    exact: bool = False,
 ) -> FileContent:
-    """The ``offset``..``offset + limit`` window of a text file, numbered ``NNN | line``."""
+    """The ``offset``..``offset + limit`` window of a text file, numbered ``NNN | line``,
+    or with ``exact`` the whole text as stored."""
     if looks_binary(data):
         raise BinaryFile(f"{path} is a binary file")
+    if exact:
+        text = data.decode("utf-8", errors="replace")
+        total = len(text.splitlines())
+        return FileContent(path=path, text=text, first_line=1, last_line=total, total_lines=total)
     if offset is not None and offset < 1:
         raise InvalidRequest(f"offset must be 1 or more (got {offset})")
     if limit is not None and limit < 1:

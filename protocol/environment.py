@@ -22,12 +22,17 @@ class _Request(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
 
 
 class ReadFile(_Request, frozen=True):
-    """Read text; ``offset`` is the 1-based first line, ``limit`` the number of lines."""
+    """Read text; ``offset`` is the 1-based first line, ``limit`` the number of lines.
+
+    ``exact`` returns the whole text as stored (line endings and final newline kept,
+    no numbering), which editing tools need to write it back faithfully.
+    """
 
     path: str
     offset: int | None = None
     limit: int | None = DEFAULT_READ_LIMIT
     line_numbers: bool = True
+    exact: bool = False
 
 
 class WriteFile(_Request, frozen=True):
@@ -38,6 +43,18 @@ class WriteFile(_Request, frozen=True):
 
 
 class FileExists(_Request, frozen=True):
+    path: str
+
+
+class StatPath(_Request, frozen=True):
+    """What is at ``path``: a :class:`PathKind`."""
+
+    path: str
+
+
+class DeleteFile(_Request, frozen=True):
+    """Remove a file (never a directory)."""
+
     path: str
 
 
@@ -111,6 +128,8 @@ EnvironmentRequest = (
     ReadFile
     | WriteFile
     | FileExists
+    | StatPath
+    | DeleteFile
     | ListDirectory
     | ExecCommand
     | Grep
@@ -120,7 +139,7 @@ EnvironmentRequest = (
     | Describe
 )
 
-WRITE_REQUESTS = (WriteFile,)
+WRITE_REQUESTS = (WriteFile, DeleteFile)
 """Requests a read-only wrapper refuses."""
 
 
@@ -137,6 +156,9 @@ class FileContent(msgspec.Struct, frozen=True):
 class WriteResult(msgspec.Struct, frozen=True):
     path: str
     bytes_written: int
+
+
+PathKind = Literal["file", "directory", "other", "missing"]
 
 
 class DirEntry(msgspec.Struct, frozen=True):

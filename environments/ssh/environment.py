@@ -27,6 +27,7 @@ from environments.ssh.target import SSHTarget, parse_target
 from environments.textfiles import render_file
 from protocol.environment import (
     AddSSHHost,
+    DeleteFile,
     DirEntry,
     EnvironmentInfo,
     ExecCommand,
@@ -38,7 +39,9 @@ from protocol.environment import (
     Grep,
     GrepResult,
     ListDirectory,
+    PathKind,
     ReadFile,
+    StatPath,
     WriteFile,
     WriteResult,
 )
@@ -103,7 +106,9 @@ class SSHEnvironment(EnvironmentActor):
     async def read_file(self, request: ReadFile) -> FileContent:
         path = await self.resolve(request.path)
         data = await self.bridge.run(sftp.read_bytes(self.pool, path))
-        return render_file(path, data, request.offset, request.limit, request.line_numbers)
+        return render_file(
+            path, data, request.offset, request.limit, request.line_numbers, request.exact
+        )
 
     async def write_file(self, request: WriteFile) -> WriteResult:
         path = await self.resolve(request.path)
@@ -113,6 +118,12 @@ class SSHEnvironment(EnvironmentActor):
 
     async def file_exists(self, request: FileExists) -> bool:
         return await self.bridge.run(sftp.exists(self.pool, await self.resolve(request.path)))
+
+    async def stat_path(self, request: StatPath) -> PathKind:
+        return await self.bridge.run(sftp.path_kind(self.pool, await self.resolve(request.path)))
+
+    async def delete_file(self, request: DeleteFile) -> None:
+        await self.bridge.run(sftp.delete_file(self.pool, await self.resolve(request.path)))
 
     async def list_directory(self, request: ListDirectory) -> list[DirEntry]:
         if request.depth < 1:

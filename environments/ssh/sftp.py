@@ -16,7 +16,7 @@ from environments.errors import (
     PermissionDenied,
 )
 from environments.ssh.pool import LINK_ERRORS, HostPool, classify
-from protocol.environment import DirEntry
+from protocol.environment import DirEntry, PathKind
 
 T = TypeVar("T")
 
@@ -104,3 +104,30 @@ async def list_tree(pool: HostPool, root: str, depth: int) -> list[DirEntry]:
         return entries
 
     return await _guard(pool, root, walk)
+
+
+async def path_kind(pool: HostPool, path: str) -> PathKind:
+    sftp = await pool.sftp()
+
+    async def kind() -> PathKind:
+        try:
+            attributes = await sftp.stat(path)
+        except (asyncssh.SFTPNoSuchFile, asyncssh.SFTPNoSuchPath):
+            return "missing"
+        mode = attributes.permissions or 0
+        if stat.S_ISREG(mode):
+            return "file"
+        return "directory" if stat.S_ISDIR(mode) else "other"
+
+    return await _guard(pool, path, kind)
+
+
+async def delete_file(pool: HostPool, path: str) -> None:
+    sftp = await pool.sftp()
+
+    async def delete() -> None:
+        if await sftp.isdir(path):
+            raise NotAFile(f"{path} is a directory")
+        await sftp.remove(path)
+
+    await _guard(pool, path, delete)

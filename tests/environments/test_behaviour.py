@@ -12,6 +12,7 @@ import trio.testing
 from environments.capture import DEFAULT_CAPTURE_CAP
 from environments.errors import BinaryFile, FileNotFound, InvalidRequest, NotAFile
 from protocol.environment import (
+    DeleteFile,
     Describe,
     DirEntry,
     ExecCommand,
@@ -20,6 +21,7 @@ from protocol.environment import (
     Grep,
     ListDirectory,
     ReadFile,
+    StatPath,
     WriteFile,
 )
 from tests.environments.conftest import EnvUnderTest
@@ -46,6 +48,22 @@ async def test_write_creates_parents_and_read_numbers_lines(env: EnvUnderTest) -
     assert (window.text, window.first_line, window.last_line) == ("2 | beta", 2, 2)
     plain = await env.ref.ask(ReadFile("deep/er/notes.txt", line_numbers=False))
     assert plain.text == "alpha\nbeta\ngamma"
+
+
+async def test_exact_read_stat_and_delete(env: EnvUnderTest) -> None:
+    (env.workdir / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
+    (env.workdir / "folder").mkdir()
+    exact = await env.ref.ask(ReadFile("crlf.txt", exact=True))
+    assert exact.text == "one\r\ntwo\r\n"
+    assert await env.ref.ask(StatPath("crlf.txt")) == "file"
+    assert await env.ref.ask(StatPath("folder")) == "directory"
+    assert await env.ref.ask(StatPath("nothing")) == "missing"
+    await env.ref.ask(DeleteFile("crlf.txt"))
+    assert not (env.workdir / "crlf.txt").exists()
+    with pytest.raises(NotAFile):
+        await env.ref.ask(DeleteFile("folder"))
+    with pytest.raises(FileNotFound):
+        await env.ref.ask(DeleteFile("crlf.txt"))
 
 
 async def test_read_errors_are_typed(env: EnvUnderTest) -> None:
