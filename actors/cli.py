@@ -31,7 +31,24 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--version", action="version", version=f"troupe {version()}")
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    mock = commands.add_parser(
+        "mock-llm",
+        help="run a scripted LLM provider (OpenAI, Anthropic, Gemini wire formats)",
+        description="Serve scripted or recorded model answers over HTTP with real SSE; "
+        "prints the base URL.",
+    )
+    mock.add_argument("--script", help="a YAML or JSON script of turns and faults")
+    mock.add_argument(
+        "--replay",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="serve this recorded response as it is (repeatable, served in order)",
+    )
+    mock.add_argument("--rounds", type=int, help="answer N tool calls, then text")
+    mock.add_argument("--host", default="127.0.0.1")
+    mock.add_argument("--port", type=int, default=0, help="0 picks a free port")
     return parser
 
 
@@ -41,6 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    if args.command == "mock-llm":
+        from actors.mockllm.main import run
+
+        return run(args)
     parser.error(f"unknown command {args.command!r}")
     return 2
 

@@ -1,0 +1,46 @@
+"""``troupe mock-llm``: run the scripted provider until interrupted, printing its URL.
+
+The arguments are declared in :mod:`actors.cli` so that ``troupe --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+
+import msgspec
+import trio
+
+from actors.mockllm.replay import Reply, load_replies
+from actors.mockllm.script import Script, ScriptError, load_script
+from actors.mockllm.server import serve_mock_llm
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted; 2 for a script or recording that cannot be read."""
+    try:
+        script = load_script(args.script) if args.script else Script()
+    except (OSError, ScriptError) as error:
+        print(f"troupe mock-llm: {error}", file=sys.stderr)
+        return 2
+    if args.rounds is not None:
+        script = msgspec.structs.replace(script, rounds=args.rounds)
+    replies: list[Reply] = []
+    for path in [*script.replay, *args.replay]:
+        try:
+            replies.extend(load_replies(path))
+        except OSError as error:
+            print(f"troupe mock-llm: {error}", file=sys.stderr)
+            return 2
+
+    async def main() -> None:
+        async with serve_mock_llm(
+            script, replies=replies, host=args.host, port=args.port
+        ) as server:
+            print(server.base_url, flush=True)
+            await trio.sleep_forever()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        trio.run(main)
+    return 0

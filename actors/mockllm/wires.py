@@ -1,0 +1,103 @@
+"""Which wire format a request speaks (from its path), and that format's encoders."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from actors.mockllm import wire_anthropic, wire_gemini, wire_openai
+from actors.mockllm.answer import Answer
+
+
+class Wire(msgspec.Struct, frozen=True):
+    name: str
+    stream: Callable[[Answer], list[bytes]]
+    complete: Callable[[Answer], bytes]
+    error_event: Callable[[str], bytes]
+    error_body: Callable[[int, str, float | None], bytes]
+    tool_result_marker: str
+
+
+def _no_retry_info(
+    encoder: Callable[[int, str], bytes],
+) -> Callable[[int, str, float | None], bytes]:
+    return lambda status, message, _retry_after: encoder(status, message)
+
+
+WIRES: dict[str, Wire] = {
+    "openai_responses": Wire(
+        "openai_responses",
+        wire_openai.responses_stream,
+        wire_openai.responses_complete,
+        wire_openai.responses_error_event,
+        _no_retry_info(wire_openai.openai_error_body),
+        "function_call_output",
+    ),
+    "openai_chat": Wire(
+        "openai_chat",
+        wire_openai.chat_stream,
+        wire_openai.chat_complete,
+        wire_openai.chat_error_event,
+        _no_retry_info(wire_openai.openai_error_body),
+        "tool",
+    ),
+    "anthropic": Wire(
+        "anthropic",
+        wire_anthropic.stream,
+        wire_anthropic.complete,
+        wire_anthropic.error_event,
+        _no_retry_info(wire_anthropic.error_body),
+        "tool_result",
+    ),
+    "gemini": Wire(
+        "gemini",
+        wire_gemini.stream,
+        wire_gemini.complete,
+        wire_gemini.error_event,
+        wire_gemini.error_body,
+        "functionResponse",
+    ),
+}
+
+
+def route(path: str) -> tuple[str, bool | None] | None:
+    """(wire name, streamed) for a request path; None for streamed = read the body."""
+    path = path.split("?", 1)[0]
+    if path.endswith("/responses"):
+        return "openai_responses", None
+    if path.endswith("/chat/completions"):
+        return "openai_chat", None
+    if path.endswith("/messages"):
+        return "anthropic", None
+    if ":streamGenerateContent" in path:
+        return "gemini", True
+    if ":generateContent" in path:
+        return "gemini", False
+    return None
+
+
+def count_tool_results(wire: str, body: Any) -> int:
+    """How many tool results a request carries (what the rounds mode counts)."""
+    if not isinstance(body, dict):
+        return 0
+    if wire == "openai_responses":
+        items = body.get("input") if isinstance(body.get("input"), list) else []
+        return sum(1 for item in items if item.get("type") == "function_call_output")
+    if wire == "openai_chat":
+        return sum(1 for m in body.get("messages") or () if m.get("role") == "tool")
+    if wire == "anthropic":
+        return sum(
+            1
+            for m in body.get("messages") or ()
+            if isinstance(m.get("content"), list)
+            for block in m["content"]
+            if block.get("type") == "tool_result"
+        )
+    return sum(
+        1
+        for c in body.get("contents") or ()
+        for part in c.get("parts") or ()
+        if "functionResponse" in part
+    )

@@ -1,0 +1,101 @@
+"""Where a provider endpoint is and how to talk to it, explicitly or from the environment."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Literal
+
+import msgspec
+
+from actors.models.errors import ConfigurationError
+
+Wire = Literal["openai_responses", "openai_chat", "anthropic", "gemini"]
+
+DEFAULT_BASE_URLS: dict[str, str] = {
+    "openai_responses": "https://api.openai.com/v1",
+    "openai_chat": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com/v1",
+    "gemini": "https://generativelanguage.googleapis.com/v1beta",
+}
+
+_ENV: dict[str, tuple[tuple[str, ...], str]] = {
+    "openai_responses": (("OPENAI_API_KEY",), "OPENAI_BASE_URL"),
+    "openai_chat": (("OPENAI_API_KEY",), "OPENAI_BASE_URL"),
+    "anthropic": (("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL"),
+    "gemini": (("GEMINI_API_KEY", "GOOGLE_API_KEY"), "GEMINI_BASE_URL"),
+}
+
+
+class Timeouts(msgspec.Struct, frozen=True):
+    """The spec's adapter timeouts: ``stream_read`` bounds the gap between two reads."""
+
+    connect: float = 10.0
+    request: float = 120.0
+    stream_read: float = 30.0
+
+
+class Endpoint(msgspec.Struct, frozen=True):
+    """One provider endpoint: its wire format, base URL (ending in the API version,
+    e.g. ``.../v1`` or ``.../v1beta``), key, and the gateway's limits for it.
+
+    A base URL without a version path gets the provider's default one appended, so
+    ``OPENAI_BASE_URL=http://localhost:11434`` and ``.../v1`` both work.
+    """
+
+    wire: Wire
+    base_url: str
+    api_key: str = ""
+    headers: dict[str, str] = {}
+    max_concurrency: int = 16
+    timeouts: Timeouts = Timeouts()
+    organization: str | None = None
+    project: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.wire}@{self.base_url}"
+
+
+def normalise_base_url(wire: Wire, base_url: str) -> str:
+    url = base_url.rstrip("/")
+    tail = url.rsplit("/", 1)[-1]
+    if tail.startswith("v1") or tail.startswith("v2"):
+        return url
+    return url + ("/v1beta" if wire == "gemini" else "/v1")
+
+
+def endpoint_from_env(
+    wire: Wire,
+    environ: Mapping[str, str] | None = None,
+    **overrides: object,
+) -> Endpoint:
+    """An endpoint configured from the spec's variables (``OPENAI_API_KEY``, ...).
+
+    Raises :class:`ConfigurationError` when no key is set, unless a base URL is (local
+    OpenAI-compatible servers such as Ollama need no key).
+    """
+    env = os.environ if environ is None else environ
+    key_names, url_name = _ENV[wire]
+    key = next((env[name] for name in key_names if env.get(name)), "")
+    base = env.get(url_name) or DEFAULT_BASE_URLS[wire]
+    if not key and not env.get(url_name):
+        raise ConfigurationError(f"{wire}: set {' or '.join(key_names)} (or {url_name})")
+    fields: dict[str, object] = {
+        "wire": wire,
+        "base_url": normalise_base_url(wire, base),
+        "api_key": key,
+    }
+    if wire.startswith("openai"):
+        fields["organization"] = env.get("OPENAI_ORG_ID") or None
+        fields["project"] = env.get("OPENAI_PROJECT_ID") or None
+    fields.update(overrides)
+    return Endpoint(**fields)  # type: ignore[arg-type]
+
+
+def endpoint(
+    wire: Wire, base_url: str | None = None, api_key: str = "", **rest: object
+) -> Endpoint:
+    """An endpoint configured explicitly."""
+    url = normalise_base_url(wire, base_url or DEFAULT_BASE_URLS[wire])
+    return Endpoint(wire=wire, base_url=url, api_key=api_key, **rest)  # type: ignore[arg-type]

@@ -1,0 +1,293 @@
+"""Gemini (``generateContent`` and ``streamGenerateContent?alt=sse``).
+
+Gemini gives function calls no ids, so each gets a synthetic ``call_<uuid>`` and a
+tool result is mapped back to its function *name* through the conversation.
+``thoughtSignature`` values are kept on the part they came with and echoed back on
+the same part. Gemini has no "tool calls" finish reason: STOP with function calls
+is reported as ``tool_calls``.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from typing import Any
+
+from actors.models.adapter import (
+    Adapter,
+    HttpCall,
+    StreamParser,
+    decode_json,
+    encode,
+    tool_names,
+)
+from actors.models.builder import ResponseBuilder
+from actors.models.errors import StreamError, classify
+from actors.models.gemini_args import PartialArgs
+from actors.models.sse import SSEEvent
+from protocol.llm import (
+    FinishReason,
+    ImagePart,
+    Message,
+    Request,
+    Response,
+    StreamEvent,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+
+PROVIDER = "gemini"
+
+REASONS = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+    "IMAGE_SAFETY": "content_filter",
+    "MALFORMED_FUNCTION_CALL": "error",
+}
+
+
+def finish_reason(raw: str | None, has_tool_calls: bool) -> FinishReason:
+    if has_tool_calls and raw in (None, "STOP"):
+        return FinishReason("tool_calls", raw)
+    return FinishReason(REASONS.get(raw or "", "other"), raw)  # type: ignore[arg-type]
+
+
+def usage_from(data: dict[str, Any] | None) -> Usage:
+    if not data:
+        return Usage()
+    inp = data.get("promptTokenCount") or 0
+    out = data.get("candidatesTokenCount") or 0
+    return Usage(
+        inp,
+        out,
+        data.get("totalTokenCount") or inp + out,
+        data.get("thoughtsTokenCount"),
+        data.get("cachedContentTokenCount"),
+        None,
+    )
+
+
+def new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex}"
+
+
+def _part(part: Any, names: dict[str, str]) -> dict[str, Any] | None:
+    kind = type(part)
+    out: dict[str, Any]
+    if kind is TextPart:
+        out = {"text": part.text}
+    elif kind is ThinkingPart:
+        if part.provider not in (None, PROVIDER):
+            return {"text": part.text} if part.text else None
+        out = {"text": part.text, "thought": True}
+    elif kind is ToolCall:
+        out = {"functionCall": {"name": part.name, "args": part.arguments}}
+    elif kind is ToolResult:
+        content = part.content if isinstance(part.content, dict) else {"result": part.content}
+        if part.is_error:
+            content = {"error": part.content}
+        name = part.name or names.get(part.tool_call_id, part.tool_call_id)
+        return {"functionResponse": {"name": name, "response": content}}
+    elif kind is ImagePart:
+        media = part.media_type or "image/png"
+        if part.data is not None:
+            return {"inlineData": {"mimeType": media, "data": base64.b64encode(part.data).decode()}}
+        return {"fileData": {"mimeType": media, "fileUri": part.url}}
+    else:
+        return None
+    signature = getattr(part, "signature", None)
+    if signature and getattr(part, "provider", PROVIDER) in (None, PROVIDER):
+        out["thoughtSignature"] = signature
+    return out
+
+
+def contents(messages: list[Message]) -> list[dict[str, Any]]:
+    names = tool_names(messages)
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role in ("system", "developer"):
+            continue
+        role = "model" if message.role == "assistant" else "user"
+        parts = [p for part in message.content if (p := _part(part, names)) is not None]
+        if not parts:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["parts"].extend(parts)
+        else:
+            out.append({"role": role, "parts": parts})
+    return out
+
+
+class GeminiAdapter(Adapter):
+    provider = PROVIDER
+
+    def build(self, request: Request, *, stream: bool) -> HttpCall:
+        body: dict[str, Any] = {"contents": contents(request.messages)}
+        system = [{"text": m.text} for m in request.messages if m.role in ("system", "developer")]
+        if system:
+            body["systemInstruction"] = {"parts": system}
+        if request.tools:
+            body["tools"] = [
+                {
+                    "functionDeclarations": [
+                        {"name": t.name, "description": t.description, "parameters": t.parameters}
+                        for t in request.tools
+                    ]
+                }
+            ]
+            choice = request.tool_choice
+            if choice is not None:
+                config: dict[str, Any] = {
+                    "mode": {"auto": "AUTO", "none": "NONE"}.get(choice.mode, "ANY")
+                }
+                if choice.mode == "named":
+                    config["allowedFunctionNames"] = [choice.tool_name]
+                body["toolConfig"] = {"functionCallingConfig": config}
+        generation: dict[str, Any] = {}
+        if request.temperature is not None:
+            generation["temperature"] = request.temperature
+        if request.top_p is not None:
+            generation["topP"] = request.top_p
+        if request.max_tokens is not None:
+            generation["maxOutputTokens"] = request.max_tokens
+        if request.stop_sequences:
+            generation["stopSequences"] = request.stop_sequences
+        if request.reasoning_effort:
+            generation["thinkingConfig"] = {
+                "includeThoughts": True,
+                "thinkingLevel": request.reasoning_effort,
+            }
+        fmt = request.response_format
+        if fmt is not None and fmt.type != "text":
+            generation["responseMimeType"] = "application/json"
+            if fmt.json_schema is not None:
+                generation["responseSchema"] = fmt.json_schema
+        options = self.options(request)
+        if "generationConfig" in options:
+            generation.update(options.pop("generationConfig"))
+        if generation:
+            body["generationConfig"] = generation
+        body.update(options)
+        method = "streamGenerateContent?alt=sse" if stream else "generateContent"
+        url = f"{self.endpoint.base_url}/models/{request.model}:{method}"
+        headers = {"x-goog-api-key": self.endpoint.api_key}
+        return HttpCall("POST", url, self.headers(headers), encode(body))
+
+    def parse(self, body: bytes) -> Response:
+        data = decode_json(body, "Gemini response")
+        if isinstance(data, list):  # a streamed answer served as one JSON array
+            parser = GeminiStream(ResponseBuilder(PROVIDER))
+            for chunk in data:
+                parser.chunk(chunk)
+            parser.close()
+            assert parser.finished is not None
+            return parser.finished
+        if data.get("error"):
+            raise classify(PROVIDER, None, data)
+        parser = GeminiStream(ResponseBuilder(PROVIDER))
+        parser.chunk(data)
+        parser.close()
+        assert parser.finished is not None
+        return parser.finished
+
+    def stream_parser(self) -> StreamParser:
+        return GeminiStream(ResponseBuilder(PROVIDER))
+
+
+class GeminiStream(StreamParser):
+    """Every chunk is a whole GenerateContentResponse; the last one carries the finish."""
+
+    def __init__(self, builder: ResponseBuilder) -> None:
+        super().__init__(builder)
+        self.raw_reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.calls = 0
+        self.partial: PartialArgs | None = None
+
+    def feed(self, event: SSEEvent) -> list[StreamEvent]:
+        self.chunk(decode_json(event.data, "Gemini chunk"))
+        return self.builder.drain()
+
+    def chunk(self, data: dict[str, Any]) -> None:
+        if data.get("error"):
+            raise classify(PROVIDER, None, data)
+        b = self.builder
+        b.start(data.get("responseId", ""), data.get("modelVersion", ""))
+        if data.get("usageMetadata"):
+            self.usage = data["usageMetadata"]
+        candidates = data.get("candidates") or ()
+        if not candidates:
+            block = (data.get("promptFeedback") or {}).get("blockReason")
+            if block:
+                self.raw_reason = block
+            return
+        candidate = candidates[0]
+        for part in (candidate.get("content") or {}).get("parts") or ():
+            self._part(part)
+        if candidate.get("finishReason"):
+            self.raw_reason = candidate["finishReason"]
+
+    def _part(self, part: dict[str, Any]) -> None:
+        b = self.builder
+        signature = part.get("thoughtSignature")
+        call = part.get("functionCall")
+        if call is not None:
+            self._function_call(call, signature)
+            return
+        self._end_call()
+        if "text" in part:
+            if part.get("thought"):
+                b.end("text")
+                b.reasoning("thought", part["text"], signature=signature)
+            else:
+                b.end("thought")
+                b.text("text", part["text"], signature)
+
+    def _function_call(self, call: dict[str, Any], signature: str | None) -> None:
+        b = self.builder
+        if "partialArgs" in call or (not call.get("name") and self.partial is not None):
+            if self.partial is not None:
+                for piece in call.get("partialArgs") or ():
+                    self.partial.add(piece)
+                if not call.get("willContinue"):
+                    self._end_call()
+            return
+        self._end_call()
+        b.end("text")
+        b.end("thought")
+        self.calls += 1
+        key = f"call{self.calls}"
+        call_id = call.get("id") or new_call_id()
+        meta = {"signature": signature} if signature else {}
+        if call.get("willContinue"):
+            b.tool_start(key, call_id, call.get("name", ""), **meta)
+            self.partial = PartialArgs()
+        else:
+            b.tool_call(key, call_id, call.get("name", ""), call.get("args") or {}, **meta)
+
+    def _end_call(self) -> None:
+        if self.partial is not None:
+            raw = encode(self.partial.root).decode()
+            key = f"call{self.calls}"
+            self.builder.tool_args(key, raw)
+            self.builder.end(key)
+            self.partial = None
+
+    def close(self) -> list[StreamEvent]:
+        """Gemini has no end-of-stream event: the body ending is the finish."""
+        self._end_call()
+        if self.finished is None:
+            b = self.builder
+            if not b.started:
+                raise StreamError("gemini: the stream ended before its first chunk")
+            reason = finish_reason(self.raw_reason, b.has_tool_calls())
+            self.finished = b.finish(reason, usage_from(self.usage))
+        return self.builder.drain()

@@ -1,0 +1,277 @@
+"""OpenAI Chat Completions (``/v1/chat/completions``), complete and streamed.
+
+This is also the adapter for every OpenAI-compatible server (Ollama, vLLM,
+llama.cpp, Groq, OpenRouter...), through the endpoint's base URL. Their reasoning
+arrives as ``reasoning_content`` or ``reasoning`` deltas; their in-stream errors as
+a chunk with an ``error`` member; both are handled. Only choice 0 is read.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from actors.models.adapter import (
+    Adapter,
+    HttpCall,
+    StreamParser,
+    decode_json,
+    encode,
+    result_text,
+)
+from actors.models.builder import ResponseBuilder
+from actors.models.errors import classify
+from actors.models.sse import SSEEvent
+from protocol.llm import (
+    FinishReason,
+    ImagePart,
+    Message,
+    Request,
+    Response,
+    StreamEvent,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+
+PROVIDER = "openai_chat"
+
+REASONS = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+}
+
+
+def finish_reason(raw: str | None, has_tool_calls: bool) -> FinishReason:
+    if raw is None:
+        return FinishReason("tool_calls" if has_tool_calls else "other", None)
+    reason = REASONS.get(raw, "other")
+    if reason == "stop" and has_tool_calls:
+        reason = "tool_calls"  # some local servers say "stop" after tool calls
+    return FinishReason(reason, raw)  # type: ignore[arg-type]
+
+
+def usage_from(data: dict[str, Any] | None) -> Usage:
+    if not data:
+        return Usage()
+    inp = data.get("prompt_tokens") or 0
+    out = data.get("completion_tokens") or 0
+    return Usage(
+        inp,
+        out,
+        data.get("total_tokens") or inp + out,
+        (data.get("completion_tokens_details") or {}).get("reasoning_tokens"),
+        (data.get("prompt_tokens_details") or {}).get("cached_tokens"),
+        None,
+    )
+
+
+def _user_content(message: Message) -> str | list[dict[str, Any]]:
+    if all(type(part) is TextPart for part in message.content):
+        return message.text
+    blocks: list[dict[str, Any]] = []
+    for part in message.content:
+        if type(part) is TextPart:
+            blocks.append({"type": "text", "text": part.text})
+        elif type(part) is ImagePart:
+            if part.data is not None:
+                media = part.media_type or "image/png"
+                url = f"data:{media};base64,{base64.b64encode(part.data).decode()}"
+            else:
+                url = part.url or ""
+            image: dict[str, Any] = {"url": url}
+            if part.detail:
+                image["detail"] = part.detail
+            blocks.append({"type": "image_url", "image_url": image})
+    return blocks
+
+
+def chat_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.role
+        if role in ("system", "developer"):
+            out.append({"role": role, "content": message.text})
+        elif role == "user":
+            out.append({"role": "user", "content": _user_content(message)})
+        elif role == "assistant":
+            entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+            calls = [
+                {
+                    "id": part.id,
+                    "type": "function",
+                    "function": {
+                        "name": part.name,
+                        "arguments": part.raw_arguments or encode(part.arguments).decode(),
+                    },
+                }
+                for part in message.content
+                if type(part) is ToolCall
+            ]
+            if calls:
+                entry["tool_calls"] = calls
+            thinking = "".join(p.text for p in message.content if type(p) is ThinkingPart)
+            if thinking:
+                entry["reasoning_content"] = thinking
+            out.append(entry)
+        else:
+            for part in message.content:
+                if type(part) is ToolResult:
+                    out.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": part.tool_call_id,
+                            "content": result_text(part),
+                        }
+                    )
+    return out
+
+
+class OpenAIChatAdapter(Adapter):
+    provider = PROVIDER
+
+    def build(self, request: Request, *, stream: bool) -> HttpCall:
+        body: dict[str, Any] = {"model": request.model, "messages": chat_messages(request.messages)}
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                }
+                for t in request.tools
+            ]
+            choice = request.tool_choice
+            if choice is not None:
+                if choice.mode == "named":
+                    body["tool_choice"] = {
+                        "type": "function",
+                        "function": {"name": choice.tool_name},
+                    }
+                else:
+                    body["tool_choice"] = choice.mode
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
+        if request.stop_sequences:
+            body["stop"] = request.stop_sequences
+        if request.reasoning_effort:
+            body["reasoning_effort"] = request.reasoning_effort
+        fmt = request.response_format
+        if fmt is not None and fmt.type == "json_schema":
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "output", "schema": fmt.json_schema, "strict": fmt.strict},
+            }
+        elif fmt is not None and fmt.type == "json":
+            body["response_format"] = {"type": "json_object"}
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        body.update(self.options(request))
+        headers = {}
+        if self.endpoint.api_key:
+            headers["authorization"] = f"Bearer {self.endpoint.api_key}"
+        url = f"{self.endpoint.base_url}/chat/completions"
+        return HttpCall("POST", url, self.headers(headers), encode(body))
+
+    def parse(self, body: bytes) -> Response:
+        data = decode_json(body, "chat completion")
+        if data.get("error") and not data.get("choices"):
+            raise classify(PROVIDER, None, data)
+        builder = ResponseBuilder(PROVIDER)
+        builder.start(data.get("id", ""), data.get("model", ""))
+        choices = data.get("choices") or [{}]
+        message = choices[0].get("message") or {}
+        reasoning = message.get("reasoning_content") or message.get("reasoning")
+        if reasoning:
+            builder.reasoning("reasoning", reasoning)
+            builder.end("reasoning")
+        if message.get("content"):
+            builder.text("text", message["content"])
+            builder.end("text")
+        for index, call in enumerate(message.get("tool_calls") or ()):
+            function = call.get("function") or {}
+            builder.tool_call(
+                f"tool{index}",
+                call.get("id", ""),
+                function.get("name", ""),
+                function.get("arguments", ""),
+            )
+        reason = finish_reason(choices[0].get("finish_reason"), builder.has_tool_calls())
+        response = builder.finish(reason, usage_from(data.get("usage")))
+        builder.drain()
+        return response
+
+    def stream_parser(self) -> StreamParser:
+        return ChatStream(ResponseBuilder(PROVIDER))
+
+
+class ChatStream(StreamParser):
+    def __init__(self, builder: ResponseBuilder) -> None:
+        super().__init__(builder)
+        self.raw_reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.saw_reason = False
+
+    def feed(self, event: SSEEvent) -> list[StreamEvent]:
+        b = self.builder
+        if self.finished is not None:
+            return []
+        if event.data == b"[DONE]":
+            self._finish()
+            return b.drain()
+        data = decode_json(event.data, "chat completion chunk")
+        if data.get("error"):
+            raise classify(PROVIDER, None, data)
+        b.start(data.get("id", ""), data.get("model", ""))
+        if data.get("usage"):
+            self.usage = data["usage"]
+        for choice in data.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if reasoning:
+                b.reasoning("reasoning", reasoning)
+            content = delta.get("content")
+            if content:
+                b.end("reasoning")
+                b.text("text", content)
+            for call in delta.get("tool_calls") or ():
+                key = f"tool{call.get('index', 0)}"
+                function = call.get("function") or {}
+                if not b.is_open(key):
+                    b.end("reasoning")
+                    b.end("text")
+                    b.tool_start(key, call.get("id") or "", function.get("name") or "")
+                b.tool_args(key, function.get("arguments") or "")
+            if choice.get("finish_reason"):
+                self.raw_reason = choice["finish_reason"]
+                self.saw_reason = True
+        return b.drain()
+
+    def _finish(self) -> None:
+        if self.finished is None:
+            b = self.builder
+            b.end("reasoning")
+            b.end("text")
+            reason = finish_reason(self.raw_reason, b.has_tool_calls())
+            self.finished = b.finish(reason, usage_from(self.usage))
+
+    def close(self) -> list[StreamEvent]:
+        # Some compatible servers end without [DONE]; a finish_reason is enough then.
+        if self.finished is None and self.saw_reason:
+            self._finish()
+        return super().close()

@@ -1,0 +1,329 @@
+"""OpenAI Responses (``/v1/responses``), complete and streamed.
+
+Reasoning is requested with ``reasoning.effort`` and ``reasoning.summary``; the
+summaries (and raw reasoning text where a server sends it) become thinking parts,
+whose encrypted content is kept as the signature and sent back as a ``reasoning``
+input item. Requests are stateless (``store: false``), so that encrypted reasoning
+is what carries the model's chain of thought from one turn to the next.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from actors.models.adapter import (
+    Adapter,
+    HttpCall,
+    StreamParser,
+    decode_json,
+    encode,
+    result_text,
+)
+from actors.models.builder import ResponseBuilder
+from actors.models.errors import classify
+from actors.models.sse import SSEEvent
+from protocol.llm import (
+    FinishReason,
+    ImagePart,
+    Request,
+    Response,
+    StreamEvent,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+
+PROVIDER = "openai"
+
+
+def usage_from(data: dict[str, Any] | None) -> Usage:
+    if not data:
+        return Usage()
+    inp = data.get("input_tokens") or 0
+    out = data.get("output_tokens") or 0
+    return Usage(
+        inp,
+        out,
+        data.get("total_tokens") or inp + out,
+        (data.get("output_tokens_details") or {}).get("reasoning_tokens"),
+        (data.get("input_tokens_details") or {}).get("cached_tokens"),
+        None,
+    )
+
+
+def finish_reason(response: dict[str, Any], has_tool_calls: bool) -> FinishReason:
+    status = response.get("status") or "completed"
+    if status == "completed":
+        return FinishReason("tool_calls" if has_tool_calls else "stop", status)
+    if status == "incomplete":
+        why = (response.get("incomplete_details") or {}).get("reason") or status
+        if why == "max_output_tokens":
+            return FinishReason("length", why)
+        if why == "content_filter":
+            return FinishReason("content_filter", why)
+        return FinishReason("other", why)
+    if status == "failed":
+        return FinishReason("error", status)
+    return FinishReason("other", status)
+
+
+def _content(role: str, part: Any) -> dict[str, Any] | None:
+    if type(part) is TextPart:
+        kind = "output_text" if role == "assistant" else "input_text"
+        return {"type": kind, "text": part.text}
+    if type(part) is ImagePart:
+        if part.data is not None:
+            media = part.media_type or "image/png"
+            url = f"data:{media};base64,{base64.b64encode(part.data).decode()}"
+        else:
+            url = part.url or ""
+        item: dict[str, Any] = {"type": "input_image", "image_url": url}
+        if part.detail:
+            item["detail"] = part.detail
+        return item
+    return None
+
+
+def input_items(request: Request) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for message in request.messages:
+        if message.role == "system":
+            continue
+        pending: list[dict[str, Any]] = []
+
+        def flush(role: str, pending: list[dict[str, Any]] = pending) -> None:
+            if pending:
+                items.append({"type": "message", "role": role, "content": list(pending)})
+                pending.clear()
+
+        for part in message.content:
+            kind = type(part)
+            if kind is ToolCall:
+                flush(message.role)
+                items.append(
+                    {
+                        "type": "function_call",
+                        "call_id": part.id,
+                        "name": part.name,
+                        "arguments": part.raw_arguments or encode(part.arguments).decode(),
+                    }
+                )
+            elif kind is ToolResult:
+                flush(message.role)
+                items.append(
+                    {
+                        "type": "function_call_output",
+                        "call_id": part.tool_call_id,
+                        "output": result_text(part),
+                    }
+                )
+            elif kind is ThinkingPart:
+                flush(message.role)
+                if part.provider == PROVIDER and part.id and part.signature:
+                    summary = [{"type": "summary_text", "text": part.text}] if part.text else []
+                    items.append(
+                        {
+                            "type": "reasoning",
+                            "id": part.id,
+                            "summary": summary,
+                            "encrypted_content": part.signature,
+                        }
+                    )
+            else:
+                block = _content(message.role, part)
+                if block is not None:
+                    pending.append(block)
+        flush(message.role)
+    return items
+
+
+class OpenAIResponsesAdapter(Adapter):
+    provider = PROVIDER
+
+    def build(self, request: Request, *, stream: bool) -> HttpCall:
+        body: dict[str, Any] = {"model": request.model, "input": input_items(request)}
+        instructions = "\n\n".join(m.text for m in request.messages if m.role == "system")
+        if instructions:
+            body["instructions"] = instructions
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                }
+                for t in request.tools
+            ]
+            choice = request.tool_choice
+            if choice is not None:
+                if choice.mode == "named":
+                    body["tool_choice"] = {"type": "function", "name": choice.tool_name}
+                else:
+                    body["tool_choice"] = choice.mode
+        if request.max_tokens is not None:
+            body["max_output_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
+        if request.reasoning_effort or request.reasoning_summary:
+            reasoning: dict[str, Any] = {}
+            if request.reasoning_effort:
+                reasoning["effort"] = request.reasoning_effort
+            if request.reasoning_summary:
+                reasoning["summary"] = request.reasoning_summary
+            body["reasoning"] = reasoning
+            body["include"] = ["reasoning.encrypted_content"]
+        fmt = request.response_format
+        if fmt is not None and fmt.type == "json_schema":
+            body["text"] = {
+                "format": {
+                    "type": "json_schema",
+                    "name": "output",
+                    "schema": fmt.json_schema,
+                    "strict": fmt.strict,
+                }
+            }
+        elif fmt is not None and fmt.type == "json":
+            body["text"] = {"format": {"type": "json_object"}}
+        if request.metadata:
+            body["metadata"] = request.metadata
+        body["store"] = False
+        if stream:
+            body["stream"] = True
+        body.update(self.options(request))
+        headers = {"authorization": f"Bearer {self.endpoint.api_key}"}
+        if self.endpoint.organization:
+            headers["openai-organization"] = self.endpoint.organization
+        if self.endpoint.project:
+            headers["openai-project"] = self.endpoint.project
+        url = f"{self.endpoint.base_url}/responses"
+        return HttpCall("POST", url, self.headers(headers), encode(body))
+
+    def parse(self, body: bytes) -> Response:
+        data = decode_json(body, "OpenAI response")
+        if data.get("error") and not data.get("output"):
+            raise classify(PROVIDER, None, data)
+        builder = ResponseBuilder(PROVIDER)
+        for index, item in enumerate(data.get("output") or ()):
+            add_item(builder, str(index), item)
+        response = finish(builder, data)
+        builder.drain()
+        return response
+
+    def stream_parser(self) -> StreamParser:
+        return ResponsesStream(ResponseBuilder(PROVIDER))
+
+
+def add_item(builder: ResponseBuilder, key: str, item: dict[str, Any]) -> None:
+    """One whole output item (complete answers, and items a stream only sent whole)."""
+    kind = item.get("type")
+    if kind == "message":
+        for index, content in enumerate(item.get("content") or ()):
+            if content.get("type") == "output_text":
+                builder.text(f"{key}.{index}", content.get("text", ""))
+            elif content.get("type") == "refusal":
+                builder.text(f"{key}.{index}", content.get("refusal", ""))
+            builder.end(f"{key}.{index}")
+    elif kind == "function_call":
+        builder.tool_call(
+            key, item.get("call_id", ""), item.get("name", ""), item.get("arguments", "")
+        )
+    elif kind == "reasoning":
+        texts = [s.get("text", "") for s in item.get("summary") or ()]
+        texts += [c.get("text", "") for c in item.get("content") or () if c.get("text")]
+        builder.reasoning(
+            key,
+            "\n\n".join(texts),
+            item_id=item.get("id"),
+            signature=item.get("encrypted_content"),
+        )
+        builder.end(key)
+
+
+def finish(builder: ResponseBuilder, data: dict[str, Any]) -> Response:
+    builder.start(data.get("id", ""), data.get("model", ""))
+    reason = finish_reason(data, builder.has_tool_calls())
+    return builder.finish(reason, usage_from(data.get("usage")))
+
+
+class ResponsesStream(StreamParser):
+    def __init__(self, builder: ResponseBuilder) -> None:
+        super().__init__(builder)
+        self.part_index: dict[str, int] = {}  # reasoning key -> current summary part
+        self.seen: set[str] = set()
+
+    def _key(self, data: dict[str, Any]) -> str:
+        """The output index: item ids may change mid-stream (GitHub Copilot rotates them)."""
+        index = data.get("output_index")
+        if index is not None:
+            return f"#{index}"
+        return data.get("item_id") or (data.get("item") or {}).get("id") or "#0"
+
+    def feed(self, event: SSEEvent) -> list[StreamEvent]:
+        if event.data == b"[DONE]" or self.finished is not None:
+            return []  # OpenRouter ends with [DONE]; recordings may append a next response
+        data = decode_json(event.data, f"OpenAI {event.event} event")
+        kind = data.get("type") or event.event
+        b = self.builder
+        if kind == "response.output_text.delta":
+            key = self._key(data)
+            self.seen.add(key)
+            b.text(f"{key}.{data.get('content_index', 0)}", data.get("delta", ""))
+        elif kind == "response.function_call_arguments.delta":
+            b.tool_args(self._key(data), data.get("delta", ""))
+        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            key = self._key(data)
+            self.seen.add(key)
+            index = data.get("summary_index", data.get("content_index", 0))
+            # Summary parts of one reasoning item are joined by a blank line.
+            separator = "\n\n" if index != self.part_index.get(key, index) else ""
+            self.part_index[key] = index
+            delta = data.get("delta", "")
+            b.reasoning(key, delta, separator=separator, item_id=data.get("item_id"))
+        elif kind == "response.output_item.added":
+            item = data.get("item") or {}
+            if item.get("type") == "function_call":
+                key = self._key(data)
+                b.tool_start(key, item.get("call_id", ""), item.get("name", ""))
+                self.seen.add(key)
+        elif kind == "response.output_item.done":
+            self._item_done(data)
+        elif kind == "response.output_text.done":
+            b.end(f"{self._key(data)}.{data.get('content_index', 0)}")
+        elif kind in ("response.created", "response.in_progress"):
+            response = data.get("response") or {}
+            b.start(response.get("id", ""), response.get("model", ""))
+        elif kind in ("response.completed", "response.incomplete"):
+            self.finished = finish(b, data.get("response") or {})
+        elif kind == "response.failed":
+            response = data.get("response") or {}
+            raise classify(PROVIDER, None, {"error": response.get("error") or response})
+        elif kind == "error":
+            raise classify(PROVIDER, None, {"error": data.get("error") or data})
+        return b.drain()
+
+    def _item_done(self, data: dict[str, Any]) -> None:
+        b = self.builder
+        item = data.get("item") or {}
+        key = self._key(data)
+        kind = item.get("type")
+        if kind == "function_call":
+            if not b.is_open(key):
+                b.tool_start(key, item.get("call_id", ""), item.get("name", ""))
+            b.end(key, raw_arguments=item.get("arguments"))
+        elif kind == "reasoning":
+            if key in self.seen:
+                b.end(key, signature=item.get("encrypted_content"), item_id=item.get("id"))
+            elif item.get("encrypted_content") or item.get("summary"):
+                add_item(b, key, item)
+        elif kind == "message":
+            if key in self.seen:
+                for index, _ in enumerate(item.get("content") or ()):
+                    b.end(f"{key}.{index}")
+            else:
+                add_item(b, key, item)
