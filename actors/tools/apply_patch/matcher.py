@@ -38,7 +38,9 @@ def _exact(line: str) -> str:
     return line
 
 
-def _punctuation_normalised(line: str) -> str:
+def normalise_loosely(line: str) -> str:
+    """Trimmed, with unicode dashes, quotes and spaces folded to ASCII: the loosest
+    rung of the ladder, which edit_file's whitespace-tolerant fallback shares."""
     return trim(line).translate(_ASCII_LOOKALIKES)
 
 
@@ -46,7 +48,7 @@ FUZZ_LADDER: tuple[Callable[[str], str], ...] = (
     _exact,
     trim_end,
     trim,
-    _punctuation_normalised,
+    normalise_loosely,
 )
 
 

@@ -1,0 +1,30 @@
+"""What a tool gets besides its arguments: the environment and the session's limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from actors.kernel import ActorRef
+from protocol.environment import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """The environment tools act on, and the settings they obey.
+
+    ``working_dir`` is the environment's working directory (for messages that show
+    absolute paths); ``output_to`` receives a running command's output deltas.
+    """
+
+    environment: ActorRef
+    working_dir: str
+    default_timeout_ms: int = DEFAULT_TIMEOUT_MS
+    max_timeout_ms: int = MAX_TIMEOUT_MS
+    output_to: Any = None
+
+    def timeout_ms(self, requested: int | None) -> int:
+        """The per-call timeout: the session default when unset, never past the cap."""
+        if requested is None or requested <= 0:
+            return self.default_timeout_ms
+        return min(requested, self.max_timeout_ms)

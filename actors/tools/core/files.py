@@ -1,0 +1,99 @@
+"""read_file, write_file, read_many_files and list_dir."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from actors.kernel import Rejection
+from actors.tools.core.context import ToolContext
+from actors.tools.registry import Tool
+from protocol.environment import DEFAULT_READ_LIMIT, ListDirectory, ReadFile, WriteFile
+
+Path = Annotated[
+    str,
+    msgspec.Meta(description="Path of the file (absolute, or relative to the working directory)"),
+]
+
+
+class ReadFileParams(msgspec.Struct, frozen=True):
+    file_path: Path
+    offset: Annotated[int | None, msgspec.Meta(description="1-based line to start from")] = None
+    limit: Annotated[int | None, msgspec.Meta(description="Maximum lines to read")] = None
+
+
+async def read_file(arguments: ReadFileParams, context: ToolContext) -> str:
+    content = await context.environment.ask(
+        ReadFile(arguments.file_path, arguments.offset, arguments.limit or DEFAULT_READ_LIMIT)
+    )
+    if content.total_lines == 0:
+        return f"{content.path} is empty."
+    return content.text
+
+
+class WriteFileParams(msgspec.Struct, frozen=True):
+    file_path: Path
+    content: Annotated[str, msgspec.Meta(description="The full new content of the file")]
+
+
+async def write_file(arguments: WriteFileParams, context: ToolContext) -> str:
+    written = await context.environment.ask(WriteFile(arguments.file_path, arguments.content))
+    return f"Wrote {written.bytes_written} bytes to {written.path}"
+
+
+class ReadManyFilesParams(msgspec.Struct, frozen=True):
+    paths: Annotated[list[str], msgspec.Meta(description="Files to read, in order")]
+
+
+async def read_many_files(arguments: ReadManyFilesParams, context: ToolContext) -> str:
+    """Each file under a header; a file that cannot be read says why, in its place."""
+    sections = []
+    for path in arguments.paths:
+        try:
+            content = await context.environment.ask(ReadFile(path, limit=None))
+            sections.append(f"==> {content.path} <==\n{content.text}")
+        except Rejection as refusal:
+            sections.append(f"==> {path} <==\n[error: {refusal}]")
+    return "\n\n".join(sections)
+
+
+class ListDirParams(msgspec.Struct, frozen=True):
+    path: Annotated[str, msgspec.Meta(description="Directory to list")] = "."
+    depth: Annotated[int, msgspec.Meta(description="Levels to descend (1 = entries only)")] = 1
+
+
+async def list_dir(arguments: ListDirParams, context: ToolContext) -> str:
+    entries = await context.environment.ask(ListDirectory(arguments.path, arguments.depth))
+    if not entries:
+        return f"{arguments.path} is empty."
+    return "\n".join(
+        f"{entry.name}/" if entry.is_dir else f"{entry.name} ({entry.size} bytes)"
+        for entry in entries
+    )
+
+
+READ_FILE = Tool(
+    "read_file",
+    "Read a file from the filesystem. Returns line-numbered content ('NNN | line').",
+    read_file,
+    ReadFileParams,
+)
+WRITE_FILE = Tool(
+    "write_file",
+    "Write content to a file. Creates the file and parent directories if needed.",
+    write_file,
+    WriteFileParams,
+)
+READ_MANY_FILES = Tool(
+    "read_many_files",
+    "Read several files at once; each comes under a '==> path <==' header.",
+    read_many_files,
+    ReadManyFilesParams,
+)
+LIST_DIR = Tool(
+    "list_dir",
+    "List a directory's entries (directories end in '/'), optionally several levels deep.",
+    list_dir,
+    ListDirParams,
+)

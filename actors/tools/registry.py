@@ -1,0 +1,138 @@
+"""The tool registry, and running a round of the model's tool calls.
+
+Whatever goes wrong with a call (an unknown tool, arguments that are not JSON or do
+not fit, the tool raising) becomes an error result the model can read and react
+to; it never ends the loop. A round's calls run in parallel when the profile
+allows it, and their results keep the order of the calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import msgspec
+import trio
+
+from actors.tools.schema import InvalidArguments, check_against_schema, parse_arguments, schema_of
+from protocol.llm import ToolCall, ToolDefinition
+
+T = TypeVar("T")
+
+Executor = Callable[[Any, Any], Awaitable[str]]
+"""``await execute(arguments, context) -> output``; arguments are the parsed Struct
+(or the plain dict, for a tool described by a JSON Schema)."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool: its name and description for the model, its parameters, its code."""
+
+    name: str
+    description: str
+    execute: Executor
+    parameters: type[msgspec.Struct] | None = None
+    json_schema: dict[str, Any] | None = None
+    _schema: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if (self.parameters is None) == (self.json_schema is None):
+            raise ValueError(f"tool {self.name!r} needs either parameters or json_schema")
+        schema = schema_of(self.parameters) if self.parameters is not None else self.json_schema
+        object.__setattr__(self, "_schema", schema)
+
+    def definition(self) -> ToolDefinition:
+        return ToolDefinition(self.name, self.description, self._schema)
+
+    def parse(self, arguments: dict[str, Any]) -> Any:
+        if self.parameters is not None:
+            return parse_arguments(self.parameters, arguments)
+        return check_against_schema(self._schema, arguments)
+
+
+class ToolFailure(Exception):
+    """Raised by a tool whose error text must reach the model exactly as written
+    (apply_patch's messages, for instance), without the generic prefix."""
+
+
+class ToolOutcome(msgspec.Struct, frozen=True):
+    """The full, untruncated output of one call (truncation is the session's job)."""
+
+    call_id: str
+    name: str
+    output: str
+    is_error: bool
+
+
+class ToolRegistry:
+    """Tools by name; registering a name again replaces the earlier tool."""
+
+    def __init__(self, tools: Sequence[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        self._tools[tool.name] = tool
+
+    def unregister(self, name: str) -> None:
+        self._tools.pop(name, None)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def definitions(self) -> list[ToolDefinition]:
+        return [tool.definition() for tool in self._tools.values()]
+
+    async def run(self, call: ToolCall, context: Any) -> ToolOutcome:
+        """Run one call; every failure comes back as an error outcome."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self._tools)) or "none"
+            return _error(call, f"Unknown tool: {call.name}. Available tools: {known}")
+        if call.arguments_error:
+            return _error(call, f"Invalid arguments for {call.name}: {call.arguments_error}")
+        try:
+            arguments = tool.parse(call.arguments)
+        except InvalidArguments as exc:
+            return _error(call, f"Invalid arguments for {call.name}: {exc}")
+        try:
+            output = await tool.execute(arguments, context)
+        except ToolFailure as failure:
+            return _error(call, str(failure))
+        except Exception as exc:  # a tool's failure is a result for the model
+            return _error(call, f"Tool error ({call.name}): {exc}")
+        return ToolOutcome(call.id, call.name, output, False)
+
+    async def run_round(
+        self, calls: Sequence[ToolCall], context: Any, parallel: bool
+    ) -> list[ToolOutcome]:
+        """Run a round of calls, concurrently when ``parallel``; results in call order."""
+        return await run_in_order(calls, lambda call: self.run(call, context), parallel)
+
+
+async def run_in_order(
+    calls: Sequence[ToolCall],
+    run: Callable[[ToolCall], Awaitable[T]],
+    parallel: bool,
+) -> list[T]:
+    """Run each call with ``run``, all at once when ``parallel``; results in call order."""
+    if not parallel or len(calls) < 2:
+        return [await run(call) for call in calls]
+    outcomes: list[T | None] = [None] * len(calls)
+
+    async def run_one(index: int, call: ToolCall) -> None:
+        outcomes[index] = await run(call)
+
+    async with trio.open_nursery() as nursery:
+        for index, call in enumerate(calls):
+            nursery.start_soon(run_one, index, call)
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _error(call: ToolCall, message: str) -> ToolOutcome:
+    return ToolOutcome(call.id, call.name, message, True)
