@@ -1,0 +1,100 @@
+"""A session's event stream: numbered events, delivered to any number of subscribers.
+
+Emitting never waits. Each subscriber has a bounded buffer; one that cannot keep
+up loses its oldest events and is told how many it missed (an ``events_missed``
+event) before it sees the next one, so a slow UI never slows the session.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any
+
+import trio
+
+from protocol.session import EventKind, SessionEvent
+
+
+class Subscription:
+    """An async iterator over one session's events; ends when the session closes."""
+
+    def __init__(self, session_id: str, buffer: int) -> None:
+        if buffer < 1:
+            raise ValueError("a subscription needs room for at least one event")
+        self.session_id = session_id
+        self._events: deque[SessionEvent] = deque()
+        self._buffer = buffer
+        self._missed = 0
+        self._closed = False
+        self._wake = trio.Event()
+
+    @property
+    def missed(self) -> int:
+        return self._missed
+
+    def offer(self, event: SessionEvent) -> None:
+        if self._closed:
+            return
+        if len(self._events) >= self._buffer:
+            self._events.popleft()
+            self._missed += 1
+        self._events.append(event)
+        self._wake.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> SessionEvent:
+        while not self._events and not self._missed:
+            if self._closed:
+                raise StopAsyncIteration
+            self._wake = trio.Event()
+            await self._wake.wait()
+        if self._missed:
+            missed, self._missed = self._missed, 0
+            next_seq = self._events[0].seq if self._events else 0
+            return SessionEvent(
+                self.session_id, 0, time.time(), "events_missed",
+                {"missed": missed, "next_seq": next_seq},
+            )  # fmt: skip
+        return self._events.popleft()
+
+
+class EventHub:
+    """Numbers a session's events and hands each to every subscriber."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self._seq = 0
+        self._subscribers: list[Subscription] = []
+
+    @property
+    def last_seq(self) -> int:
+        return self._seq
+
+    def emit(self, kind: EventKind, **data: Any) -> SessionEvent:
+        self._seq += 1
+        event = SessionEvent(self.session_id, self._seq, time.time(), kind, data)
+        for subscriber in self._subscribers:
+            subscriber.offer(event)
+        return event
+
+    def subscribe(self, buffer: int = 1024) -> Subscription:
+        subscription = Subscription(self.session_id, buffer)
+        self._subscribers.append(subscription)
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        subscription.close()
+        if subscription in self._subscribers:
+            self._subscribers.remove(subscription)
+
+    def close(self) -> None:
+        for subscriber in self._subscribers:
+            subscriber.close()
+        self._subscribers.clear()

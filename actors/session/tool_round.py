@@ -1,0 +1,103 @@
+"""Running a round of tool calls for a session: events around each call, the full
+output in TOOL_CALL_END, the truncated output for the model, and live output
+deltas of running commands.
+
+Deltas come from the environment actor; they are queued in a bounded channel and
+turned into events by the session's own task, so only session tasks touch its
+event stream. Deltas beyond the backlog are dropped: they are ephemeral, and
+TOOL_CALL_END carries the complete output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+
+import trio
+
+from actors.kernel import ActorRef
+from actors.session.events import EventHub
+from actors.session.profiles import ProviderProfile
+from actors.tools.core.context import ToolContext
+from actors.tools.registry import run_in_order
+from actors.tools.truncation import truncate_tool_output
+from protocol.environment import ExecOutput
+from protocol.llm import ToolCall, ToolResult
+from protocol.session import SessionConfig
+
+DELTA_BACKLOG = 1024
+_UNDELIVERABLE = (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError)
+"""A full backlog, or a session that has closed: the delta is dropped."""
+
+
+class _DeltaSink:
+    """What a running command's output deltas are told to: the session's queue."""
+
+    def __init__(self, channel: trio.MemorySendChannel[tuple[str, ExecOutput]], call_id: str):
+        self._channel = channel
+        self._call_id = call_id
+
+    async def tell(self, message: ExecOutput) -> None:
+        with contextlib.suppress(
+            trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError
+        ):
+            self._channel.send_nowait((self._call_id, message))
+
+
+class ToolRunner:
+    """Executes the model's tool calls in a session's environment."""
+
+    def __init__(self, hub: EventHub, environment: ActorRef, working_dir: str) -> None:
+        self.hub = hub
+        self.environment = environment
+        self.working_dir = working_dir
+        self._deltas_in, self._deltas_out = trio.open_memory_channel[tuple[str, ExecOutput]](
+            DELTA_BACKLOG
+        )
+
+    async def run_round(
+        self, calls: Sequence[ToolCall], profile: ProviderProfile, config: SessionConfig
+    ) -> list[ToolResult]:
+        """Every call of the round, in parallel when the profile allows; call order kept."""
+
+        async def execute(call: ToolCall) -> ToolResult:
+            return await self._execute(call, profile, config)
+
+        return await run_in_order(calls, execute, profile.supports_parallel_tool_calls)
+
+    async def _execute(
+        self, call: ToolCall, profile: ProviderProfile, config: SessionConfig
+    ) -> ToolResult:
+        context = ToolContext(
+            environment=self.environment,
+            working_dir=self.working_dir,
+            default_timeout_ms=profile.default_command_timeout_ms
+            or config.default_command_timeout_ms,
+            max_timeout_ms=config.max_command_timeout_ms,
+            output_to=_DeltaSink(self._deltas_in, call.id),
+        )
+        self.hub.emit(
+            "tool_call_start", call_id=call.id, tool_name=call.name, arguments=call.arguments
+        )
+        outcome = await profile.registry.run(call, context)
+        self.hub.emit(
+            "tool_call_end",
+            call_id=call.id,
+            tool_name=call.name,
+            output=outcome.output,
+            is_error=outcome.is_error,
+        )
+        truncated = truncate_tool_output(
+            outcome.output, call.name, config.tool_output_limits, config.tool_line_limits
+        )
+        return ToolResult(call.id, truncated, outcome.is_error, call.name)
+
+    async def emit_deltas(self) -> None:
+        """Turn queued output deltas into events until :meth:`close`."""
+        async for call_id, output in self._deltas_out:
+            self.hub.emit(
+                "tool_call_output_delta", call_id=call_id, stream=output.stream, text=output.text
+            )
+
+    def close(self) -> None:
+        self._deltas_in.close()

@@ -1,0 +1,167 @@
+"""Sessions: turns, configuration, events, and the requests a session answers
+(coding-agent-loop-spec §2)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from protocol.llm import Message, ToolCall, ToolResult, Usage
+
+SessionState = Literal["idle", "processing", "awaiting_input", "closed"]
+
+EventKind = Literal[
+    "session_start",
+    "session_end",
+    "user_input",
+    "processing_end",
+    "assistant_text_start",
+    "assistant_text_delta",
+    "assistant_text_end",
+    "assistant_reasoning_delta",
+    "tool_call_start",
+    "tool_call_output_delta",
+    "tool_call_end",
+    "steering_injected",
+    "turn_limit",
+    "loop_detection",
+    "warning",
+    "error",
+    "events_missed",
+]
+"""The kinds of §2.9, plus ``assistant_reasoning_delta`` (reasoning shown live) and
+``events_missed`` (told to a subscriber that fell behind, with the count)."""
+
+EPHEMERAL_KINDS: frozenset[str] = frozenset(
+    {"assistant_text_delta", "assistant_reasoning_delta", "tool_call_output_delta"}
+)
+"""Deltas: shown live, not worth keeping once the full text has been sent."""
+
+
+class SessionEvent(msgspec.Struct, frozen=True):
+    """One event; ``seq`` counts up from 1 within its session, without gaps."""
+
+    session_id: str
+    seq: int
+    timestamp: float
+    kind: EventKind
+    data: dict[str, Any] = {}
+
+
+class UserTurn(msgspec.Struct, frozen=True, tag="user", tag_field="turn"):
+    content: str
+    timestamp: float
+
+
+class AssistantTurn(msgspec.Struct, frozen=True, tag="assistant", tag_field="turn"):
+    """The model's answer. ``message`` keeps every part as the provider sent it
+    (thinking signatures included), so it goes back to the provider unchanged."""
+
+    content: str
+    tool_calls: list[ToolCall]
+    reasoning: str | None
+    usage: Usage
+    response_id: str | None
+    timestamp: float
+    message: Message | None = None
+
+
+class ToolResultsTurn(msgspec.Struct, frozen=True, tag="tool_results", tag_field="turn"):
+    results: list[ToolResult]
+    timestamp: float
+
+
+class SystemTurn(msgspec.Struct, frozen=True, tag="system", tag_field="turn"):
+    content: str
+    timestamp: float
+
+
+class SteeringTurn(msgspec.Struct, frozen=True, tag="steering", tag_field="turn"):
+    content: str
+    timestamp: float
+
+
+Turn = UserTurn | AssistantTurn | ToolResultsTurn | SystemTurn | SteeringTurn
+
+
+class SessionConfig(msgspec.Struct, frozen=True):
+    """Limits and settings (§2.2). Zero limits mean unlimited."""
+
+    max_turns: int = 0
+    max_tool_rounds_per_input: int = 0
+    default_command_timeout_ms: int = 10_000
+    max_command_timeout_ms: int = 600_000
+    reasoning_effort: str | None = None
+    model: str | None = None
+    """Overrides the profile's model; takes effect on the next model call."""
+    tool_output_limits: dict[str, int] = {}
+    tool_line_limits: dict[str, int | None] = {}
+    enable_loop_detection: bool = True
+    loop_detection_window: int = 10
+    max_subagent_depth: int = 1
+    user_instructions: str | None = None
+    context_warning_ratio: float = 0.8
+
+
+class Submit(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """Start processing ``text``; while busy it is queued after the current input."""
+
+    text: str
+
+
+class Steer(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """Inject ``text`` after the current tool round (on the next submit when idle)."""
+
+    text: str
+
+
+class FollowUp(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """Process ``text`` once the current input is done."""
+
+    text: str
+
+
+class Abort(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """Stop now: cancel the model stream, kill commands, and close the session."""
+
+    reason: str = "aborted"
+
+
+class CloseSession(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """Close an idle session (a busy one is aborted)."""
+
+
+class UpdateConfig(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """Change settings between turns; unset fields keep their value."""
+
+    reasoning_effort: str | msgspec.UnsetType | None = msgspec.UNSET
+    model: str | msgspec.UnsetType | None = msgspec.UNSET
+    max_turns: int | msgspec.UnsetType = msgspec.UNSET
+    max_tool_rounds_per_input: int | msgspec.UnsetType = msgspec.UNSET
+
+
+class WaitIdle(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """Answered when the session is no longer processing (idle, awaiting or closed)."""
+
+
+class GetSnapshot(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    pass
+
+
+class Subscribe(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """In process: answered with a Subscription (an async iterator of events).
+    ``buffer`` bounds what a slow reader may fall behind by."""
+
+    buffer: int = 1024
+
+
+class SessionSnapshot(msgspec.Struct, frozen=True):
+    session_id: str
+    state: SessionState
+    profile: str
+    model: str
+    history: list[Turn]
+    config: SessionConfig
+    pending_steering: list[str]
+    pending_follow_ups: list[str]
