@@ -156,6 +156,15 @@ class Subscribe(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
     buffer: int = 1024
 
 
+class SubscribeRef(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """Deliver every event to ``ref`` (an actor that handles SessionEvent) with
+    ``tell``. A slow ref only holds up its own forwarding: it falls behind, bounded
+    by ``buffer``, and receives an ``events_missed`` event. Not sent over the wire."""
+
+    ref: Any
+    buffer: int = 1024
+
+
 class SessionSnapshot(msgspec.Struct, frozen=True):
     session_id: str
     state: SessionState

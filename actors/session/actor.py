@@ -16,7 +16,7 @@ from collections import deque
 import msgspec
 import trio
 
-from actors.kernel import Actor, ActorRef, Rejection, handler
+from actors.kernel import Actor, ActorError, ActorRef, Rejection, handler
 from actors.models.errors import (
     AccessDeniedError,
     AuthenticationError,
@@ -45,6 +45,7 @@ from protocol.session import (
     SteeringTurn,
     Submit,
     Subscribe,
+    SubscribeRef,
     ToolResultsTurn,
     Turn,
     UpdateConfig,
@@ -174,6 +175,21 @@ class SessionActor(Actor):
     @handler
     async def subscribe(self, message: Subscribe) -> Subscription:
         return self.hub.subscribe(message.buffer)
+
+    @handler
+    async def subscribe_ref(self, message: SubscribeRef) -> None:
+        subscription = self.hub.subscribe(message.buffer)
+        self.ctx.nursery.start_soon(self._forward, subscription, message.ref)
+
+    async def _forward(self, subscription: Subscription, ref: ActorRef) -> None:
+        """Tell ``ref`` each event; a ref that has stopped ends its subscription."""
+        try:
+            async for event in subscription:
+                await ref.tell(event)
+        except ActorError:
+            pass
+        finally:
+            self.hub.unsubscribe(subscription)
 
     # -- the loop ------------------------------------------------------------
 

@@ -77,7 +77,7 @@ class EventHub:
     def last_seq(self) -> int:
         return self._seq
 
-    def emit(self, kind: EventKind, **data: Any) -> SessionEvent:
+    def emit(self, kind: EventKind, /, **data: Any) -> SessionEvent:
         self._seq += 1
         event = SessionEvent(self.session_id, self._seq, time.time(), kind, data)
         for subscriber in self._subscribers:

@@ -1,0 +1,62 @@
+"""Session behaviours beyond the loop scenarios: settings, warnings, subscribers."""
+
+from __future__ import annotations
+
+import trio
+
+from actors.kernel import Actor, Runtime, handler
+from actors.session.profiles import ANTHROPIC_SHELL_TIMEOUT_MS, PROFILES
+from protocol.session import SessionEvent, SubscribeRef, UpdateConfig
+from tests.session.conftest import HANG_GUARD, StartAgent
+from tests.session.scripts import body_text, call, turns
+
+
+async def test_model_change_takes_effect_on_the_next_call(start_agent: StartAgent) -> None:
+    async with start_agent("openai", turns("one", "two")) as agent:
+        await agent.run("first")
+        await agent.ref.ask(UpdateConfig(model="gpt-next"))
+        await agent.run("second")
+        first, second = agent.request_bodies()
+        assert (first["model"], second["model"]) == ("gpt-5.2-codex", "gpt-next")
+
+
+async def test_context_usage_warning_at_80_percent(start_agent: StartAgent) -> None:
+    profile_window = PROFILES["anthropic"]().context_window_size
+    big = "y" * int(profile_window * 4 * 0.85)
+    async with start_agent("anthropic", turns("ok", "ok")) as agent:
+        await agent.run("short question")
+        assert agent.of("warning") == []
+        await agent.run(big)
+        warning = agent.of("warning")[0]
+        assert warning.data["kind"] == "context_usage"
+        assert warning.data["message"].startswith("Context usage at ~8")
+
+
+async def test_anthropic_shell_defaults_to_120_seconds(start_agent: StartAgent) -> None:
+    assert PROFILES["anthropic"]().default_command_timeout_ms == ANTHROPIC_SHELL_TIMEOUT_MS
+    async with start_agent("anthropic", turns("hi")) as agent:
+        await agent.run("hi")
+        assert "Default timeout 120000 ms" in body_text(agent.request_bodies()[0])
+
+
+class Collector(Actor):
+    def __init__(self) -> None:
+        self.events: list[SessionEvent] = []
+        self.ended = trio.Event()
+
+    @handler
+    async def on_event(self, event: SessionEvent) -> None:
+        self.events.append(event)
+        if event.kind == "processing_end":
+            self.ended.set()
+
+
+async def test_events_can_be_delivered_to_a_ref(start_agent: StartAgent) -> None:
+    async with start_agent("gemini", turns([call("glob", pattern="*")], "done")) as agent:
+        collector = Collector()
+        runtime: Runtime = agent.ref._cell.runtime
+        await agent.ref.ask(SubscribeRef(await runtime.spawn(collector)))
+        await agent.run("look around")
+        with trio.fail_after(HANG_GUARD):
+            await collector.ended.wait()
+        assert [e.kind for e in collector.events] == [e.kind for e in agent.seen]

@@ -1,0 +1,91 @@
+"""System prompt layers (coding-agent-loop-spec §6), from a real environment snapshot."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from actors.kernel import ActorRef, Runtime
+from actors.session.profiles import anthropic_profile, gemini_profile, openai_profile
+from actors.session.prompt import PROJECT_DOC_MARKER, build_system_prompt, take_snapshot
+from environments.local import LocalEnvironment
+
+
+def git(repo: Path, *args: str) -> None:
+    identity = ["-c", "user.email=dev@example.com", "-c", "user.name=Dev"]
+    subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = Path(os.path.realpath(tmp_path)) / "repo"
+    (root / "pkg" / "sub").mkdir(parents=True)
+    (root / "AGENTS.md").write_text("root agents rules")
+    (root / "CLAUDE.md").write_text("claude rules")
+    (root / "GEMINI.md").write_text("gemini rules")
+    (root / "pkg" / "sub" / "AGENTS.md").write_text("deeper agents rules")
+    git(root, "init", "-q", "-b", "trunk")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "first commit")
+    (root / "untracked.txt").write_text("new")
+    (root / "AGENTS.md").write_text("root agents rules, edited")
+    return root
+
+
+@pytest.fixture
+async def env_in_sub(repo: Path) -> AsyncIterator[ActorRef]:
+    async with Runtime() as runtime:
+        yield await runtime.spawn(LocalEnvironment(repo / "pkg" / "sub"))
+
+
+async def test_snapshot_reads_git_and_the_profiles_documents(
+    repo: Path, env_in_sub: ActorRef
+) -> None:
+    snapshot = await take_snapshot(env_in_sub, anthropic_profile())
+    assert snapshot.git is not None
+    assert (snapshot.git.branch, snapshot.git.modified, snapshot.git.untracked) == ("trunk", 1, 1)
+    assert snapshot.git.recent_commits[0].endswith("first commit")
+    docs = snapshot.project_docs
+    assert "claude rules" in docs and "gemini rules" not in docs
+    assert docs.index("root agents rules") < docs.index("claude rules") < docs.index("deeper")
+    gemini_docs = (await take_snapshot(env_in_sub, gemini_profile())).project_docs
+    assert "gemini rules" in gemini_docs and "claude rules" not in gemini_docs
+
+
+async def test_prompt_layers_in_order_with_the_user_override_last(env_in_sub: ActorRef) -> None:
+    profile = openai_profile("gpt-test")
+    snapshot = await take_snapshot(env_in_sub, profile)
+    prompt = build_system_prompt(profile, snapshot, "Always answer in French.")
+    order = [
+        profile.base_instructions,
+        "<environment>",
+        f"Working directory: {snapshot.working_directory}",
+        "Is git repository: true",
+        "Git branch: trunk",
+        "Platform: linux",
+        f"Today's date: {snapshot.date}",
+        "Model: gpt-test",
+        "Git status at session start: 1 modified, 1 untracked",
+        "- apply_patch: ",
+        "Project instructions:",
+        "User instructions:\nAlways answer in French.",
+    ]
+    positions = [prompt.index(piece) for piece in order]
+    assert positions == sorted(positions)
+    assert prompt.endswith("Always answer in French.")
+
+
+async def test_project_documents_stop_at_32kb_with_the_marker(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("x" * 40_000)
+    async with Runtime() as runtime:
+        env = await runtime.spawn(LocalEnvironment(tmp_path))
+        snapshot = await take_snapshot(env, anthropic_profile())
+    assert snapshot.git is None
+    assert snapshot.project_docs.endswith(PROJECT_DOC_MARKER)
+    assert len(snapshot.project_docs.encode()) <= 32 * 1024
+    prompt = build_system_prompt(anthropic_profile(), snapshot)
+    assert "Is git repository: false" in prompt
