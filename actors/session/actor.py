@@ -70,17 +70,21 @@ class SessionActor(Actor):
         gateway: ActorRef,
         config: SessionConfig | None = None,
         session_id: str | None = None,
+        history: list[Turn] | None = None,
+        first_seq: int = 1,
     ) -> None:
+        """``history`` and ``first_seq`` resume a stored session: the conversation so
+        far, and the sequence number its next event takes."""
         self.id = session_id or f"s-{secrets.token_hex(4)}"
         self.profile = profile
         self.environment = environment
         self.gateway = gateway
         self.config = config or SessionConfig()
         self.state: SessionState = "idle"
-        self.history: list[Turn] = []
+        self.history: list[Turn] = list(history or ())
         self.steering: deque[str] = deque()
         self.follow_ups: deque[str] = deque()
-        self.hub = EventHub(self.id)
+        self.hub = EventHub(self.id, first_seq)
         self.snapshot: EnvironmentSnapshot | None = None
         self.model: ModelSession | None = None
         self._work: trio.CancelScope | None = None
@@ -88,7 +92,7 @@ class SessionActor(Actor):
         self._idle.set()
         self._signatures: list[str] = []
         self._messages = MessageLog()
-        self._model_turns = 0
+        self._model_turns = sum(1 for turn in self.history if isinstance(turn, AssistantTurn))
         self._history_chars = 0
         self._chars_counted = 0
         self._fatal: str | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import trio
@@ -68,10 +69,11 @@ class Subscription:
 class EventHub:
     """Numbers a session's events and hands each to every subscriber."""
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, first_seq: int = 1) -> None:
         self.session_id = session_id
-        self._seq = 0
+        self._seq = first_seq - 1
         self._subscribers: list[Subscription] = []
+        self._sinks: list[Callable[[SessionEvent], None]] = []
 
     @property
     def last_seq(self) -> int:
@@ -80,9 +82,18 @@ class EventHub:
     def emit(self, kind: EventKind, /, **data: Any) -> SessionEvent:
         self._seq += 1
         event = SessionEvent(self.session_id, self._seq, time.time(), kind, data)
+        for sink in self._sinks:
+            sink(event)
         for subscriber in self._subscribers:
             subscriber.offer(event)
         return event
+
+    def add_sink(self, sink: Callable[[SessionEvent], None]) -> None:
+        """Call ``sink`` with every event, before any subscriber sees it.
+
+        For a durable store: a sink never loses an event, so it must be quick (queue
+        the event for a writer task) and must not raise."""
+        self._sinks.append(sink)
 
     def subscribe(self, buffer: int = 1024) -> Subscription:
         subscription = Subscription(self.session_id, buffer)
