@@ -7,6 +7,7 @@ the script format and :mod:`.replay` for serving recorded streams.
 
 from actors.mockllm.replay import Reply, load_replies
 from actors.mockllm.script import (
+    Conversation,
     Fault,
     Script,
     ScriptError,
@@ -19,6 +20,7 @@ from actors.mockllm.script import (
 from actors.mockllm.server import MockLLMServer, RecordedRequest, serve_mock_llm
 
 __all__ = [
+    "Conversation",
     "Fault",
     "MockLLMServer",
     "RecordedRequest",

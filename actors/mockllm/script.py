@@ -14,6 +14,9 @@ Scripts load from YAML or JSON::
           - {name: read_file, arguments: {path: b.txt}}
       - {text: "partial", fault: {error_after: 2}}
 
+``conversations`` script several sessions at once, each by a piece of its first
+user message; its turns follow the conversation, not the order requests arrive.
+
 ``rounds: N`` answers N tool calls (counted from the tool results in the request)
 and then text, for benchmarks.
 """
@@ -70,8 +73,21 @@ class Turn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Seconds between two stream events."""
 
 
+class Conversation(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Turns for the conversations whose first user message contains ``match``.
+
+    Turn N answers the request that already carries N answers of the model, so
+    several sessions (a parent and its subagents) can be scripted at once and
+    served in any order."""
+
+    match: str
+    turns: list[Turn]
+
+
 class Script(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     turns: list[Turn] = []
+    conversations: list[Conversation] = []
+    """Checked first, in order; requests that match none fall back to ``turns``."""
     repeat: bool = True
     rounds: int | None = None
     rounds_tool: str = "noop"

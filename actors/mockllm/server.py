@@ -21,7 +21,14 @@ import trio
 from actors.mockllm.answer import make_answer
 from actors.mockllm.replay import JSON, SSE, Reply
 from actors.mockllm.script import Fault, Script, ToolCallSpec, Turn
-from actors.mockllm.wires import WIRES, Wire, count_tool_results, route
+from actors.mockllm.wires import (
+    WIRES,
+    Wire,
+    count_model_turns,
+    count_tool_results,
+    first_user_text,
+    route,
+)
 
 _decode = msgspec.json.Decoder()
 MAX_REQUEST = 64 * 1024 * 1024
@@ -117,6 +124,14 @@ class MockLLMServer:
                 call = ToolCallSpec(script.rounds_tool, {"round": done + 1})
                 return Turn(tool_calls=[call])
             return Turn(text=script.rounds_text)
+        if script.conversations:
+            opening = first_user_text(wire, body)
+            for conversation in script.conversations:
+                if conversation.match in opening:
+                    turn = count_model_turns(wire, body)
+                    if turn < len(conversation.turns):
+                        return conversation.turns[turn]
+                    return Turn(fault=Fault(status=500, message="mock-llm: conversation over"))
         index = len(self.requests) - 1
         if not script.turns:
             return Turn(text="ok")

@@ -101,3 +101,55 @@ def count_tool_results(wire: str, body: Any) -> int:
         for part in c.get("parts") or ()
         if "functionResponse" in part
     )
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return ""
+
+
+def first_user_text(wire: str, body: Any) -> str:
+    """The first user message of a request: what a scripted conversation matches on."""
+    if not isinstance(body, dict):
+        return ""
+    if wire == "openai_responses":
+        items = body.get("input")
+        if isinstance(items, str):
+            return items
+        for item in items or ():
+            if isinstance(item, dict) and item.get("role") == "user":
+                return _text_of(item.get("content"))
+        return ""
+    if wire == "gemini":
+        for content in body.get("contents") or ():
+            if content.get("role") == "user":
+                return _text_of(content.get("parts"))
+        return ""
+    for message in body.get("messages") or ():
+        if message.get("role") == "user":
+            return _text_of(message.get("content"))
+    return ""
+
+
+def count_model_turns(wire: str, body: Any) -> int:
+    """How many answers of the model a request already carries (its turn number)."""
+    if not isinstance(body, dict):
+        return 0
+    if wire == "openai_responses":
+        items = body.get("input") if isinstance(body.get("input"), list) else []
+        turns, in_answer = 0, False
+        for item in items:
+            from_model = item.get("role") == "assistant" or item.get("type") in (
+                "function_call",
+                "reasoning",
+            )
+            if from_model and not in_answer:
+                turns += 1
+            in_answer = from_model
+        return turns
+    if wire == "gemini":
+        return sum(1 for c in body.get("contents") or () if c.get("role") == "model")
+    return sum(1 for m in body.get("messages") or () if m.get("role") == "assistant")
