@@ -9,12 +9,24 @@ stops the inner work. Refusals of the inner environment pass through unchanged.
 from __future__ import annotations
 
 import logging
+import posixpath
 import time
+
+import msgspec
 
 from actors.kernel import ActorError, ActorRef, Rejection
 from environments.base import EnvironmentActor
 from environments.errors import EnvironmentUnavailable, ReadOnly
-from protocol.environment import WRITE_REQUESTS, EnvironmentRequest, ExecCommand, ExecResult
+from protocol.environment import (
+    WRITE_REQUESTS,
+    Describe,
+    EnvironmentInfo,
+    EnvironmentRequest,
+    ExecCommand,
+    ExecResult,
+    Glob,
+    Grep,
+)
 
 log = logging.getLogger("troupe.environments")
 
@@ -82,3 +94,39 @@ class LoggingEnvironment(ForwardingEnvironment):
                 (time.monotonic() - started) * 1000,
             )
         return result
+
+
+class ScopedEnvironment(ForwardingEnvironment):
+    """The wrapped environment seen from a subdirectory: relative paths, commands'
+    working directory and searches start there (absolute paths are left alone).
+
+    A subagent told to work in ``pkg/`` gets this in front of its parent's
+    environment: the same files and host, a different starting point."""
+
+    def __init__(self, inner: ActorRef, subdirectory: str) -> None:
+        super().__init__(inner)
+        self.subdirectory = subdirectory
+
+    def scoped(self, path: str | None) -> str:
+        if path and posixpath.isabs(path):
+            return path
+        return posixpath.join(self.subdirectory, path) if path else self.subdirectory
+
+    async def serve(self, request: EnvironmentRequest) -> object:
+        match request:
+            case Describe():
+                info = await self.forward(request)
+                assert isinstance(info, EnvironmentInfo)
+                directory = posixpath.join(info.working_directory, self.subdirectory)
+                return msgspec.structs.replace(
+                    info, working_directory=posixpath.normpath(directory)
+                )
+            case ExecCommand():
+                request = msgspec.structs.replace(
+                    request, working_dir=self.scoped(request.working_dir)
+                )
+            case Grep() | Glob():
+                request = msgspec.structs.replace(request, path=self.scoped(request.path))
+            case _ if hasattr(request, "path"):
+                request = msgspec.structs.replace(request, path=self.scoped(request.path))
+        return await self.forward(request)

@@ -28,10 +28,18 @@ EventKind = Literal[
     "loop_detection",
     "warning",
     "error",
+    "interrupted",
+    "subagent_spawned",
+    "subagent_input",
+    "subagent_completed",
+    "subagent_failed",
+    "subagent_closed",
     "events_missed",
 ]
-"""The kinds of §2.9, plus ``assistant_reasoning_delta`` (reasoning shown live) and
-``events_missed`` (told to a subscriber that fell behind, with the count)."""
+"""The kinds of §2.9, plus ``assistant_reasoning_delta`` (reasoning shown live),
+``interrupted``, the ``subagent_*`` lifecycle of a session's children (each with
+the child's address), and ``events_missed`` (told to a subscriber that fell behind,
+with the count)."""
 
 EPHEMERAL_KINDS: frozenset[str] = frozenset(
     {"assistant_text_delta", "assistant_reasoning_delta", "tool_call_output_delta"}
@@ -100,6 +108,8 @@ class SessionConfig(msgspec.Struct, frozen=True):
     enable_loop_detection: bool = True
     loop_detection_window: int = 10
     max_subagent_depth: int = 1
+    max_subagents: int = 6
+    """Live subagents one session may have at a time."""
     user_instructions: str | None = None
     context_warning_ratio: float = 0.8
 
@@ -128,6 +138,16 @@ class Abort(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
     reason: str = "aborted"
 
 
+class Interrupt(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """Stop the current work but keep the session open (it returns to idle).
+
+    ``immediate`` cancels the step in progress (a tool still running gets an
+    "interrupted" result); otherwise the session stops after the current step,
+    before its next model call. Queued follow-ups are kept."""
+
+    immediate: bool = True
+
+
 class CloseSession(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
     """Close an idle session (a busy one is aborted)."""
 
@@ -142,7 +162,8 @@ class UpdateConfig(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
 
 
 class WaitIdle(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
-    """Answered when the session is no longer processing (idle, awaiting or closed)."""
+    """Answered, with a :class:`SessionOutcome`, when the session is no longer
+    processing (idle, awaiting input, or closed)."""
 
 
 class GetSnapshot(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
@@ -165,6 +186,21 @@ class SubscribeRef(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
     buffer: int = 1024
 
 
+StopReason = Literal["completed", "turn_limit", "error", "interrupted", "closed"]
+
+
+class SessionOutcome(msgspec.Struct, frozen=True):
+    """How the last input ended: the final text, whether it completed naturally, and
+    the model turns used in the whole session."""
+
+    state: SessionState
+    output: str
+    success: bool
+    turns_used: int
+    stop_reason: StopReason
+    error: str | None = None
+
+
 class SessionSnapshot(msgspec.Struct, frozen=True):
     session_id: str
     state: SessionState
@@ -174,3 +210,17 @@ class SessionSnapshot(msgspec.Struct, frozen=True):
     config: SessionConfig
     pending_steering: list[str]
     pending_follow_ups: list[str]
+
+
+SubAgentStatus = Literal["running", "completed", "failed", "closed"]
+
+
+class SubAgentResult(msgspec.Struct, frozen=True):
+    """What a parent learns of a subagent (coding-agent-loop-spec §7.3)."""
+
+    agent_id: str
+    address: str
+    status: SubAgentStatus
+    output: str
+    success: bool
+    turns_used: int

@@ -8,7 +8,7 @@ prompt.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -97,6 +97,11 @@ class ProviderProfile:
     default_command_timeout_ms: int | None = None
     """When set, overrides the session's default command timeout for this profile."""
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def derive(self, model: str | None = None) -> ProviderProfile:
+        """A copy with its own registry (and optionally another model), so a session
+        can add or drop tools without touching the profile it was given."""
+        return replace(self, model=model or self.model, registry=self.registry.copy())
 
     def tools(self) -> list[ToolDefinition]:
         return self.registry.definitions()

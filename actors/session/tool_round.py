@@ -47,10 +47,13 @@ class _DeltaSink:
 class ToolRunner:
     """Executes the model's tool calls in a session's environment."""
 
-    def __init__(self, hub: EventHub, environment: ActorRef, working_dir: str) -> None:
+    def __init__(
+        self, hub: EventHub, environment: ActorRef, working_dir: str, agents: object = None
+    ) -> None:
         self.hub = hub
         self.environment = environment
         self.working_dir = working_dir
+        self.agents = agents
         self._deltas_in, self._deltas_out = trio.open_memory_channel[tuple[str, ExecOutput]](
             DELTA_BACKLOG
         )
@@ -75,6 +78,7 @@ class ToolRunner:
             or config.default_command_timeout_ms,
             max_timeout_ms=config.max_command_timeout_ms,
             output_to=_DeltaSink(self._deltas_in, call.id),
+            agents=self.agents,
         )
         self.hub.emit(
             "tool_call_start", call_id=call.id, tool_name=call.name, arguments=call.arguments

@@ -73,6 +73,9 @@ class ToolRegistry:
         for tool in tools:
             self.register(tool)
 
+    def copy(self) -> ToolRegistry:
+        return ToolRegistry(list(self._tools.values()))
+
     def register(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
 

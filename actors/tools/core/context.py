@@ -22,6 +22,8 @@ class ToolContext:
     default_timeout_ms: int = DEFAULT_TIMEOUT_MS
     max_timeout_ms: int = MAX_TIMEOUT_MS
     output_to: Any = None
+    agents: Any = None
+    """The session's subagent manager, for the subagent tools."""
 
     def timeout_ms(self, requested: int | None) -> int:
         """The per-call timeout: the session default when unset, never past the cap."""

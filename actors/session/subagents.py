@@ -1,0 +1,214 @@
+"""A session's subagents (coding-agent-loop-spec §7): child sessions in the
+supervision tree, each with its own history, sharing the parent's environment (or
+a subdirectory of it) and gateway.
+
+The manager lives in the parent session and runs in the parent's tasks. Depth is
+enforced by the supervisor: a child is spawned with a depth limit that can only
+shrink, so a session past ``max_subagent_depth`` cannot spawn at all, and is not
+offered the tools. A child that fails, crashes or stops becomes a failed result,
+never a failure of the parent, and no child outlives its parent's input.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import msgspec
+import trio
+
+from actors.kernel import ActorError, ActorRef, DepthLimitError
+from actors.tools.registry import ToolFailure
+from environments.wrappers import ScopedEnvironment
+from protocol.session import (
+    Interrupt,
+    SessionOutcome,
+    Steer,
+    SubAgentResult,
+    SubAgentStatus,
+    Submit,
+    WaitIdle,
+)
+
+if TYPE_CHECKING:
+    from actors.session.actor import SessionActor
+
+
+@dataclass(eq=False)
+class SubAgent:
+    id: str
+    address: str
+    ref: ActorRef
+    scope: ActorRef | None = None
+    """The subdirectory view of the parent's environment, when the task is scoped."""
+    status: SubAgentStatus = "running"
+    result: SubAgentResult | None = None
+    finished: trio.Event = field(default_factory=trio.Event)
+
+
+class AgentManager:
+    """Spawn, steer, wait for and close one session's subagents."""
+
+    def __init__(self, parent: SessionActor) -> None:
+        self.parent = parent
+        self.agents: dict[str, SubAgent] = {}
+        self._ids = itertools.count(1)
+        self._starting = 0
+        """Spawns under way: they hold a place under the cap before they await."""
+
+    def open_agents(self) -> list[SubAgent]:
+        return [agent for agent in self.agents.values() if agent.status != "closed"]
+
+    def get(self, agent_id: str) -> SubAgent:
+        agent = self.agents.get(agent_id)
+        if agent is None:
+            known = ", ".join(self.agents) or "none"
+            raise ToolFailure(f"No subagent {agent_id!r}. Known subagents: {known}.")
+        return agent
+
+    async def spawn(
+        self, task: str, working_dir: str | None, model: str | None, max_turns: int | None
+    ) -> SubAgent:
+        parent = self.parent
+        config = parent.config
+        remaining = config.max_subagent_depth - parent.agent_depth
+        if remaining <= 0:
+            raise ToolFailure(
+                f"Subagent depth limit reached: this session is at depth {parent.agent_depth} "
+                f"of {config.max_subagent_depth} and cannot spawn subagents."
+            )
+        if len(self.open_agents()) + self._starting >= config.max_subagents:
+            raise ToolFailure(
+                f"Too many subagents: {config.max_subagents} are open. "
+                "Wait for one to finish or close one first."
+            )
+        self._starting += 1
+        try:
+            return await self._spawn(task, working_dir, model, max_turns, remaining)
+        finally:
+            self._starting -= 1
+
+    async def _spawn(
+        self,
+        task: str,
+        working_dir: str | None,
+        model: str | None,
+        max_turns: int | None,
+        remaining: int,
+    ) -> SubAgent:
+        from actors.session.actor import SessionActor  # the child is a session too
+
+        parent = self.parent
+        agent_id = f"a-{next(self._ids)}"
+        # The scope is the parent's child, not the subagent's: a subagent at the
+        # depth limit may not spawn anything, its environment view included.
+        scope = None
+        if working_dir:
+            view = ScopedEnvironment(parent.environment, working_dir)
+            scope = await parent.ctx.spawn(view, name=f"scopes/{agent_id}")
+        child = SessionActor(
+            parent.profile.derive(model=model),
+            scope or parent.environment,
+            parent.gateway,
+            msgspec.structs.replace(parent.config, max_turns=max_turns or 0, model=None),
+            session_id=f"{parent.id}.{agent_id}",
+            agent_depth=parent.agent_depth + 1,
+            snapshot=None if scope else parent.snapshot,
+        )
+        try:
+            ref = await parent.ctx.spawn(
+                child, name=f"agents/{agent_id}", depth_limit=remaining - 1
+            )
+        except DepthLimitError as exc:
+            raise ToolFailure(f"Subagent depth limit: {exc}") from None
+        agent = SubAgent(agent_id, ref.address, ref, scope)
+        self.agents[agent_id] = agent
+        parent.hub.emit("subagent_spawned", agent_id=agent_id, address=ref.address, task=task)
+        await self._start(agent, task)
+        return agent
+
+    async def _start(self, agent: SubAgent, text: str) -> None:
+        agent.status = "running"
+        agent.finished = trio.Event()
+        await agent.ref.tell(Submit(text))
+        self.parent.ctx.nursery.start_soon(self._watch, agent, agent.finished)
+
+    async def _watch(self, agent: SubAgent, finished: trio.Event) -> None:
+        """Wait for the child's input to end and record its result."""
+        try:
+            outcome: SessionOutcome = await agent.ref.ask(WaitIdle(), timeout=None)
+        except ActorError as exc:
+            self.settle(agent, "failed", f"The subagent stopped: {exc}", 0)
+        else:
+            status: SubAgentStatus = "completed" if outcome.success else "failed"
+            self.settle(agent, status, outcome.output, outcome.turns_used)
+        finished.set()
+
+    def settle(self, agent: SubAgent, status: SubAgentStatus, output: str, turns: int) -> None:
+        """Record how the child's work ended (once; a closed child stays closed)."""
+        if agent.status == "closed" or (agent.result is not None and agent.status != "running"):
+            return
+        agent.status = status
+        agent.result = SubAgentResult(
+            agent.id, agent.address, status, output, status == "completed", turns
+        )
+        kind = "subagent_completed" if status == "completed" else "subagent_failed"
+        self.parent.hub.emit(
+            kind, agent_id=agent.id, address=agent.address, output=output, turns_used=turns
+        )
+        agent.finished.set()
+
+    def child_failed(self, address: str, error: str) -> None:
+        """The supervisor reported a crash of one of our children."""
+        for agent in self.agents.values():
+            if agent.address == address:
+                self.settle(agent, "failed", f"The subagent crashed: {error}", 0)
+
+    async def send_input(self, agent_id: str, message: str, interrupt: bool) -> str:
+        agent = self.get(agent_id)
+        if agent.status == "closed":
+            raise ToolFailure(f"Subagent {agent_id} is closed.")
+        self.parent.hub.emit(
+            "subagent_input", agent_id=agent_id, address=agent.address, interrupt=interrupt
+        )
+        if interrupt and agent.status == "running":
+            await agent.ref.ask(Interrupt(immediate=True))
+            await agent.finished.wait()
+        if agent.status == "running":
+            await agent.ref.tell(Steer(message))
+            return f"Sent to {agent_id}; it will see the message after its current step."
+        await self._start(agent, message)
+        how = "Interrupted its work and started" if interrupt else "Started"
+        return f"{how} a new input for {agent_id}."
+
+    async def wait(self, agent_ids: list[str], timeout_ms: int | None) -> list[SubAgentResult]:
+        agents = [self.get(agent_id) for agent_id in agent_ids]
+        seconds = timeout_ms / 1000 if timeout_ms else float("inf")
+        with trio.move_on_after(seconds):
+            for agent in agents:
+                await agent.finished.wait()
+        return [self.result_of(agent) for agent in agents]
+
+    def result_of(self, agent: SubAgent) -> SubAgentResult:
+        if agent.status == "running" or agent.result is None:
+            return SubAgentResult(agent.id, agent.address, agent.status, "", False, 0)
+        return msgspec.structs.replace(agent.result, status=agent.status)
+
+    async def close(self, agent_id: str) -> SubAgentResult:
+        agent = self.get(agent_id)
+        if agent.status != "closed":
+            await self.parent.ctx.stop(agent.ref)
+            if agent.scope is not None:
+                await self.parent.ctx.stop(agent.scope)
+            if agent.result is None:
+                agent.result = SubAgentResult(agent.id, agent.address, "closed", "", False, 0)
+            agent.status = "closed"
+            agent.finished.set()
+            self.parent.hub.emit("subagent_closed", agent_id=agent.id, address=agent.address)
+        return self.result_of(agent)
+
+    async def close_all(self) -> None:
+        """No subagent outlives its parent's input (or the parent itself)."""
+        for agent in self.open_agents():
+            await self.close(agent.id)

@@ -1,0 +1,123 @@
+"""The subagent tools (coding-agent-loop-spec §7.2): spawn_agent, send_input, wait,
+close_agent and list_agents. They act through the session's subagent manager."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from actors.tools.core.context import ToolContext
+from actors.tools.registry import Tool, ToolFailure
+from protocol.session import SubAgentResult
+
+
+def _manager(context: ToolContext):
+    if context.agents is None:
+        raise ToolFailure("Subagents are not available in this session.")
+    return context.agents
+
+
+def _describe(result: SubAgentResult) -> str:
+    head = (
+        f"[{result.agent_id}] status={result.status} success={str(result.success).lower()} "
+        f"turns_used={result.turns_used}"
+    )
+    return f"{head}\n{result.output}" if result.output else head
+
+
+class SpawnAgentParams(msgspec.Struct, frozen=True):
+    task: Annotated[str, msgspec.Meta(description="What the subagent should do, in full")]
+    working_dir: Annotated[
+        str | None, msgspec.Meta(description="Subdirectory to scope the subagent to")
+    ] = None
+    model: Annotated[str | None, msgspec.Meta(description="Model override")] = None
+    max_turns: Annotated[int | None, msgspec.Meta(description="Turn limit (0: none)")] = None
+
+
+async def spawn_agent(arguments: SpawnAgentParams, context: ToolContext) -> str:
+    agent = await _manager(context).spawn(
+        arguments.task, arguments.working_dir, arguments.model, arguments.max_turns
+    )
+    return (
+        f"Spawned subagent {agent.id} ({agent.address}). It works in parallel; "
+        "use wait to collect its result."
+    )
+
+
+class SendInputParams(msgspec.Struct, frozen=True):
+    agent_id: str
+    message: str
+    interrupt: Annotated[
+        bool, msgspec.Meta(description="Stop the subagent's current step first")
+    ] = False
+
+
+async def send_input(arguments: SendInputParams, context: ToolContext) -> str:
+    return await _manager(context).send_input(
+        arguments.agent_id, arguments.message, arguments.interrupt
+    )
+
+
+class WaitParams(msgspec.Struct, frozen=True):
+    agent_ids: Annotated[list[str], msgspec.Meta(description="Subagents to wait for")]
+    timeout_ms: Annotated[int | None, msgspec.Meta(description="Stop waiting after this long")] = (
+        None
+    )
+
+
+async def wait(arguments: WaitParams, context: ToolContext) -> str:
+    results = await _manager(context).wait(arguments.agent_ids, arguments.timeout_ms)
+    return "\n\n".join(_describe(result) for result in results)
+
+
+class CloseAgentParams(msgspec.Struct, frozen=True):
+    agent_id: str
+
+
+async def close_agent(arguments: CloseAgentParams, context: ToolContext) -> str:
+    return _describe(await _manager(context).close(arguments.agent_id))
+
+
+class ListAgentsParams(msgspec.Struct, frozen=True):
+    pass
+
+
+async def list_agents(arguments: ListAgentsParams, context: ToolContext) -> str:
+    manager = _manager(context)
+    if not manager.agents:
+        return "No subagents."
+    return "\n".join(
+        f"{agent.id} {agent.address} {agent.status}" for agent in manager.agents.values()
+    )
+
+
+AGENT_TOOLS = (
+    Tool(
+        "spawn_agent",
+        "Spawn a subagent to handle a scoped task autonomously, in parallel with you.",
+        spawn_agent,
+        SpawnAgentParams,
+    ),
+    Tool(
+        "send_input",
+        "Send a message to a subagent (set interrupt to stop its current step first).",
+        send_input,
+        SendInputParams,
+    ),
+    Tool(
+        "wait",
+        "Wait for subagents to finish; returns each one's output, success and turns used.",
+        wait,
+        WaitParams,
+    ),
+    Tool(
+        "close_agent", "Terminate a subagent and its own subagents.", close_agent, CloseAgentParams
+    ),
+    Tool(
+        "list_agents",
+        "List this session's subagents and their status.",
+        list_agents,
+        ListAgentsParams,
+    ),
+)

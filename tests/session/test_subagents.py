@@ -1,0 +1,231 @@
+"""Subagents (coding-agent-loop-spec §7): child sessions under the supervisor, with a
+scripted model per conversation (the parent's and each child's)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+
+from actors.mockllm.wires import first_user_text
+from protocol.session import Abort, SessionConfig, Submit, Subscribe
+from tests.environments.helpers import alive
+from tests.session.conftest import HANG_GUARD, WIRE_OF_PROFILE, Agent, StartAgent
+from tests.session.scripts import body_text, call, tool_names
+
+
+def conversations(parent: list[Any], **children: list[Any]) -> dict[str, Any]:
+    """The parent's turns (its first message holds PARENT), then each child's by task."""
+
+    def steps(items: list[Any]) -> list[dict[str, Any]]:
+        return [
+            {"text": s} if isinstance(s, str) else s if isinstance(s, dict) else {"tool_calls": s}
+            for s in items
+        ]
+
+    listed = [{"match": "PARENT", "turns": steps(parent)}]
+    listed += [{"match": task, "turns": steps(turns)} for task, turns in children.items()]
+    return {"conversations": listed}
+
+
+def bodies_of(agent: Agent, profile: str, match: str) -> list[Any]:
+    wire = WIRE_OF_PROFILE[profile]
+    return [b for b in agent.request_bodies() if match in first_user_text(wire, b)]
+
+
+def wait_output(agent: Agent) -> str:
+    return next(
+        e.data["output"] for e in agent.of("tool_call_end") if e.data["tool_name"] == "wait"
+    )
+
+
+async def wait_for_file(path: Any) -> None:
+    with trio.fail_after(HANG_GUARD):
+        while not path.exists():  # noqa: ASYNC110 - written by a command
+            await trio.sleep(0.02)
+
+
+@pytest.mark.parametrize("profile", ["openai", "anthropic", "gemini"])
+async def test_five_subagents_run_in_parallel_and_report_back(
+    start_agent: StartAgent, profile: str
+) -> None:
+    # Each child waits (up to 10 s) until all five have started: "peers 5" proves overlap.
+    child_command = (
+        "touch start.N; sleep 1; for i in $(seq 200); do "
+        "[ $(ls start.* | wc -l) -ge 5 ] && break; sleep 0.05; done; "
+        'echo "peers $(ls start.* | wc -l)" > out.N'
+    )
+    children = {
+        f"child-task-{n}": [
+            [call("shell", command=child_command.replace("N", str(n)))],
+            f"child {n} done",
+        ]
+        for n in range(5)
+    }
+    spawns = [call("spawn_agent", task=f"child-task-{n}: write out.{n}") for n in range(5)]
+    ids = [f"a-{n}" for n in range(1, 6)]
+    script = conversations(
+        [spawns, [call("wait", agent_ids=ids, timeout_ms=60_000)], "All five finished."], **children
+    )
+    async with start_agent(profile, script) as agent:
+        with trio.fail_after(HANG_GUARD):
+            await agent.run("PARENT: split the work five ways")
+        for n in range(5):
+            assert (agent.workdir / f"out.{n}").read_text() == "peers 5\n"
+        assert wait_output(agent).count("status=completed success=true") == 5
+        assert len(agent.of("subagent_spawned")) == 5
+        assert len(agent.of("subagent_completed")) == 5
+        assert {e.data["address"] for e in agent.of("subagent_spawned")} == {
+            f"/sessions/{agent.actor.id}/agents/{i}" for i in ids
+        }
+        child_tools = tool_names(bodies_of(agent, profile, "child-task-0")[0])
+        assert "spawn_agent" not in child_tools, "at the depth limit, no subagent tools"
+        assert "spawn_agent" in tool_names(bodies_of(agent, profile, "PARENT")[0])
+
+
+async def test_depth_limit_holds_below_the_first_level(start_agent: StartAgent) -> None:
+    script = conversations(
+        [[call("spawn_agent", task="MIDDLE task")], [call("wait", agent_ids=["a-1"])], "ok"],
+        MIDDLE=[
+            [call("spawn_agent", task="LEAF task")],
+            [call("wait", agent_ids=["a-1"])],
+            "mid ok",
+        ],
+        LEAF=[[call("spawn_agent", task="TOO DEEP")], "leaf ok"],
+    )
+    async with start_agent("anthropic", script, SessionConfig(max_subagent_depth=2)) as agent:
+        await agent.run("PARENT: go two levels down")
+        leaf_bodies = bodies_of(agent, "anthropic", "LEAF")
+        assert "spawn_agent" not in tool_names(leaf_bodies[0])
+        assert "Unknown tool: spawn_agent" in body_text(leaf_bodies[1])
+        assert "spawn_agent" in tool_names(bodies_of(agent, "anthropic", "MIDDLE")[0])
+        assert bodies_of(agent, "anthropic", "TOO DEEP") == []
+
+
+async def test_cap_on_live_subagents(start_agent: StartAgent) -> None:
+    spawns = [call("spawn_agent", task=f"capped-{n}") for n in range(3)]
+    script = conversations([spawns, "ok"], **{f"capped-{n}": ["fine"] for n in range(3)})
+    async with start_agent("anthropic", script, SessionConfig(max_subagents=2)) as agent:
+        await agent.run("PARENT: spawn three")
+        outputs = [e.data["output"] for e in agent.of("tool_call_end")]
+        assert sum("Spawned subagent" in o for o in outputs) == 2
+        assert sum(o.startswith("Too many subagents: 2 are open") for o in outputs) == 1
+
+
+async def test_send_input_reaches_a_running_child(start_agent: StartAgent) -> None:
+    script = conversations(
+        [
+            [call("spawn_agent", task="BUSY child")],
+            [call("send_input", agent_id="a-1", message="EXTRA-INSTRUCTION")],
+            [call("wait", agent_ids=["a-1"])],
+            "ok",
+        ],
+        BUSY=[[call("shell", command="sleep 1")], "busy done", "saw the extra instruction"],
+    )
+    async with start_agent("anthropic", script) as agent:
+        await agent.run("PARENT: steer the child")
+        child = bodies_of(agent, "anthropic", "BUSY")
+        assert any("EXTRA-INSTRUCTION" in body_text(b) for b in child[1:])
+        assert agent.of("subagent_input")[0].data["agent_id"] == "a-1"
+
+
+async def test_wait_with_a_timeout_then_close_kills_the_childs_command(
+    start_agent: StartAgent,
+) -> None:
+    script = conversations(
+        [
+            [call("spawn_agent", task="SLOW child")],
+            [call("wait", agent_ids=["a-1"], timeout_ms=1500)],
+            [call("close_agent", agent_id="a-1")],
+            "closed it",
+        ],
+        SLOW=[
+            [
+                call(
+                    "shell",
+                    command="echo $$ > slow.pid; trap '' TERM; sleep 600",
+                    timeout_ms=600_000,
+                )
+            ]
+        ],
+    )
+    async with start_agent("anthropic", script) as agent:
+        with trio.fail_after(HANG_GUARD):
+            await agent.run("PARENT: wait a little, then give up")
+        assert "status=running success=false" in wait_output(agent)
+        assert agent.of("subagent_closed")[0].data["agent_id"] == "a-1"
+        leader = int((agent.workdir / "slow.pid").read_text())
+        with trio.fail_after(HANG_GUARD):
+            while alive([leader]):  # noqa: ASYNC110 - the kill ladder runs in the environment
+                await trio.sleep(0.05)
+
+
+async def test_aborting_the_parent_stops_every_descendant(start_agent: StartAgent) -> None:
+    long = "echo $$ > {name}.pid; trap '' TERM; sleep 600"
+    script = conversations(
+        [
+            [call("spawn_agent", task="LONG-1"), call("spawn_agent", task="LONG-2")],
+            [call("wait", agent_ids=["a-1", "a-2"])],
+        ],
+        **{
+            f"LONG-{n}": [[call("shell", command=long.format(name=f"l{n}"), timeout_ms=600_000)]]
+            for n in (1, 2)
+        },
+    )
+    async with start_agent("anthropic", script) as agent:
+        await agent.ref.tell(Submit("PARENT: start two long jobs"))
+        await wait_for_file(agent.workdir / "l1.pid")
+        await wait_for_file(agent.workdir / "l2.pid")
+        children = [
+            agent.ref._cell.runtime.ref(f"/sessions/{agent.actor.id}/agents/a-{n}") for n in (1, 2)
+        ]
+        with trio.fail_after(HANG_GUARD):
+            await agent.ref.ask(Abort("stop everything"))
+            for child in children:
+                await child.wait_stopped()
+            pids = [int((agent.workdir / f"l{n}.pid").read_text()) for n in (1, 2)]
+            while alive(pids):  # noqa: ASYNC110 - the kill ladder runs in the environment
+                await trio.sleep(0.05)
+            await agent.drain_until("session_end")
+        assert len(agent.of("subagent_closed")) == 2
+
+
+async def test_failing_child_is_a_failed_result_not_a_failed_parent(
+    start_agent: StartAgent,
+) -> None:
+    script = conversations(
+        [
+            [call("spawn_agent", task="DOOMED child")],
+            [call("wait", agent_ids=["a-1"])],
+            "It failed; moving on.",
+        ],
+        DOOMED=[{"fault": {"status": 500, "message": "provider down"}}],
+    )
+    async with start_agent("anthropic", script) as agent:
+        await agent.run("PARENT: try a doomed child")
+        assert "status=failed success=false" in wait_output(agent)
+        assert agent.of("subagent_failed")[0].data["agent_id"] == "a-1"
+        assert agent.of("assistant_text_end")[-1].data["text"] == "It failed; moving on."
+        assert agent.ref.alive
+
+
+async def test_a_client_can_follow_a_subagents_own_events(start_agent: StartAgent) -> None:
+    script = conversations(
+        [[call("spawn_agent", task="WATCHED child")], [call("wait", agent_ids=["a-1"])], "ok"],
+        WATCHED=[[call("shell", command="sleep 0.5; echo watched")], "watched done"],
+    )
+    async with start_agent("anthropic", script) as agent:
+        await agent.ref.tell(Submit("PARENT: let me watch"))
+        with trio.fail_after(HANG_GUARD):
+            await agent.drain_until("subagent_spawned")
+            address = agent.of("subagent_spawned")[0].data["address"]
+            child_events = await agent.ref._cell.runtime.ref(address).ask(Subscribe())
+            kinds = []
+            async for event in child_events:
+                kinds.append(event.kind)
+                if event.kind == "tool_call_end":
+                    assert event.data["output"].startswith("watched")
+                    break
+            await agent.drain_until("processing_end")
+        assert "tool_call_start" in kinds
