@@ -13,7 +13,6 @@ same N rounds in the same run. The difference is what Troupe's loop costs.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import msgspec
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -31,30 +29,10 @@ from actors.models import RetryPolicy, open_gateway
 from actors.models.config import endpoint
 from actors.session.actor import SessionActor
 from actors.session.profiles import anthropic_profile
-from actors.tools.registry import Tool
+from bench.mock_provider import NOOP_TOOL, start_mock_llm
 from bench.report import Figure, emit, parse_args
 from environments.local import LocalEnvironment
 from protocol.session import SessionConfig, Submit, WaitIdle
-
-
-class NoParams(msgspec.Struct, frozen=True):
-    pass
-
-
-async def noop(arguments: Any, context: Any) -> str:
-    return "ok"
-
-
-def start_server(rounds: int) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "actors.cli", "mock-llm", "--rounds", str(rounds)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    url = next(word for word in line.split() if word.startswith("http"))
-    return process, url
 
 
 async def session_rounds(url: str, rounds: int, workdir: Path) -> tuple[float, float]:
@@ -63,7 +41,7 @@ async def session_rounds(url: str, rounds: int, workdir: Path) -> tuple[float, f
         async with open_gateway(runtime, ep, RetryPolicy(max_retries=0)) as gateway:
             env = await runtime.spawn(LocalEnvironment(workdir))
             profile = anthropic_profile("mock-model")
-            profile.registry.register(Tool("noop", "Do nothing.", noop, NoParams))
+            profile.registry.register(NOOP_TOOL)
             config = SessionConfig(enable_loop_detection=False)
             session = await runtime.spawn(SessionActor(profile, env, gateway, config))
             wall, cpu = time.perf_counter(), time.process_time()
@@ -101,7 +79,7 @@ async def raw_rounds(url: str, rounds: int) -> tuple[float, float]:
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0])
     rounds = 30 if args.quick else 200
-    process, url = start_server(rounds)
+    process, url = start_mock_llm("--rounds", str(rounds))
     try:
         with tempfile.TemporaryDirectory() as directory:
             trio.run(raw_rounds, url, 5)  # warm both paths up

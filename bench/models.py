@@ -12,15 +12,12 @@ parsed per second are measured end to end and for the parsers alone.
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
-import msgspec
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -33,6 +30,7 @@ from actors.models import ModelSession, RetryPolicy, open_gateway
 from actors.models.config import endpoint
 from actors.models.registry import adapter_for
 from actors.models.sse import SSEParser
+from bench.mock_provider import start_scripted
 from bench.report import Figure, emit, parse_args
 from protocol.llm import Message, Request
 
@@ -43,16 +41,6 @@ REQUEST = Request(
     "mock-model",
     [Message.system("You are a benchmark."), Message.user("Say something.")],
 )
-
-
-def start_server(script: Script) -> tuple[subprocess.Popen[str], str]:
-    """``troupe mock-llm`` in a child process; returns it and its base URL."""
-    path = Path(tempfile.mkdtemp()) / "script.json"
-    path.write_bytes(msgspec.json.encode(script))
-    command = [sys.executable, "-m", "actors.cli", "mock-llm", "--script", str(path)]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    assert child.stdout is not None
-    return child, child.stdout.readline().strip()
 
 
 async def raw_httpx(url: str, count: int) -> tuple[float, float]:
@@ -132,7 +120,7 @@ def main() -> None:
     args = parse_args(__doc__.splitlines()[0])
     requests = 800 if args.quick else 4000
     streams = 50 if args.quick else 300
-    child, url = start_server(Script([Turn(text=TEXT)], delta_size=16))
+    child, url = start_scripted(Script([Turn(text=TEXT)], delta_size=16))
     try:
         raw = max((trio.run(raw_httpx, url, requests) for _ in range(REPEATS)), key=lambda r: r[0])
         gw = max(

@@ -13,8 +13,6 @@ N independent top-level sessions doing the same R rounds, on the same gateway.
 from __future__ import annotations
 
 import gc
-import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,7 +20,6 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -32,20 +29,12 @@ from actors.models import open_gateway
 from actors.models.config import endpoint
 from actors.session.actor import SessionActor
 from actors.session.profiles import ProviderProfile, anthropic_profile
-from actors.tools.registry import Tool
+from bench.mock_provider import NOOP_TOOL, start_scripted
 from bench.report import Figure, emit, parse_args
 from environments.local import LocalEnvironment
 from protocol.session import SessionConfig, Submit, WaitIdle
 
 CHILD_TASK = "child-task: run the rounds"
-
-
-class NoParams(msgspec.Struct, frozen=True):
-    pass
-
-
-async def noop(arguments: Any, context: Any) -> str:
-    return "ok"
 
 
 def script(agents: int, rounds: int) -> dict[str, Any]:
@@ -64,20 +53,9 @@ def script(agents: int, rounds: int) -> dict[str, Any]:
     }
 
 
-def start_server(path: Path) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "actors.cli", "mock-llm", "--script", str(path)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    return process, next(word for word in line.split() if word.startswith("http"))
-
-
 def profile() -> ProviderProfile:
     base = anthropic_profile("mock-model")
-    base.registry.register(Tool("noop", "Do nothing.", noop, NoParams))
+    base.registry.register(NOOP_TOOL)
     return base
 
 
@@ -131,9 +109,7 @@ def main() -> None:
     agents, rounds = (20, 5) if args.quick else (100, 10)
     with tempfile.TemporaryDirectory() as directory:
         workdir = Path(directory)
-        script_path = workdir / "script.json"
-        script_path.write_text(json.dumps(script(agents, rounds)))
-        process, url = start_server(script_path)
+        process, url = start_scripted(script(agents, rounds))
         try:
             fan_out = trio.run(run, url, workdir, agents, True)
             independent = trio.run(run, url, workdir, agents, False)
