@@ -13,8 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def ruff(*args: str) -> subprocess.CompletedProcess[str]:
-    found = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
-    if not Path(found).exists():
+    # The ruff installed with the test extra, next to this Python, before any other.
+    beside = Path(sys.executable).with_name("ruff")
+    found = str(beside) if beside.exists() else shutil.which("ruff")
+    if found is None:
         pytest.skip(
             "ruff is not installed (it comes with the test extra: pip install -e '.[test]')"
         )
