@@ -172,9 +172,11 @@ class GetSnapshot(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
 
 class Subscribe(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
     """In process: answered with a Subscription (an async iterator of events).
-    ``buffer`` bounds what a slow reader may fall behind by."""
+    ``buffer`` bounds what a slow reader may fall behind by; ``after_seq`` starts
+    with the recent durable events numbered after it (0: from SESSION_START)."""
 
     buffer: int = 1024
+    after_seq: int | None = None
 
 
 class SubscribeRef(msgspec.Struct, frozen=True, tag=True, tag_field="type"):

@@ -197,7 +197,7 @@ class SessionActor(AgenticLoop, Actor):
 
     @handler
     async def subscribe(self, message: Subscribe) -> Subscription:
-        return self.hub.subscribe(message.buffer)
+        return self.hub.subscribe(message.buffer, message.after_seq)
 
     @handler
     async def subscribe_ref(self, message: SubscribeRef) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import trio
 
-from protocol.session import EventKind, SessionEvent
+from protocol.session import EPHEMERAL_KINDS, EventKind, SessionEvent
 
 
 class Subscription:
@@ -47,6 +47,13 @@ class Subscription:
         self._closed = True
         self._wake.set()
 
+    def note_missed(self, count: int) -> None:
+        """Events the subscriber will never see (before it subscribed, and no longer
+        kept): it is told, as for events dropped later."""
+        if count:
+            self._missed += count
+            self._wake.set()
+
     def __aiter__(self) -> Subscription:
         return self
 
@@ -69,9 +76,12 @@ class Subscription:
 class EventHub:
     """Numbers a session's events and hands each to every subscriber."""
 
-    def __init__(self, session_id: str, first_seq: int = 1) -> None:
+    def __init__(self, session_id: str, first_seq: int = 1, keep: int = 1024) -> None:
         self.session_id = session_id
         self._seq = first_seq - 1
+        self._recent: deque[SessionEvent] = deque(maxlen=keep)
+        """The latest durable events, so a late subscriber can start from a sequence
+        number (SESSION_START included); deltas are live only."""
         self._subscribers: list[Subscription] = []
         self._sinks: list[Callable[[SessionEvent], None]] = []
 
@@ -84,6 +94,8 @@ class EventHub:
         event = SessionEvent(self.session_id, self._seq, time.time(), kind, data)
         for sink in self._sinks:
             sink(event)
+        if kind not in EPHEMERAL_KINDS:
+            self._recent.append(event)
         for subscriber in self._subscribers:
             subscriber.offer(event)
         return event
@@ -95,8 +107,16 @@ class EventHub:
         the event for a writer task) and must not raise."""
         self._sinks.append(sink)
 
-    def subscribe(self, buffer: int = 1024) -> Subscription:
-        subscription = Subscription(self.session_id, buffer)
+    def subscribe(self, buffer: int = 1024, after_seq: int | None = None) -> Subscription:
+        """A new subscription; with ``after_seq`` it starts with the kept durable events
+        numbered after it (and an ``events_missed`` notice if some are no longer kept)."""
+        subscription = Subscription(self.session_id, max(buffer, len(self._recent) + 1))
+        if after_seq is not None:
+            kept = [event for event in self._recent if event.seq > after_seq]
+            first_kept = kept[0].seq if kept else self._seq + 1
+            subscription.note_missed(max(0, first_kept - after_seq - 1))
+            for event in kept:
+                subscription.offer(event)
         self._subscribers.append(subscription)
         return subscription
 

@@ -6,7 +6,7 @@ import trio
 
 from actors.kernel import Actor, Runtime, handler
 from actors.session.profiles import ANTHROPIC_SHELL_TIMEOUT_MS, PROFILES
-from protocol.session import SessionEvent, SubscribeRef, UpdateConfig
+from protocol.session import SessionEvent, Subscribe, SubscribeRef, UpdateConfig
 from tests.session.conftest import HANG_GUARD, StartAgent
 from tests.session.scripts import body_text, call, turns
 
@@ -60,3 +60,29 @@ async def test_events_can_be_delivered_to_a_ref(start_agent: StartAgent) -> None
         with trio.fail_after(HANG_GUARD):
             await collector.ended.wait()
         assert [e.kind for e in collector.events] == [e.kind for e in agent.seen]
+
+
+async def test_a_late_subscriber_can_start_from_session_start(start_agent: StartAgent) -> None:
+    async with start_agent("openai", turns("hello")) as agent:
+        await agent.run("hi")
+        replay = await agent.ref.ask(Subscribe(after_seq=0))
+        first = await replay.__anext__()
+        assert (first.kind, first.seq) == ("session_start", 1)
+        kinds = [first.kind] + [(await replay.__anext__()).kind for _ in range(3)]
+        assert kinds == [
+            "session_start",
+            "user_input",
+            "assistant_text_start",
+            "assistant_text_end",
+        ]
+
+
+async def test_command_output_streams_as_deltas(start_agent: StartAgent) -> None:
+    script = turns([call("shell", command="echo first; sleep 0.3; echo second")], "ok")
+    async with start_agent("anthropic", script) as agent:
+        await agent.run("stream it")
+        deltas = agent.of("tool_call_output_delta")
+        call_id = agent.of("tool_call_start")[0].data["call_id"]
+        assert {d.data["call_id"] for d in deltas} == {call_id}
+        assert "".join(d.data["text"] for d in deltas) == "first\nsecond\n"
+        assert agent.kinds().index("tool_call_output_delta") < agent.kinds().index("tool_call_end")
