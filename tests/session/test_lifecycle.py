@@ -6,7 +6,16 @@ import trio
 
 from actors.kernel import Actor, Runtime, handler
 from actors.session.profiles import ANTHROPIC_SHELL_TIMEOUT_MS, PROFILES
-from protocol.session import SessionEvent, Subscribe, SubscribeRef, UpdateConfig
+from protocol.session import (
+    Interrupt,
+    SessionEvent,
+    Submit,
+    Subscribe,
+    SubscribeRef,
+    UpdateConfig,
+    WaitIdle,
+)
+from tests.environments.helpers import alive
 from tests.session.conftest import HANG_GUARD, StartAgent
 from tests.session.scripts import body_text, call, turns
 
@@ -86,3 +95,42 @@ async def test_command_output_streams_as_deltas(start_agent: StartAgent) -> None
         assert {d.data["call_id"] for d in deltas} == {call_id}
         assert "".join(d.data["text"] for d in deltas) == "first\nsecond\n"
         assert agent.kinds().index("tool_call_output_delta") < agent.kinds().index("tool_call_end")
+
+
+async def test_immediate_interrupt_keeps_the_session_open(start_agent: StartAgent) -> None:
+    command = "echo $$ > pid; sleep 600"
+    script = turns([call("shell", command=command, timeout_ms=600_000)], "carrying on")
+    async with start_agent("anthropic", script) as agent:
+        await agent.ref.tell(Submit("start something long"))
+        with trio.fail_after(HANG_GUARD):
+            await agent.drain_until("tool_call_start")
+            while not (agent.workdir / "pid").exists():  # noqa: ASYNC110 - written by the command
+                await trio.sleep(0.02)
+            await agent.ref.ask(Interrupt())
+            await agent.drain_until("processing_end")
+            leader = int((agent.workdir / "pid").read_text())
+            while alive([leader]):  # noqa: ASYNC110 - the kill ladder runs in the environment
+                await trio.sleep(0.05)
+        assert "interrupted" in agent.kinds()
+        outcome = await agent.ref.ask(WaitIdle())
+        assert (outcome.state, outcome.stop_reason) == ("idle", "interrupted")
+        await agent.run("go on")
+        assert "Interrupted before the tool finished." in body_text(agent.request_bodies()[-1])
+
+
+async def test_soft_interrupt_stops_after_the_current_step(start_agent: StartAgent) -> None:
+    script = turns(
+        [call("shell", command="sleep 0.5; echo step-one")],
+        [call("shell", command="echo step-two")],
+        "never reached",
+    )
+    async with start_agent("anthropic", script) as agent:
+        await agent.ref.tell(Submit("two steps"))
+        with trio.fail_after(HANG_GUARD):
+            await agent.drain_until("tool_call_start")
+            await agent.ref.ask(Interrupt(immediate=False))
+            await agent.drain_until("processing_end")
+        outputs = [e.data["output"] for e in agent.of("tool_call_end")]
+        assert len(outputs) == 1 and outputs[0].startswith("step-one")
+        assert len(agent.request_bodies()) == 1, "no model call after the interrupt"
+        assert agent.of("interrupted")
