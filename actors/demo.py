@@ -1,0 +1,163 @@
+"""``troupe demo``: what Troupe does, in under a minute, with no API key.
+
+A scripted provider (the same ``troupe mock-llm`` the tests use) stands in for the
+model; everything else is real: a parent session on a real local environment in a
+temporary directory spawns three subagents that run in parallel, each writing a
+small program and running it, then the parent checks their work. Every event of
+the parent and of each subagent is printed as it happens.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import msgspec
+import trio
+
+from actors.kernel import ActorRef, Runtime
+from actors.mockllm import Script, serve_mock_llm
+from actors.models import open_gateway
+from actors.models.config import endpoint
+from actors.session.actor import SessionActor
+from actors.session.profiles import anthropic_profile
+from environments.local import LocalEnvironment
+from protocol.session import SessionEvent, Submit, Subscribe, WaitIdle
+
+PROGRAMS = {
+    "fib": (
+        "a, b = 0, 1\nfor _ in range(15):\n    print(a, end=' ')\n    a, b = b, a + b\nprint()\n"
+    ),
+    "primes": "print([n for n in range(2, 60) if all(n % d for d in range(2, n))])\n",
+    "words": (
+        "text = 'the quick brown fox jumps over the lazy dog the end'\n"
+        "counts = {w: text.split().count(w) for w in set(text.split())}\n"
+        "print(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:3])\n"
+    ),
+}
+
+
+def _call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"name": name, "arguments": arguments}
+
+
+def demo_script(pace: float = 0.6) -> Script:
+    """The model's side of the demo: the parent's turns and each subagent's, each
+    answered after ``pace`` seconds."""
+    children = [
+        {
+            "match": f"Write {name}.py",
+            "turns": [
+                {
+                    "reasoning": f"I'll write {name}.py, then run it to check.",
+                    "tool_calls": [_call("write_file", file_path=f"{name}.py", content=code)],
+                },
+                {"tool_calls": [_call("shell", command=f"python3 {name}.py | tee {name}.out")]},
+                {"text": f"{name}.py written and run; output saved to {name}.out."},
+            ],
+        }
+        for name, code in PROGRAMS.items()
+    ]
+    spawns = [
+        _call("spawn_agent", task=f"Write {name}.py and run it; keep its output in {name}.out.")
+        for name in PROGRAMS
+    ]
+    parent = {
+        "match": "Build three small programs",
+        "turns": [
+            {"reasoning": "Three independent tasks: one subagent each.", "tool_calls": spawns},
+            {"tool_calls": [_call("wait", agent_ids=["a-1", "a-2", "a-3"], timeout_ms=60_000)]},
+            {"tool_calls": [_call("shell", command="ls *.py *.out && cat *.out")]},
+            {"text": "All three programs are written, run, and their outputs checked."},
+        ],
+    }
+    for conversation in [parent, *children]:
+        for turn in conversation["turns"]:
+            turn["delay"] = pace  # a model takes a moment; the demo should be watchable
+    return msgspec.convert({"conversations": [parent, *children]}, Script)
+
+
+class Printer:
+    """Events as lines a person can follow; colour only on a terminal."""
+
+    STYLES = {"tool": "36", "result": "2", "reasoning": "35", "system": "33", "agent": "32"}
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.colour = out.isatty() and "NO_COLOR" not in os.environ
+        self.started = time.monotonic()
+        self.rounds: dict[str, int] = {}
+
+    def line(self, who: str, style: str, text: str) -> None:
+        stamp = f"{time.monotonic() - self.started:5.1f}s"
+        body = f"\033[{self.STYLES[style]}m{text}\033[0m" if self.colour else text
+        print(f"{stamp} {who:<7} {body}", file=self.out, flush=True)
+
+    def show(self, who: str, event: SessionEvent) -> None:
+        data = event.data
+        match event.kind:
+            case "user_input":
+                self.line(who, "system", f"task: {data['content']}")
+            case "assistant_text_end":
+                self.rounds[who] = self.rounds.get(who, 0) + 1
+                if data.get("reasoning"):
+                    self.line(who, "reasoning", f"thinking: {data['reasoning']}")
+                if data.get("text"):
+                    self.line(who, "system", f"[{self.rounds[who]}] says: {data['text']}")
+            case "tool_call_start":
+                arguments = ", ".join(f"{k}={_short(v)}" for k, v in data["arguments"].items())
+                self.line(who, "tool", f"-> {data['tool_name']}({arguments})")
+            case "tool_call_end":
+                first = data["output"].strip().splitlines()[:4]
+                mark = "error" if data["is_error"] else "ok"
+                self.line(who, "result", f"<- {mark}: " + " | ".join(first))
+            case "subagent_spawned" | "subagent_completed" | "subagent_failed":
+                self.line(who, "agent", f"{event.kind.replace('_', ' ')}: {data['address']}")
+            case "error" | "warning":
+                self.line(who, "system", f"{event.kind}: {data.get('message')}")
+
+
+def _short(value: Any) -> str:
+    text = str(value).replace("\n", "\\n")
+    return text if len(text) <= 48 else text[:45] + "..."
+
+
+async def _follow(printer: Printer, who: str, session: ActorRef, nursery: trio.Nursery) -> None:
+    """Print a session's events; follow each subagent it spawns the same way."""
+    runtime = session._cell.runtime
+    async for event in await session.ask(Subscribe(after_seq=0)):
+        printer.show(who, event)
+        if event.kind == "subagent_spawned":
+            child = runtime.ref(event.data["address"])
+            nursery.start_soon(_follow, printer, event.data["agent_id"], child, nursery)
+        if event.kind == "processing_end" and who == "parent":
+            return
+
+
+async def run_demo(out: TextIO = sys.stdout, pace: float = 0.6) -> int:
+    printer = Printer(out)
+    with tempfile.TemporaryDirectory(prefix="troupe-demo-") as directory:
+        workdir = Path(directory)
+        print(f"Troupe demo: a parent session and three subagents, in {workdir}", file=out)
+        async with Runtime() as runtime, serve_mock_llm(demo_script(pace)) as server:
+            print(f"(the model is scripted: troupe mock-llm at {server.base_url})\n", file=out)
+            ep = endpoint("anthropic", server.base_url, "demo-key")
+            async with open_gateway(runtime, ep) as gateway:
+                env = await runtime.spawn(LocalEnvironment(workdir), name="environments/local")
+                parent = await runtime.spawn(
+                    SessionActor(anthropic_profile("scripted-model"), env, gateway),
+                    name="sessions/demo",
+                )
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(_follow, printer, "parent", parent, nursery)
+                    await parent.tell(Submit("Build three small programs in parallel."))
+                    outcome = await parent.ask(WaitIdle(), timeout=120)
+                    nursery.cancel_scope.cancel()
+        files = sorted(path.name for path in await trio.Path(workdir).iterdir())
+    verdict = "done" if outcome.success else f"failed ({outcome.stop_reason})"
+    print(f"\n{verdict} in {time.monotonic() - printer.started:.1f}s; files: {files}", file=out)
+    return 0 if outcome.success else 1
