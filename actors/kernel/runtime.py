@@ -73,8 +73,12 @@ class Runtime:
                 task_status.started(self)
                 await self._stopped.wait()
         finally:
+            # However run() ends (a host may cancel it), its nursery has waited for
+            # every actor: nothing is left to stop, and a later shutdown() must not
+            # wait for a ladder that will never run.
             self._closing = True
             self._nursery = None
+            self._stopped.set()
 
     async def __aenter__(self) -> Runtime:
         stack = AsyncExitStack()

@@ -43,6 +43,17 @@ async def test_hosts_own_exception_propagates_unwrapped_after_shutdown() -> None
     assert not ref.alive
 
 
+async def test_shutdown_after_the_host_cancelled_the_runtime_returns_at_once() -> None:
+    rt = Runtime()
+    async with trio.open_nursery() as host:
+        await host.start(rt.run)
+        ref = await rt.spawn(Recorder())
+        host.cancel_scope.cancel()
+    assert not ref.alive
+    with trio.fail_after(5):
+        await rt.shutdown()
+
+
 def test_readme_embeds_each_example_verbatim() -> None:
     readme = (ROOT / "README.md").read_text()
     assert len(EXAMPLES) >= 2
