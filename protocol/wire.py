@@ -1,0 +1,235 @@
+"""The WebSocket protocol: version, close codes, codecs and the JSON Schema.
+
+Frames are JSON text by default; a client that says ``encoding: msgpack`` in its
+hello gets binary msgpack frames from then on, both ways. The frame Structs live
+in :mod:`protocol.wire_requests` (client to server) and
+:mod:`protocol.wire_replies` (server to client); ``docs/protocol.md`` describes
+them with examples.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from protocol.wire_replies import (
+    ConfigUpdated,
+    EnvironmentAdded,
+    EnvironmentList,
+    EnvironmentSummary,
+    ErrorReply,
+    Event,
+    ExecReply,
+    FileReply,
+    Ok,
+    Reply,
+    ServerFrame,
+    SessionCreated,
+    SessionDetail,
+    SessionInfo,
+    SessionList,
+    Subscribed,
+    Welcome,
+    WriteReply,
+)
+from protocol.wire_requests import (
+    AbortSession,
+    AddSSHEnvironment,
+    ClientFrame,
+    CreateSession,
+    Encoding,
+    ExecInEnvironment,
+    FollowUpSession,
+    GetSession,
+    Hello,
+    InterruptSession,
+    ListEnvironments,
+    ListSessions,
+    ReadEnvironmentFile,
+    RemoveEnvironment,
+    Request,
+    RequestId,
+    ResolveApproval,
+    SteerSession,
+    SubmitInput,
+    SubscribeSession,
+    UnsubscribeSession,
+    UpdateSessionConfig,
+    WriteEnvironmentFile,
+)
+
+PROTOCOL_VERSION = 1
+DEFAULT_MAX_FRAME = 4 * 1024 * 1024
+
+# WebSocket close codes the server uses (4000-4999 are the application's).
+CLOSE_NORMAL = 1000
+CLOSE_TOO_BIG = 1009
+"""The frame exceeded ``max_frame_bytes`` (sent by the WebSocket layer)."""
+CLOSE_UNAUTHORIZED = 4001
+CLOSE_EXPECTED_HELLO = 4002
+CLOSE_VERSION_MISMATCH = 4003
+CLOSE_TOO_SLOW = 4008
+"""The client did not drain its outbound queue; resubscribe with ``after_seq``."""
+CLOSE_SHUTTING_DOWN = 4009
+
+
+class FrameError(Exception):
+    """A frame that could not be read; ``code`` and ``request_id`` go into the error."""
+
+    def __init__(self, code: str, message: str, request_id: RequestId | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.request_id = request_id
+
+
+def _as_text(value: Any) -> str:
+    """Event data is meant to be plain JSON; anything else is sent as its text
+    rather than failing the frame."""
+    return repr(value)
+
+
+class Codec:
+    """Encodes server frames and decodes client frames in one encoding."""
+
+    def __init__(self, encoding: Encoding) -> None:
+        self.encoding = encoding
+        if encoding == "json":
+            self._encoder: Any = msgspec.json.Encoder(enc_hook=_as_text)
+            self._decoder: Any = msgspec.json.Decoder(ClientFrame)
+            self._loose: Any = msgspec.json.Decoder()
+        else:
+            self._encoder = msgspec.msgpack.Encoder(enc_hook=_as_text)
+            self._decoder = msgspec.msgpack.Decoder(ClientFrame)
+            self._loose = msgspec.msgpack.Decoder()
+
+    @property
+    def binary(self) -> bool:
+        return self.encoding == "msgpack"
+
+    def encode(self, frame: Any) -> str | bytes:
+        data = self._encoder.encode(frame)
+        return data if self.binary else data.decode()
+
+    def decode(self, message: str | bytes) -> ClientFrame:
+        """The frame, or :class:`FrameError` saying precisely what is wrong."""
+        if isinstance(message, str) == self.binary:
+            kind = "text" if isinstance(message, str) else "binary"
+            want = "binary msgpack" if self.binary else "text JSON"
+            raise FrameError("bad_frame", f"got a {kind} frame; this connection uses {want}")
+        data = message.encode() if isinstance(message, str) else message
+        try:
+            return self._decoder.decode(data)
+        except msgspec.ValidationError as error:
+            raise self._invalid(data, error) from None
+        except msgspec.DecodeError as error:
+            raise FrameError("bad_frame", f"not valid {self.encoding}: {error}") from None
+
+    def _invalid(self, data: bytes, error: msgspec.ValidationError) -> FrameError:
+        """Tell an unknown tag from wrong fields, and keep the id when there is one."""
+        try:
+            loose = self._loose.decode(data)
+        except msgspec.DecodeError:
+            loose = None
+        request_id = None
+        if isinstance(loose, dict):
+            candidate = loose.get("id")
+            if isinstance(candidate, int | str) and not isinstance(candidate, bool):
+                request_id = candidate
+        text = str(error)
+        code = "unknown_type" if "Invalid value" in text and "$.type" in text else "invalid_request"
+        if isinstance(loose, dict) and "type" not in loose:
+            code = "invalid_request"
+        return FrameError(code, text, request_id)
+
+
+class ServerDecoder:
+    """Decodes server frames, for clients written in Python."""
+
+    def __init__(self, encoding: Encoding) -> None:
+        if encoding == "json":
+            self._decoder: Any = msgspec.json.Decoder(ServerFrame)
+        else:
+            self._decoder = msgspec.msgpack.Decoder(ServerFrame)
+
+    def decode(self, message: str | bytes) -> ServerFrame:
+        return self._decoder.decode(message.encode() if isinstance(message, str) else message)
+
+
+def encode_client(frame: ClientFrame, encoding: Encoding) -> str | bytes:
+    if encoding == "json":
+        return msgspec.json.encode(frame).decode()
+    return msgspec.msgpack.encode(frame)
+
+
+def protocol_schema() -> dict[str, Any]:
+    """One JSON Schema document for the whole protocol (``troupe schema``)."""
+    (client, server), components = msgspec.json.schema_components(
+        [ClientFrame, ServerFrame], ref_template="#/$defs/{name}"
+    )
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Troupe WebSocket protocol",
+        "protocol_version": PROTOCOL_VERSION,
+        "properties": {"client_frame": client, "server_frame": server},
+        "$defs": components,
+    }
+
+
+__all__ = [
+    "CLOSE_EXPECTED_HELLO",
+    "CLOSE_NORMAL",
+    "CLOSE_SHUTTING_DOWN",
+    "CLOSE_TOO_BIG",
+    "CLOSE_TOO_SLOW",
+    "CLOSE_UNAUTHORIZED",
+    "CLOSE_VERSION_MISMATCH",
+    "DEFAULT_MAX_FRAME",
+    "PROTOCOL_VERSION",
+    "AbortSession",
+    "AddSSHEnvironment",
+    "ClientFrame",
+    "Codec",
+    "ConfigUpdated",
+    "CreateSession",
+    "Encoding",
+    "EnvironmentAdded",
+    "EnvironmentList",
+    "EnvironmentSummary",
+    "ErrorReply",
+    "Event",
+    "ExecInEnvironment",
+    "ExecReply",
+    "FileReply",
+    "FollowUpSession",
+    "FrameError",
+    "GetSession",
+    "Hello",
+    "InterruptSession",
+    "ListEnvironments",
+    "ListSessions",
+    "Ok",
+    "ReadEnvironmentFile",
+    "RemoveEnvironment",
+    "Reply",
+    "Request",
+    "RequestId",
+    "ResolveApproval",
+    "ServerDecoder",
+    "ServerFrame",
+    "SessionCreated",
+    "SessionDetail",
+    "SessionInfo",
+    "SessionList",
+    "SteerSession",
+    "SubmitInput",
+    "SubscribeSession",
+    "Subscribed",
+    "UnsubscribeSession",
+    "UpdateSessionConfig",
+    "Welcome",
+    "WriteEnvironmentFile",
+    "WriteReply",
+    "encode_client",
+    "protocol_schema",
+]

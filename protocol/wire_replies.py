@@ -1,0 +1,159 @@
+"""What the server sends: the welcome, one reply or error per request, and events.
+
+Replies are flat frames tagged by ``type`` that carry the request's ``id``; events
+are ``event`` frames with no id. Error codes are stable names (see ``ErrorCode``);
+the message is for people.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from protocol.environment import ExecResult, FileContent, WriteResult
+from protocol.session import SessionConfig, Turn
+from protocol.wire_requests import Encoding, RequestId
+
+ErrorCode = str
+"""Stable error names. The gateway's own: ``bad_frame`` (not JSON/msgpack, or the
+wrong frame kind), ``invalid_request`` (wrong field types or values),
+``unknown_type`` (an unknown ``type`` tag), ``version_mismatch``,
+``unauthorized``, ``not_found`` (no such session or environment),
+``session_closed``, ``timeout``, ``unavailable`` (an actor stopped),
+``internal``. Environment refusals keep their own codes (``file_not_found``,
+``permission_denied``, ``host_key_rejected``, ...)."""
+
+
+class Welcome(msgspec.Struct, frozen=True, tag="welcome", tag_field="type"):
+    """The answer to ``hello``: the connection is authenticated and ready."""
+
+    version: int
+    server: str
+    connection: str
+    encoding: Encoding
+    max_frame_bytes: int
+
+
+class ErrorReply(msgspec.Struct, frozen=True, tag="error", tag_field="type"):
+    """A request failed, or a frame could not be read (then ``id`` is null unless
+    the frame had a readable one)."""
+
+    id: RequestId | None
+    code: ErrorCode
+    message: str
+    details: dict[str, Any] = {}
+
+
+class _Reply(msgspec.Struct, frozen=True, tag_field="type"):
+    id: RequestId
+
+
+class Ok(_Reply, frozen=True, tag="ok"):
+    """Done, nothing to return."""
+
+
+SessionStatus = Literal["live", "stored", "closed"]
+
+
+class SessionInfo(msgspec.Struct, frozen=True):
+    """A session as the store and the runtime know it. ``state`` is the loop's
+    state (``idle``, ``processing``, ...); ``interrupted`` is set when an input was
+    cut short by a server stop."""
+
+    session_id: str
+    address: str
+    profile: str
+    model: str
+    environment: str
+    state: str
+    status: SessionStatus
+    last_seq: int
+    created: float
+    updated: float
+    interrupted: bool = False
+    config: SessionConfig = SessionConfig()
+
+
+class SessionCreated(_Reply, frozen=True, tag="session_created"):
+    session: SessionInfo
+
+
+class SessionList(_Reply, frozen=True, tag="session_list"):
+    sessions: list[SessionInfo]
+
+
+class SessionDetail(_Reply, frozen=True, tag="session_detail"):
+    session: SessionInfo
+    history: list[Turn]
+    pending_approvals: list[dict[str, Any]] = []
+
+
+class Subscribed(_Reply, frozen=True, tag="subscribed"):
+    """The subscription is on; replayed events follow this frame. ``last_seq`` is
+    the newest event the session had when the subscription started."""
+
+    session: str
+    last_seq: int
+
+
+class ConfigUpdated(_Reply, frozen=True, tag="config_updated"):
+    config: SessionConfig
+
+
+class ExecReply(_Reply, frozen=True, tag="exec_result"):
+    result: ExecResult
+
+
+class FileReply(_Reply, frozen=True, tag="file_content"):
+    content: FileContent
+
+
+class WriteReply(_Reply, frozen=True, tag="file_written"):
+    result: WriteResult
+
+
+class EnvironmentSummary(msgspec.Struct, frozen=True):
+    address: str
+    kind: Literal["local", "ssh", "other"]
+
+
+class EnvironmentList(_Reply, frozen=True, tag="environment_list"):
+    environments: list[EnvironmentSummary]
+
+
+class EnvironmentAdded(_Reply, frozen=True, tag="environment_added"):
+    environment: EnvironmentSummary
+
+
+class Event(msgspec.Struct, frozen=True, tag="event", tag_field="type"):
+    """One session event. ``seq`` counts every event of the session; ephemeral
+    deltas (``assistant_text_delta``, ``assistant_reasoning_delta``,
+    ``tool_call_output_delta``) are sent live only, so a replay skips their
+    numbers. ``session`` is what the client subscribed to (an id or an address).
+    ``resent`` marks a pending approval request sent again on resubscribe."""
+
+    session: str
+    session_id: str
+    seq: int
+    timestamp: float
+    kind: str
+    data: dict[str, Any] = {}
+    resent: bool = False
+
+
+Reply = (
+    Ok
+    | SessionCreated
+    | SessionList
+    | SessionDetail
+    | Subscribed
+    | ConfigUpdated
+    | ExecReply
+    | FileReply
+    | WriteReply
+    | EnvironmentList
+    | EnvironmentAdded
+)
+
+ServerFrame = Welcome | ErrorReply | Event | Reply

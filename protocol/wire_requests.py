@@ -1,0 +1,185 @@
+"""What a client sends over the WebSocket: the hello frame and every request.
+
+Each frame is a msgspec Struct tagged by its ``type`` field. Every request carries
+an ``id`` chosen by the client (an integer or a string); the server answers each
+request with exactly one reply frame or one ``error`` frame carrying the same id.
+Sessions are named by id (``s-3f2a``) or by actor address
+(``/sessions/s-3f2a/agents/a-1``), so subagents are reached the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from protocol.session import SessionConfig
+
+RequestId = int | str
+Encoding = Literal["json", "msgpack"]
+
+
+class Hello(msgspec.Struct, frozen=True, tag="hello", tag_field="type"):
+    """The first frame of every connection.
+
+    ``token`` is for browsers, which cannot set an Authorization header.
+    ``encoding`` ``msgpack`` switches every later frame, both ways, to binary
+    msgpack frames (the server's ``welcome`` is still JSON text).
+    """
+
+    version: int
+    token: str | None = None
+    encoding: Encoding = "json"
+    client: str = ""
+
+
+class _Request(msgspec.Struct, frozen=True, tag_field="type"):
+    id: RequestId
+
+
+class CreateSession(_Request, frozen=True, tag="create_session"):
+    """Start a session. ``environment`` is an environment's address
+    (``/environments/ssh/build-box``); ``working_dir`` instead starts a local
+    environment there. Neither: the server's default local environment."""
+
+    profile: str | None = None
+    environment: str | None = None
+    working_dir: str | None = None
+    config: SessionConfig | None = None
+
+
+class ListSessions(_Request, frozen=True, tag="list_sessions"):
+    pass
+
+
+class GetSession(_Request, frozen=True, tag="get_session"):
+    """The session's summary and its history of turns."""
+
+    session: str
+
+
+class SubmitInput(_Request, frozen=True, tag="submit"):
+    session: str
+    text: str
+
+
+class SteerSession(_Request, frozen=True, tag="steer"):
+    session: str
+    text: str
+
+
+class FollowUpSession(_Request, frozen=True, tag="follow_up"):
+    session: str
+    text: str
+
+
+class AbortSession(_Request, frozen=True, tag="abort"):
+    """Cancel the work in progress and close the session. Disconnecting never does."""
+
+    session: str
+    reason: str = "aborted"
+
+
+class InterruptSession(_Request, frozen=True, tag="interrupt"):
+    """Stop the current work but keep the session open. ``immediate`` false (the
+    default) lets the current step finish and stops before the next model call."""
+
+    session: str
+    immediate: bool = False
+
+
+class UpdateSessionConfig(_Request, frozen=True, tag="update_config"):
+    """Change settings for the next model call; absent fields keep their value."""
+
+    session: str
+    model: str | None = None
+    reasoning_effort: str | None = None
+    max_turns: int | None = None
+    max_tool_rounds_per_input: int | None = None
+
+
+class SubscribeSession(_Request, frozen=True, tag="subscribe"):
+    """Replay the durable events with ``seq > after_seq``, then follow live.
+
+    Pending approval requests older than ``after_seq`` are sent again (with
+    ``resent: true``)."""
+
+    session: str
+    after_seq: int = 0
+
+
+class UnsubscribeSession(_Request, frozen=True, tag="unsubscribe"):
+    session: str
+
+
+class ResolveApproval(_Request, frozen=True, tag="resolve_approval"):
+    session: str
+    request_id: str
+    approved: bool
+    message: str | None = None
+
+
+class ExecInEnvironment(_Request, frozen=True, tag="exec"):
+    environment: str
+    command: str
+    timeout_ms: int | None = None
+    working_dir: str | None = None
+
+
+class ReadEnvironmentFile(_Request, frozen=True, tag="read_file"):
+    environment: str
+    path: str
+    offset: int | None = None
+    limit: int | None = 2000
+    line_numbers: bool = True
+
+
+class WriteEnvironmentFile(_Request, frozen=True, tag="write_file"):
+    environment: str
+    path: str
+    content: str
+
+
+class ListEnvironments(_Request, frozen=True, tag="list_environments"):
+    pass
+
+
+class AddSSHEnvironment(_Request, frozen=True, tag="add_ssh_environment"):
+    """Connect to ``ssh://user@host:port`` (or a ``~/.ssh/config`` alias); the
+    environment's address becomes ``/environments/ssh/<name>``."""
+
+    name: str
+    target: str
+    working_dir: str | None = None
+    known_hosts: str | None = None
+    client_keys: list[str] = []
+
+
+class RemoveEnvironment(_Request, frozen=True, tag="remove_environment"):
+    """Stop an environment added over the wire (by its address or SSH name)."""
+
+    environment: str
+
+
+Request = (
+    CreateSession
+    | ListSessions
+    | GetSession
+    | SubmitInput
+    | SteerSession
+    | FollowUpSession
+    | AbortSession
+    | InterruptSession
+    | UpdateSessionConfig
+    | SubscribeSession
+    | UnsubscribeSession
+    | ResolveApproval
+    | ExecInEnvironment
+    | ReadEnvironmentFile
+    | WriteEnvironmentFile
+    | ListEnvironments
+    | AddSSHEnvironment
+    | RemoveEnvironment
+)
+
+ClientFrame = Hello | Request
