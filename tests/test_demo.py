@@ -6,7 +6,7 @@ import io
 
 import trio
 
-from actors.demo import run_demo
+from actors.commands.demo import run_demo
 
 
 async def test_demo_runs_three_subagents_to_completion() -> None:

@@ -9,6 +9,7 @@ the parent and of each subagent is printed as it happens.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -161,3 +162,11 @@ async def run_demo(out: TextIO = sys.stdout, pace: float = 0.6) -> int:
     verdict = "done" if outcome.success else f"failed ({outcome.stop_reason})"
     print(f"\n{verdict} in {time.monotonic() - printer.started:.1f}s; files: {files}", file=out)
     return 0 if outcome.success else 1
+
+
+def run(args: argparse.Namespace) -> int:
+    """``troupe demo``."""
+    try:
+        return trio.run(run_demo, sys.stdout, args.pace)
+    except KeyboardInterrupt:
+        return 130

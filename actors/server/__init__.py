@@ -1,0 +1,1 @@
+"""The Troupe server: WebSocket gateway, session registry, authentication."""

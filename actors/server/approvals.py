@@ -1,0 +1,78 @@
+"""Approval requests: the mechanism that lets a client say yes or no to an action.
+
+A policy (to come) calls :meth:`Approvals.request` and waits for the decision. The
+request is a durable session event (``approval_request``), so it is stored,
+replayed, and sent again to a client that resubscribes while it is pending; the
+answer is another durable event (``approval_resolved``).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from actors.kernel import Rejection
+from protocol.session import SessionEvent
+
+
+class ApprovalNotFound(Rejection):
+    code = "not_found"
+
+
+@dataclass
+class Pending:
+    """One open request and the event its requester waits on."""
+
+    event: SessionEvent
+    done: trio.Event = field(default_factory=trio.Event)
+    approved: bool = False
+    message: str | None = None
+
+
+Emit = Callable[..., SessionEvent]
+
+
+class Approvals:
+    """The pending approval requests of one session."""
+
+    def __init__(self, emit: Emit) -> None:
+        self._emit = emit
+        self.pending: dict[str, Pending] = {}
+
+    async def request(self, action: str, subject: str, **details: Any) -> tuple[bool, str | None]:
+        """Ask the session's clients; returns (approved, message) once one answers.
+
+        ``action`` is what kind of thing needs approval (``command``, ``write``),
+        ``subject`` the thing itself (the command line). Cancelling the caller
+        withdraws the request."""
+        request_id = f"ap-{secrets.token_hex(4)}"
+        event = self._emit(
+            "approval_request", request_id=request_id, action=action, subject=subject, **details
+        )
+        pending = Pending(event)
+        self.pending[request_id] = pending
+        try:
+            await pending.done.wait()
+        finally:
+            if self.pending.pop(request_id, None) is not None and not pending.done.is_set():
+                self._emit(
+                    "approval_resolved", request_id=request_id, approved=False,
+                    message="withdrawn",
+                )  # fmt: skip
+        return pending.approved, pending.message
+
+    def resolve(self, request_id: str, approved: bool, message: str | None) -> None:
+        pending = self.pending.pop(request_id, None)
+        if pending is None:
+            raise ApprovalNotFound(f"no pending approval request {request_id}")
+        pending.approved = approved
+        pending.message = message
+        self._emit("approval_resolved", request_id=request_id, approved=approved, message=message)
+        pending.done.set()
+
+    def events(self) -> list[SessionEvent]:
+        return [pending.event for pending in self.pending.values()]

@@ -1,0 +1,214 @@
+"""The gateway: one actor per WebSocket connection.
+
+The actor reads frames, answers each request in a task of its own (so a long
+``exec`` does not hold up a ``steer``), and writes everything through one bounded
+outbox. Nothing the connection does can slow a session: each subscription reads
+the session's events from its own bounded buffer (a lagging one is refilled from
+the store), and a client that does not drain the outbox is disconnected with
+close code 4008 (it resumes with ``after_seq``) once the outbox has stayed full
+for ``slow_timeout`` seconds, so a burst does not count as slowness. When the connection ends, the
+actor stops; the sessions it talked to keep running.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+import trio
+from trio_websocket import ConnectionClosed, WebSocketConnection
+
+from actors.kernel import Actor, handler
+from actors.server.dispatch import Services, answer, error_reply
+from actors.server.subscription import SessionSubscription
+from protocol.wire import (
+    CLOSE_SHUTTING_DOWN,
+    CLOSE_TOO_SLOW,
+    Codec,
+    ErrorReply,
+    FrameError,
+    Hello,
+    Ok,
+    Request,
+    SubscribeSession,
+    UnsubscribeSession,
+)
+from protocol.wire_requests import RequestId
+
+log = logging.getLogger("troupe.server")
+
+MAX_IN_FLIGHT = 64
+"""Requests a connection may have running at once; the reader waits beyond it."""
+CLOSE_GRACE = 2.0
+
+
+class Disconnect(msgspec.Struct, frozen=True):
+    """Close this connection (the server is stopping, or an operator asked)."""
+
+    code: int = CLOSE_SHUTTING_DOWN
+    reason: str = "server shutting down"
+
+
+class ConnectionStats(msgspec.Struct, frozen=True):
+    frames_in: int
+    frames_out: int
+    subscriptions: list[str]
+
+
+class GetConnectionStats(msgspec.Struct, frozen=True):
+    pass
+
+
+class Connection(Actor):
+    """One client; its address is ``/connections/c-N``."""
+
+    mailbox_size = 16
+
+    def __init__(
+        self,
+        websocket: WebSocketConnection,
+        codec: Codec,
+        services: Services,
+        outbox_size: int,
+        slow_timeout: float,
+    ) -> None:
+        self.slow_timeout = slow_timeout
+        self.websocket = websocket
+        self.codec = codec
+        self.services = services
+        self._send_out, self._receive_out = trio.open_memory_channel[str | bytes](outbox_size)
+        self._subscriptions: dict[str, trio.CancelScope] = {}
+        self._in_flight = trio.Semaphore(MAX_IN_FLIGHT)
+        self._closing = False
+        self.frames_in = 0
+        self.frames_out = 0
+
+    async def on_start(self) -> None:
+        self.ctx.nursery.start_soon(self._writer)
+        self.ctx.nursery.start_soon(self._reader)
+
+    async def on_stop(self) -> None:
+        await self._close(CLOSE_SHUTTING_DOWN, "server shutting down")
+
+    @handler
+    async def disconnect(self, message: Disconnect) -> None:
+        await self._close(message.code, message.reason)
+
+    @handler
+    async def stats(self, message: GetConnectionStats) -> ConnectionStats:
+        return ConnectionStats(self.frames_in, self.frames_out, sorted(self._subscriptions))
+
+    # -- outbound ------------------------------------------------------------
+
+    async def send(self, frame: Any) -> None:
+        """Queue a frame; a client that leaves the outbox full for ``slow_timeout``
+        seconds is disconnected. Only this connection's tasks wait here: sessions
+        hand events over without waiting (see :mod:`.subscription`)."""
+        if self._closing:
+            return
+        data = self.codec.encode(frame)
+        try:
+            self._send_out.send_nowait(data)
+            return
+        except trio.WouldBlock:
+            pass
+        with trio.move_on_after(self.slow_timeout):
+            await self._send_out.send(data)
+            return
+        reason = "outbound queue full: client too slow; resubscribe with after_seq"
+        self.ctx.nursery.start_soon(self._close, CLOSE_TOO_SLOW, reason)
+        await trio.sleep_forever()  # cancelled by the close
+
+    async def _writer(self) -> None:
+        try:
+            async for data in self._receive_out:
+                await self.websocket.send_message(data)
+                self.frames_out += 1
+        except ConnectionClosed:
+            self._end()
+
+    async def _close(self, code: int, reason: str) -> None:
+        if self._closing:
+            return
+        self._closing = True
+        for scope in self._subscriptions.values():
+            scope.cancel()
+        with trio.move_on_after(CLOSE_GRACE):
+            await self.websocket.aclose(code, reason)
+        self._end()
+
+    def _end(self) -> None:
+        self._closing = True
+        self.ctx.nursery.cancel_scope.cancel()
+        self.ctx.stop_self()
+
+    # -- inbound -------------------------------------------------------------
+
+    async def _reader(self) -> None:
+        try:
+            while True:
+                message = await self.websocket.get_message()
+                self.frames_in += 1
+                try:
+                    frame = self.codec.decode(message)
+                except FrameError as error:
+                    await self.send(ErrorReply(error.request_id, error.code, str(error)))
+                    continue
+                if isinstance(frame, Hello):
+                    await self.send(ErrorReply(None, "bad_frame", "hello was already received"))
+                    continue
+                await self._in_flight.acquire()
+                self.ctx.nursery.start_soon(self._handle, frame)
+        except ConnectionClosed:
+            self._end()
+
+    async def _handle(self, request: Request) -> None:
+        try:
+            if isinstance(request, SubscribeSession):
+                await self._subscribe(request)
+            elif isinstance(request, UnsubscribeSession):
+                scope = self._subscriptions.pop(request.session, None)
+                if scope is not None:
+                    scope.cancel()
+                await self.send(Ok(request.id))
+            else:
+                await self.send(await answer(self.services, request))
+        finally:
+            self._in_flight.release()
+
+    async def _subscribe(self, request: SubscribeSession) -> None:
+        """Start the forwarder; its errors before the ``subscribed`` frame are replied."""
+        old = self._subscriptions.pop(request.session, None)
+        if old is not None:
+            old.cancel()
+        subscription = SessionSubscription(
+            self.services.registry,
+            self.services.store,
+            request.session,
+            request.after_seq,
+            self.send,
+        )
+        try:
+            scope = await self.ctx.nursery.start(self._forward, subscription, request.id)
+        except Exception as error:
+            await self.send(error_reply(request.id, error))
+            return
+        self._subscriptions[request.session] = scope
+
+    async def _forward(
+        self,
+        subscription: SessionSubscription,
+        request_id: RequestId,
+        *,
+        task_status: trio.TaskStatus[trio.CancelScope] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        with trio.CancelScope() as scope:
+            await subscription.open()
+            task_status.started(scope)
+            try:
+                await subscription.run(request_id)
+            except Exception:
+                log.exception("subscription to %s failed", subscription.session)
+        if self._subscriptions.get(subscription.session) is scope:
+            del self._subscriptions[subscription.session]

@@ -1,0 +1,206 @@
+"""Answering requests: one reply frame, or one typed error, per request id.
+
+Subscriptions are the connection's own business (they send frames for as long as
+they last); every other request is answered here from the registry and the
+environments. Every failure becomes an ``error`` frame with a stable code.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from actors.kernel import (
+    ActorError,
+    ActorFailedError,
+    AskTimeoutError,
+    DeadActorError,
+    Rejection,
+    UnknownAddressError,
+)
+from actors.server.environments import Environments
+from actors.server.registry import SessionRegistry
+from actors.session.actor import SessionClosed
+from actors.store import Store
+from protocol.environment import AddSSHHost, ExecCommand, ReadFile, WriteFile, effective_timeout_ms
+from protocol.session import Abort, FollowUp, Interrupt, Steer, Submit, UpdateConfig
+from protocol.wire import (
+    AbortSession,
+    AddSSHEnvironment,
+    ConfigUpdated,
+    CreateSession,
+    EnvironmentAdded,
+    EnvironmentList,
+    EnvironmentSummary,
+    ErrorReply,
+    ExecInEnvironment,
+    ExecReply,
+    FileReply,
+    FollowUpSession,
+    GetSession,
+    InterruptSession,
+    ListEnvironments,
+    ListSessions,
+    Ok,
+    ReadEnvironmentFile,
+    RemoveEnvironment,
+    Reply,
+    Request,
+    RequestId,
+    ResolveApproval,
+    SessionCreated,
+    SessionDetail,
+    SessionList,
+    SteerSession,
+    SubmitInput,
+    UpdateSessionConfig,
+    WriteEnvironmentFile,
+    WriteReply,
+)
+
+log = logging.getLogger("troupe.server")
+SESSION_ASK_TIMEOUT = 30.0
+ENV_ASK_MARGIN = 30.0
+
+
+@dataclass(frozen=True)
+class Services:
+    """What a connection may reach: the server's registry, environments and store."""
+
+    registry: SessionRegistry
+    environments: Environments
+    store: Store
+
+
+async def answer(services: Services, request: Request) -> Reply | ErrorReply:
+    """The reply to ``request``, or the error that says why there is none."""
+    try:
+        return await _answer(services, request)
+    except Exception as error:
+        return error_reply(request.id, error)
+
+
+def error_reply(request_id: RequestId | None, error: Exception) -> ErrorReply:
+    """The typed error frame for whatever went wrong while answering."""
+    if isinstance(error, Rejection):
+        return ErrorReply(request_id, error.code, str(error))
+    if isinstance(error, UnknownAddressError):
+        return ErrorReply(request_id, "not_found", str(error))
+    if isinstance(error, DeadActorError):
+        return ErrorReply(request_id, "unavailable", str(error))
+    if isinstance(error, AskTimeoutError):
+        return ErrorReply(request_id, "timeout", str(error))
+    if isinstance(error, ActorFailedError):
+        return ErrorReply(request_id, "internal", str(error))
+    if isinstance(error, ActorError | msgspec.ValidationError | ValueError):
+        return ErrorReply(request_id, "invalid_request", str(error))
+    log.error("request failed", exc_info=error)
+    return ErrorReply(request_id, "internal", f"{type(error).__name__}: {error}")
+
+
+async def _answer(services: Services, request: Request) -> Reply:
+    registry = services.registry
+    match request:
+        case CreateSession():
+            record = await registry.create(
+                request.profile, request.environment, request.working_dir, request.config
+            )
+            return SessionCreated(request.id, record.info())
+        case ListSessions():
+            return SessionList(request.id, registry.infos())
+        case GetSession():
+            record = registry.record(request.session)
+            history = await services.store.history(record.row.id)
+            pending = [msgspec.to_builtins(e) for e in registry.pending_approvals(request.session)]
+            return SessionDetail(request.id, record.info(), history, pending)
+        case (
+            SubmitInput() | SteerSession() | FollowUpSession() | AbortSession() | InterruptSession()
+        ):
+            await _tell_session(registry, request)
+            return Ok(request.id)
+        case UpdateSessionConfig():
+            record = await _live(registry, request.session)
+            changes: dict[str, Any] = {
+                name: value
+                for name in ("model", "reasoning_effort", "max_turns", "max_tool_rounds_per_input")
+                if (value := getattr(request, name)) is not None
+            }
+            assert record.ref is not None
+            config = await record.ref.ask(UpdateConfig(**changes), timeout=SESSION_ASK_TIMEOUT)
+            record.config = config
+            return ConfigUpdated(request.id, config)
+        case ResolveApproval():
+            record = registry.record(request.session)
+            if record.approvals is None:
+                raise SessionClosed(f"session {request.session} has no pending approvals")
+            record.approvals.resolve(request.request_id, request.approved, request.message)
+            return Ok(request.id)
+        case _:
+            return await _environment_request(services.environments, request)
+
+
+async def _live(registry: SessionRegistry, session: str):
+    record = await registry.live(session)
+    if not record.live:
+        raise SessionClosed(f"session {session} is closed")
+    return record
+
+
+async def _tell_session(registry: SessionRegistry, request: Any) -> None:
+    """Submit, steer, follow up or abort; a stored session is resumed first.
+
+    Asked rather than told so that a closed session's refusal comes back."""
+    if isinstance(request, AbortSession | InterruptSession):
+        record = registry.record(request.session)
+        if not record.live:
+            raise SessionClosed(f"session {request.session} is not running")
+        if isinstance(request, AbortSession):
+            message: Any = Abort(request.reason)
+        else:
+            message = Interrupt(immediate=request.immediate)
+    else:
+        record = await _live(registry, request.session)
+        kind = {SubmitInput: Submit, SteerSession: Steer, FollowUpSession: FollowUp}
+        message = kind[type(request)](request.text)
+    assert record.ref is not None
+    await record.ref.ask(message, timeout=SESSION_ASK_TIMEOUT)
+
+
+async def _environment_request(environments: Environments, request: Request) -> Reply:
+    match request:
+        case ExecInEnvironment():
+            ref = environments.resolve(request.environment)
+            timeout = effective_timeout_ms(request.timeout_ms) / 1000 + ENV_ASK_MARGIN
+            command = ExecCommand(
+                request.command, timeout_ms=request.timeout_ms, working_dir=request.working_dir
+            )
+            return ExecReply(request.id, await ref.ask(command, timeout=timeout))
+        case ReadEnvironmentFile():
+            ref = environments.resolve(request.environment)
+            read = ReadFile(
+                request.path, request.offset, request.limit, line_numbers=request.line_numbers
+            )
+            return FileReply(request.id, await ref.ask(read, timeout=ENV_ASK_MARGIN))
+        case WriteEnvironmentFile():
+            ref = environments.resolve(request.environment)
+            write = WriteFile(request.path, request.content)
+            return WriteReply(request.id, await ref.ask(write, timeout=ENV_ASK_MARGIN))
+        case ListEnvironments():
+            return EnvironmentList(request.id, environments.summaries())
+        case AddSSHEnvironment():
+            host = AddSSHHost(
+                target=request.target,
+                name=request.name,
+                working_dir=request.working_dir,
+                known_hosts=request.known_hosts,
+                client_keys=list(request.client_keys),
+            )
+            ref = await environments.add_ssh(host)
+            return EnvironmentAdded(request.id, EnvironmentSummary(ref.address, "ssh"))
+        case RemoveEnvironment():
+            await environments.remove(request.environment)
+            return Ok(request.id)
+    raise ValueError(f"unsupported request {type(request).__name__}")

@@ -1,0 +1,75 @@
+"""Model endpoints for the server's sessions: one gateway actor per wire format.
+
+Every session of a profile shares its gateway (and so its connection pool and
+concurrency cap). The endpoint comes from the usual variables
+(``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``, ...); ``base_url`` overrides the
+address for every profile, which is how ``troupe demo`` and the tests point the
+server at ``troupe mock-llm``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+import msgspec
+
+from actors.kernel import ActorRef, Rejection, Runtime
+from actors.models.config import Wire, endpoint, endpoint_from_env
+from actors.models.errors import ConfigurationError
+from actors.models.gateway import ModelGateway
+from actors.session.profiles import PROFILES, ProviderProfile
+
+WIRE_OF_PROFILE: Mapping[str, Wire] = MappingProxyType(
+    {"openai": "openai_responses", "anthropic": "anthropic", "gemini": "gemini"}
+)
+
+
+class ModelSettings(msgspec.Struct, frozen=True):
+    """Where the server's models are: ``base_url``/``api_key`` override the
+    environment's variables for every profile."""
+
+    profile: str = "openai"
+    base_url: str | None = None
+    api_key: str | None = None
+
+
+class UnknownProfile(Rejection):
+    code = "invalid_request"
+
+
+class ModelUnavailable(Rejection):
+    code = "model_unavailable"
+
+
+class Models:
+    """Builds profiles and hands out the gateway for each profile's wire."""
+
+    def __init__(self, runtime: Runtime, settings: ModelSettings) -> None:
+        self.runtime = runtime
+        self.settings = settings
+        self._gateways: dict[Wire, ActorRef] = {}
+
+    def profile(self, name: str | None) -> ProviderProfile:
+        name = name or self.settings.profile
+        factory = PROFILES.get(name)
+        if factory is None:
+            raise UnknownProfile(f"unknown profile {name!r}; choose one of {sorted(PROFILES)}")
+        return factory()
+
+    async def gateway(self, profile: ProviderProfile) -> ActorRef:
+        wire = WIRE_OF_PROFILE[profile.id]
+        ref = self._gateways.get(wire)
+        if ref is not None and ref.alive:
+            return ref
+        settings = self.settings
+        try:
+            if settings.base_url:
+                target = endpoint(wire, settings.base_url, settings.api_key or "troupe")
+            else:
+                target = endpoint_from_env(wire)
+        except ConfigurationError as error:
+            raise ModelUnavailable(str(error)) from None
+        ref = await self.runtime.spawn(ModelGateway(target), name=f"models/{wire}")
+        self._gateways[wire] = ref
+        return ref

@@ -1,0 +1,162 @@
+"""The Troupe server: a runtime, the store, the session registry and the WebSocket
+gateway, hosted together.
+
+``run_server`` is embeddable (``await nursery.start(run_server, config)`` returns a
+:class:`RunningServer` with its URL); ``troupe serve`` and the embedded mode of
+``troupe run`` are two hosts of it. It binds 127.0.0.1 unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+import msgspec
+import trio
+from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket
+
+from actors.kernel import Runtime
+from actors.server.auth import load_or_create_token, token_path
+from actors.server.connection import Connection
+from actors.server.dispatch import Services
+from actors.server.environments import Environments
+from actors.server.handshake import Policy, Refused, read_hello, upgrade
+from actors.server.models import Models, ModelSettings
+from actors.server.registry import SessionRegistry
+from actors.store import Store, open_store
+from protocol.wire import DEFAULT_MAX_FRAME, PROTOCOL_VERSION, Codec, Welcome
+
+log = logging.getLogger("troupe.server")
+
+
+class ServerConfig(msgspec.Struct, frozen=True):
+    data_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 7707
+    working_dir: Path = Path(".")
+    models: ModelSettings = ModelSettings()
+    origins: frozenset[str] = frozenset({"loopback"})
+    """Allowed browser origins; ``loopback`` admits any http(s) loopback origin."""
+    max_frame_bytes: int = DEFAULT_MAX_FRAME
+    outbox_size: int = 2048
+    """Frames a client may fall behind by."""
+    slow_client_timeout: float = 5.0
+    """Seconds the outbox may stay full before the client is disconnected (4008)."""
+    grace: float = 3.0
+    advertise: bool = True
+    """Write ``server.json`` (the URL) in the data dir for ``troupe sessions``/``attach``;
+    an embedded server (``troupe run``) does not."""
+
+
+class RunningServer:
+    """A started server: where it listens and what it holds."""
+
+    def __init__(
+        self, config: ServerConfig, runtime: Runtime, store: Store, registry: SessionRegistry
+    ) -> None:
+        self.config = config
+        self.runtime = runtime
+        self.store = store
+        self.registry = registry
+        self.port = 0
+        self.token = ""
+        self._stop = trio.Event()
+
+    @property
+    def url(self) -> str:
+        host = self.config.host
+        host = f"[{host}]" if ":" in host else host
+        return f"ws://{host}:{self.port}/"
+
+    @property
+    def token_file(self) -> Path:
+        return token_path(self.config.data_dir)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+async def run_server(
+    config: ServerConfig, *, task_status: trio.TaskStatus[RunningServer] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Serve until :meth:`RunningServer.stop` (or cancellation)."""
+    token = load_or_create_token(config.data_dir)
+    async with (
+        open_store(config.data_dir) as store,
+        Runtime(grace=config.grace) as runtime,
+        trio.open_nursery() as nursery,
+    ):
+        environments = Environments(runtime, config.working_dir)
+        models = Models(runtime, config.models)
+        registry = SessionRegistry(runtime, store, environments, models, nursery)
+        await environments.local()  # /environments/local, the server's directory
+        await registry.recover()
+        server = RunningServer(config, runtime, store, registry)
+        server.token = token
+        services = Services(registry, environments, store)
+        gateway = Gateway(runtime, services, Policy(token, config.origins), config)
+        listener = await nursery.start(
+            lambda task_status: serve_websocket(
+                gateway.handle, config.host, config.port, None,
+                max_message_size=config.max_frame_bytes, message_queue_size=4,
+                connect_timeout=10, disconnect_timeout=5,
+                task_status=task_status,
+            )
+        )  # fmt: skip
+        server.port = listener.port
+        if config.advertise:
+            _write_server_file(server)
+        task_status.started(server)
+        try:
+            await server._stop.wait()
+        finally:
+            # Sessions closed by the shutdown ladder are not closed for good: they
+            # resume on the next submit, so their farewell events are not stored.
+            registry.freeze()
+            nursery.cancel_scope.cancel()
+
+
+def _write_server_file(server: RunningServer) -> None:
+    """``server.json`` tells ``troupe sessions`` and ``attach`` where to connect."""
+    path = server.config.data_dir / "server.json"
+    info = {"url": server.url, "pid": os.getpid(), "token_file": str(server.token_file)}
+    path.write_text(json.dumps(info) + "\n")
+
+
+class Gateway:
+    """Accepts connections and gives each one a :class:`Connection` actor."""
+
+    def __init__(
+        self, runtime: Runtime, services: Services, policy: Policy, config: ServerConfig
+    ) -> None:
+        self.runtime = runtime
+        self.services = services
+        self.policy = policy
+        self.config = config
+        self._count = 0
+
+    async def handle(self, request: WebSocketRequest) -> None:
+        try:
+            websocket, authorized = await upgrade(request, self.policy)
+            hello = await read_hello(websocket, self.policy, authorized)
+            self._count += 1
+            name = f"c-{self._count}"
+            await websocket.send_message(
+                Codec("json").encode(
+                    Welcome(PROTOCOL_VERSION, "troupe", name, hello.encoding,
+                            self.config.max_frame_bytes)
+                )
+            )  # fmt: skip
+            actor = Connection(
+                websocket,
+                Codec(hello.encoding),
+                self.services,
+                self.config.outbox_size,
+                self.config.slow_client_timeout,
+            )
+            ref = await self.runtime.spawn(actor, name=f"connections/{name}")
+            await ref.wait_stopped()
+        except (Refused, ConnectionClosed):
+            return

@@ -1,0 +1,134 @@
+"""One client's subscription to one session: replay from the store, then live.
+
+The order of operations is what makes a resubscribe exact: subscribe to the live
+stream first (so nothing emitted from now on is missed), then replay every stored
+event after the client's cursor, then follow the live stream, skipping what the
+replay already covered. A durable event is sent only once the store has it, so a
+client never holds an event the store could lose. If the live stream overflows
+(``events_missed``), the gap is filled from the store, so durable events are never
+lost; only deltas may be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+
+from actors.kernel import Rejection
+from actors.server.registry import SessionNotFound, SessionRegistry
+from actors.session.events import Subscription
+from actors.store import Store
+from protocol.session import EPHEMERAL_KINDS, SessionEvent, Subscribe
+from protocol.wire import Event, RequestId, Subscribed
+
+LIVE_BUFFER = 4096
+_data = msgspec.json.Decoder(dict[str, Any])
+
+Send = Callable[[Any], Awaitable[None]]
+
+
+class SessionSubscription:
+    """Forwards one session's events to a connection's outbox."""
+
+    def __init__(
+        self,
+        registry: SessionRegistry,
+        store: Store,
+        session: str,
+        after_seq: int,
+        send: Send,
+    ) -> None:
+        self.registry = registry
+        self.store = store
+        self.session = session
+        self.cursor = max(0, after_seq)
+        self.send = send
+        self.session_id: str | None = None
+        self._live: Subscription | None = None
+        self._last_seq = 0
+
+    async def open(self) -> None:
+        """Subscribe to the live stream; raises (no such session) before any frame."""
+        self._live, self._last_seq = await self._open()
+
+    async def run(self, request_id: RequestId) -> None:
+        """Send ``subscribed``, the replay, pending approvals, then live events."""
+        live = self._live
+        await self.send(Subscribed(request_id, self.session, self._last_seq))
+        try:
+            await self._replay(self._last_seq)
+            await self._resend_pending()
+            if live is not None:
+                await self._follow(live)
+        finally:
+            if live is not None:
+                live.close()
+
+    async def _open(self) -> tuple[Subscription | None, int]:
+        registry = self.registry
+        key = self.session
+        if key.startswith("/") and key.strip("/").count("/") > 1:
+            ref = registry.ref_for(key)  # a subagent: live only, not stored here
+            live = await ref.ask(Subscribe(LIVE_BUFFER))
+            self.session_id = live.session_id
+            return live, 0
+        record = registry.record(key)
+        self.session_id = record.row.id
+        if record.state != "closed":
+            try:
+                record = await registry.live(key)
+            except Rejection:  # cannot resume now (no model key, SSH host gone): replay only
+                return None, record.last_seq
+        if not record.live:
+            return None, record.last_seq
+        assert record.ref is not None
+        live = await record.ref.ask(Subscribe(LIVE_BUFFER))
+        return live, record.last_seq
+
+    async def _replay(self, upto: int) -> None:
+        """Send stored events after the cursor, at least up to ``upto``."""
+        session_id = self.session_id
+        if session_id is None or session_id not in self.registry.records:
+            return
+        await self.store.wait_committed(session_id, upto)
+        while True:
+            rows = await self.store.events_after(session_id, self.cursor)
+            if not rows:
+                return
+            for row in rows:
+                await self.send(
+                    Event(self.session, row.session_id, row.seq, row.timestamp, row.kind,
+                          _data.decode(row.data))
+                )  # fmt: skip
+                self.cursor = row.seq
+
+    async def _resend_pending(self) -> None:
+        try:
+            pending = self.registry.pending_approvals(self.session)
+        except SessionNotFound:
+            return
+        for event in pending:
+            if event.seq <= self.cursor:
+                await self.send(self._frame(event, resent=True))
+
+    async def _follow(self, live: Subscription) -> None:
+        async for event in live:
+            if event.kind == "events_missed":
+                assert self.session_id is not None
+                record = self.registry.records.get(self.session_id)
+                await self._replay(record.last_seq if record else 0)
+                continue
+            if event.seq <= self.cursor:
+                continue
+            if event.kind not in EPHEMERAL_KINDS:
+                await self.store.wait_committed(event.session_id, event.seq)
+            await self.send(self._frame(event))
+            self.cursor = event.seq
+
+    def _frame(self, event: SessionEvent, resent: bool = False) -> Event:
+        return Event(
+            self.session, event.session_id, event.seq, event.timestamp, event.kind,
+            event.data, resent,
+        )  # fmt: skip

@@ -1,0 +1,146 @@
+"""The SQLite side of the store: schema and plain synchronous operations.
+
+Everything here runs in a worker thread (``trio.to_thread``), one call at a time,
+on one connection. WAL with ``synchronous=NORMAL``: a committed transaction
+survives the process being killed (SIGKILL); only a power loss may lose the last
+commits.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import msgspec
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    profile TEXT NOT NULL,
+    model TEXT NOT NULL,
+    environment TEXT NOT NULL,
+    working_dir TEXT,
+    config BLOB NOT NULL,
+    state TEXT NOT NULL,
+    interrupted INTEGER NOT NULL DEFAULT 0,
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    timestamp REAL NOT NULL,
+    kind TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS history (
+    session_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    turn BLOB NOT NULL,
+    PRIMARY KEY (session_id, idx)
+) WITHOUT ROWID;
+"""
+
+
+class SessionRow(msgspec.Struct, frozen=True):
+    """A session's stored description: enough to start it again."""
+
+    id: str
+    profile: str
+    model: str
+    environment: str
+    working_dir: str | None
+    config: bytes
+    state: str
+    interrupted: bool
+    created: float
+    updated: float
+
+
+class EventRow(msgspec.Struct, frozen=True, array_like=True):
+    session_id: str
+    seq: int
+    timestamp: float
+    kind: str
+    data: bytes
+    """The event's data, already JSON-encoded."""
+
+
+class Op(msgspec.Struct, frozen=True):
+    """One queued write; the writer applies a batch of them in one transaction."""
+
+    kind: str  # "event" | "session" | "state" | "history"
+    args: tuple
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=NORMAL")
+    connection.execute("PRAGMA busy_timeout=5000")
+    connection.executescript(SCHEMA)
+    return connection
+
+
+def apply(connection: sqlite3.Connection, ops: list[Op]) -> None:
+    """Apply a batch in one transaction: one fsync-free commit for many events."""
+    events = [op.args for op in ops if op.kind == "event"]
+    connection.execute("BEGIN")
+    try:
+        for op in ops:
+            if op.kind == "session":
+                connection.execute(
+                    "INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?)", op.args
+                )
+            elif op.kind == "state":
+                connection.execute(
+                    "UPDATE sessions SET state=?, interrupted=?, updated=? WHERE id=?", op.args
+                )
+            elif op.kind == "history":
+                connection.execute("INSERT OR REPLACE INTO history VALUES (?,?,?)", op.args)
+        if events:
+            connection.executemany("INSERT OR IGNORE INTO events VALUES (?,?,?,?,?)", events)
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+
+
+def sessions(connection: sqlite3.Connection) -> list[SessionRow]:
+    rows = connection.execute("SELECT * FROM sessions ORDER BY created").fetchall()
+    return [SessionRow(*row[:7], bool(row[7]), *row[8:]) for row in rows]
+
+
+def last_seqs(connection: sqlite3.Connection) -> dict[str, int]:
+    rows = connection.execute("SELECT session_id, MAX(seq) FROM events GROUP BY session_id")
+    return dict(rows.fetchall())
+
+
+def events_after(
+    connection: sqlite3.Connection, session_id: str, after_seq: int, limit: int
+) -> list[EventRow]:
+    rows = connection.execute(
+        "SELECT * FROM events WHERE session_id=? AND seq>? ORDER BY seq LIMIT ?",
+        (session_id, after_seq, limit),
+    ).fetchall()
+    return [EventRow(*row) for row in rows]
+
+
+def events_of_kinds(
+    connection: sqlite3.Connection, session_id: str, kinds: tuple[str, ...]
+) -> list[EventRow]:
+    marks = ",".join("?" * len(kinds))
+    rows = connection.execute(
+        f"SELECT * FROM events WHERE session_id=? AND kind IN ({marks}) ORDER BY seq",
+        (session_id, *kinds),
+    ).fetchall()
+    return [EventRow(*row) for row in rows]
+
+
+def history(connection: sqlite3.Connection, session_id: str) -> list[bytes]:
+    rows = connection.execute(
+        "SELECT turn FROM history WHERE session_id=? ORDER BY idx", (session_id,)
+    ).fetchall()
+    return [row[0] for row in rows]

@@ -1,0 +1,202 @@
+"""The durable store: sessions, their events and their history, in SQLite (WAL).
+
+Writes are queued without waiting (a session's event sink must never block or
+raise) and applied by one writer task in batches, one transaction per batch, in a
+worker thread so the event loop never waits on the disk. Readers that must not
+get ahead of the disk (the gateway sends a durable event only once it is stored)
+wait with :meth:`Store.wait_committed`.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import trio
+
+from actors.store import db
+from actors.store.db import EventRow, Op, SessionRow
+from protocol.session import EPHEMERAL_KINDS, SessionConfig, SessionEvent, Turn
+
+log = logging.getLogger("troupe.store")
+
+MAX_BATCH = 4096
+_turns = msgspec.json.Decoder(Turn)
+
+
+def _encode_data(data: dict[str, Any]) -> bytes:
+    """Event data as JSON; anything msgspec cannot encode is stored as its text."""
+    return msgspec.json.encode(data, enc_hook=repr)
+
+
+class Store:
+    """One SQLite database, used from trio. Create it with :func:`open_store`."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        self.path = path
+        self._connection = connection
+        self._lock = trio.Lock()
+        self._queue: list[Op] = []
+        self._queued_seq: dict[str, int] = {}
+        self._committed: dict[str, int] = {}
+        self._wake = trio.Event()
+        self._progress = trio.Event()
+        self._closed = False
+        self.events_written = 0
+
+    # -- writes (never wait, never raise) ------------------------------------
+
+    def append_event(self, event: SessionEvent) -> None:
+        """Queue a durable event; ephemeral deltas are not stored. Use as a hub sink."""
+        if event.kind in EPHEMERAL_KINDS or event.seq <= 0:
+            return
+        row = (event.session_id, event.seq, event.timestamp, event.kind, _encode_data(event.data))
+        self._put(Op("event", row))
+        self._queued_seq[event.session_id] = event.seq
+
+    def put_session(
+        self,
+        session_id: str,
+        profile: str,
+        model: str,
+        environment: str,
+        working_dir: str | None,
+        config: SessionConfig,
+        state: str = "idle",
+        created: float | None = None,
+    ) -> None:
+        now = time.time()
+        row = (
+            session_id, profile, model, environment, working_dir,
+            msgspec.json.encode(config), state, 0, created or now, now,
+        )  # fmt: skip
+        self._put(Op("session", row))
+
+    def put_state(self, session_id: str, state: str, interrupted: bool = False) -> None:
+        self._put(Op("state", (state, int(interrupted), time.time(), session_id)))
+
+    def put_history(self, session_id: str, first_index: int, turns: list[Turn]) -> None:
+        for offset, turn in enumerate(turns):
+            self._put(Op("history", (session_id, first_index + offset, msgspec.json.encode(turn))))
+
+    def _put(self, op: Op) -> None:
+        if self._closed:
+            log.warning("store closed; dropping %s write", op.kind)
+            return
+        self._queue.append(op)
+        self._wake.set()
+
+    # -- waiting for the disk ------------------------------------------------
+
+    def committed(self, session_id: str) -> int:
+        return self._committed.get(session_id, 0)
+
+    async def wait_committed(self, session_id: str, seq: int) -> None:
+        """Return once every queued event of ``session_id`` up to ``seq`` is on disk."""
+        target = min(seq, self._queued_seq.get(session_id, 0))
+        while self._committed.get(session_id, 0) < target:
+            await self._progress.wait()
+
+    async def flush(self) -> None:
+        """Return once everything queued so far is committed."""
+        targets = dict(self._queued_seq)
+        for session_id, seq in targets.items():
+            await self.wait_committed(session_id, seq)
+        while self._queue:
+            await self._progress.wait()
+
+    # -- the writer ----------------------------------------------------------
+
+    async def run_writer(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED):
+        task_status.started()
+        try:
+            while True:
+                if not self._queue:
+                    self._wake = trio.Event()
+                    await self._wake.wait()
+                await self._write_batch()
+        finally:
+            with trio.CancelScope(shield=True):
+                while self._queue:
+                    await self._write_batch()
+
+    async def _write_batch(self) -> None:
+        batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
+        async with self._lock:
+            await trio.to_thread.run_sync(db.apply, self._connection, batch)
+        for op in batch:
+            if op.kind == "event":
+                session_id, seq = op.args[0], op.args[1]
+                if seq > self._committed.get(session_id, 0):
+                    self._committed[session_id] = seq
+                self.events_written += 1
+        progress, self._progress = self._progress, trio.Event()
+        progress.set()
+
+    # -- reads ---------------------------------------------------------------
+
+    async def _read(self, fn: Any, *args: Any) -> Any:
+        async with self._lock:
+            return await trio.to_thread.run_sync(fn, self._connection, *args)
+
+    async def sessions(self) -> list[SessionRow]:
+        return await self._read(db.sessions)
+
+    async def last_seqs(self) -> dict[str, int]:
+        seqs = await self._read(db.last_seqs)
+        for session_id, seq in seqs.items():
+            self._committed[session_id] = max(self._committed.get(session_id, 0), seq)
+        return seqs
+
+    async def events_after(
+        self, session_id: str, after_seq: int, limit: int = 512
+    ) -> list[EventRow]:
+        return await self._read(db.events_after, session_id, after_seq, limit)
+
+    async def events_of_kinds(self, session_id: str, *kinds: str) -> list[EventRow]:
+        return await self._read(db.events_of_kinds, session_id, kinds)
+
+    async def history(self, session_id: str) -> list[Turn]:
+        blobs = await self._read(db.history, session_id)
+        return [_turns.decode(blob) for blob in blobs]
+
+    def close(self) -> None:
+        self._closed = True
+
+
+def default_data_dir(environ: dict[str, str] | None = None) -> Path:
+    """``$TROUPE_DATA_DIR``, else ``$XDG_DATA_HOME/troupe``, else ``~/.local/share/troupe``."""
+    import os
+
+    env = os.environ if environ is None else environ
+    if env.get("TROUPE_DATA_DIR"):
+        return Path(env["TROUPE_DATA_DIR"]).expanduser()
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base).expanduser() / "troupe"
+
+
+@asynccontextmanager
+async def open_store(data_dir: Path) -> AsyncIterator[Store]:
+    """Open (creating if needed) ``troupe.db`` in ``data_dir``; on exit, everything
+    queued is written before the database is closed."""
+    path = data_dir / "troupe.db"
+    connection = await trio.to_thread.run_sync(db.connect, path)
+    store = Store(connection, path)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(store.run_writer)
+            try:
+                yield store
+            finally:
+                store.close()
+                with trio.CancelScope(shield=True):
+                    await store.flush()
+                nursery.cancel_scope.cancel()
+    finally:
+        await trio.to_thread.run_sync(connection.close)

@@ -1,0 +1,189 @@
+"""Gateway benchmark: durable session events delivered over WebSocket, against raw
+trio-websocket frames of the same size in the same run, and the store's write rate.
+
+    python bench/gateway.py          # a table
+    python bench/gateway.py --json   # one JSON object
+
+Events are emitted into a real session's event hub (the session's own loop is
+not the subject here), go through the store (each is committed before it is
+sent), the subscription and the connection's outbox, and are received by plain
+trio-websocket clients that count frames. The raw baseline is a trio-websocket
+server sending pre-encoded frames of the same size to the same number of clients.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+from trio_websocket import open_websocket_url, serve_websocket
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import trio.lowlevel
+
+from actors.server.models import ModelSettings
+from actors.server.server import ServerConfig, run_server
+from actors.store import open_store
+from bench.report import Figure, emit, parse_args
+from protocol.session import SessionEvent
+from protocol.wire import Codec, Event
+
+PAYLOAD = "x" * 120
+EMIT_BATCH = 256
+TARGET = 0.5
+
+
+def frame_size() -> int:
+    event = Event("s-00000000", "s-00000000", 1, time.time(), "warning", {"message": PAYLOAD})
+    return len(Codec("json").encode(event))
+
+
+async def raw_rate(count: int, clients: int, size: int) -> float:
+    """Frames per second per client: a bare trio-websocket server, pre-encoded frames."""
+    message = "y" * size
+    done = trio.Semaphore(0)
+
+    async def handler(request) -> None:
+        ws = await request.accept()
+        await ws.get_message()
+        for _ in range(count):
+            await ws.send_message(message)
+        await ws.get_message()
+
+    async with trio.open_nursery() as nursery:
+        server = await nursery.start(serve_websocket, handler, "127.0.0.1", 0, None)
+        url = f"ws://127.0.0.1:{server.port}/"
+        ready = trio.Event()
+        opened = trio.Semaphore(0)
+
+        async def client() -> None:
+            async with open_websocket_url(url, message_queue_size=64) as ws:
+                opened.release()
+                await ready.wait()
+                await ws.send_message("go")
+                for _ in range(count):
+                    await ws.get_message()
+                await ws.send_message("bye")
+                done.release()
+
+        for _ in range(clients):
+            nursery.start_soon(client)
+        for _ in range(clients):
+            await opened.acquire()
+        start = time.perf_counter()
+        ready.set()
+        for _ in range(clients):
+            await done.acquire()
+        elapsed = time.perf_counter() - start
+        nursery.cancel_scope.cancel()
+    return count / elapsed
+
+
+async def troupe_rate(count: int, clients: int) -> float:
+    """Durable events per second per subscriber, through store, subscription, outbox."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        config = ServerConfig(
+            data_dir=root,
+            port=0,
+            working_dir=root,
+            models=ModelSettings("openai", "http://127.0.0.1:9", "bench"),
+            advertise=False,
+            outbox_size=4096,
+        )
+        async with trio.open_nursery() as nursery:
+            server = await nursery.start(run_server, config)
+            record = await server.registry.create(None, None, None, None)
+            session = record.row.id
+            headers = [(b"authorization", f"Bearer {server.token}".encode())]
+            opened = trio.Semaphore(0)
+            finished = trio.Semaphore(0)
+            first_seq = record.last_seq + 1
+
+            async def subscriber() -> None:
+                async with open_websocket_url(
+                    server.url, extra_headers=headers, message_queue_size=64
+                ) as ws:
+                    await ws.send_message(json.dumps({"type": "hello", "version": 1}))
+                    await ws.get_message()
+                    await ws.send_message(
+                        json.dumps(
+                            {"type": "subscribe", "id": 1, "session": session,
+                             "after_seq": first_seq - 1}
+                        )
+                    )  # fmt: skip
+                    await ws.get_message()  # subscribed
+                    opened.release()
+                    for _ in range(count):
+                        await ws.get_message()
+                    finished.release()
+
+            async with trio.open_nursery() as clients_nursery:
+                for _ in range(clients):
+                    clients_nursery.start_soon(subscriber)
+                for _ in range(clients):
+                    await opened.acquire()
+                assert record.actor is not None
+                hub = record.actor.hub
+                start = time.perf_counter()
+                for n in range(count):
+                    hub.emit("warning", message=PAYLOAD)
+                    if n % EMIT_BATCH == EMIT_BATCH - 1:
+                        await trio.lowlevel.checkpoint()
+                for _ in range(clients):
+                    await finished.acquire()
+                elapsed = time.perf_counter() - start
+            server.stop()
+    return count / elapsed
+
+
+async def store_rate(count: int) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        async with open_store(Path(tmp)) as store:
+            now = time.time()
+            data = {"message": PAYLOAD}
+            start = time.perf_counter()
+            for seq in range(1, count + 1):
+                store.append_event(SessionEvent("s-bench", seq, now, "warning", data))
+                if seq % EMIT_BATCH == 0:
+                    await trio.lowlevel.checkpoint()
+            await store.flush()
+            elapsed = time.perf_counter() - start
+    return count / elapsed
+
+
+async def measure(quick: bool) -> list[Figure]:
+    count = 5_000 if quick else 30_000
+    size = frame_size()
+    raw_one = await raw_rate(count, 1, size)
+    raw_ten = await raw_rate(count // 5, 10, size)
+    one = await troupe_rate(count, 1)
+    ten = await troupe_rate(count // 5, 10)
+    stored = await store_rate(count * 2)
+    return [
+        Figure("frame_bytes", "event frame size", size, "bytes"),
+        Figure("raw_frames_per_s_1", "raw trio-websocket frames/s, 1 client", raw_one, "/s"),
+        Figure("events_per_s_1", "durable events/s, 1 subscriber", one, "/s"),
+        Figure("ratio_1", "  ratio to raw, 1 subscriber", one / raw_one, "x",
+               f">= {TARGET}", one / raw_one >= TARGET),
+        Figure("raw_frames_per_s_10", "raw frames/s per client, 10 clients", raw_ten, "/s"),
+        Figure("events_per_s_10", "durable events/s per subscriber, 10", ten, "/s"),
+        Figure("ratio_10", "  ratio to raw, 10 subscribers", ten / raw_ten, "x",
+               f">= {TARGET}", ten / raw_ten >= TARGET),
+        Figure("store_events_per_s", "events/s written to the store", stored, "/s"),
+    ]  # fmt: skip
+
+
+def main() -> None:
+    args = parse_args(__doc__ or "", sys.argv[1:])
+    figures = trio.run(measure, args.quick)
+    emit("Troupe gateway", figures, args.json)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""The server killed with SIGKILL mid-session and started again: nothing a client
+received is lost, the input is marked interrupted, and the session continues."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+import msgspec
+import trio
+
+from actors.mockllm import Script, serve_mock_llm
+from protocol.client import connect
+from protocol.session import EPHEMERAL_KINDS
+from protocol.wire import CreateSession, GetSession, ListSessions, SubmitInput
+from tests.wire.conftest import HANG_GUARD, events_until, shell_turns, subscribe, troupe_serve
+
+SLOW = "echo $$ > command.pid; echo started; exec sleep 60"
+
+
+async def test_sigkill_then_restart_keeps_events_and_continues(tmp_path: Path) -> None:
+    root = Path(await trio.Path(tmp_path).resolve())
+    data_dir, work = root / "data", root / "work"
+    work.mkdir()
+    script = msgspec.convert(shell_turns(SLOW, final="Resumed and done."), Script)
+    async with serve_mock_llm(script) as mock:
+        try:
+            async with troupe_serve(data_dir, work, mock.base_url) as serve:
+                token = (data_dir / "token").read_text().strip()
+                async with connect(serve.url, token) as client:
+                    session = (await client.request(CreateSession)).session.session_id
+                    await subscribe(client, session)
+                    await client.request(SubmitInput, session=session, text="first input")
+                    received = await events_until(client, "tool_call_start")
+                    with trio.fail_after(HANG_GUARD):
+                        while len((await client.request(GetSession, session=session)).history) < 2:  # noqa: ASYNC110 - the store's record
+                            await trio.sleep(0.02)
+                    serve.process.send_signal(signal.SIGKILL)
+                    with trio.fail_after(HANG_GUARD):
+                        await serve.process.wait()
+        finally:
+            pid_file = work / "command.pid"
+            if pid_file.exists():  # the orphaned command of the killed server
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+        durable = [(e.seq, e.kind) for e in received if e.kind not in EPHEMERAL_KINDS]
+
+        async with (
+            troupe_serve(data_dir, work, mock.base_url) as serve,
+            connect(serve.url, token) as client,
+        ):
+            listed = (await client.request(ListSessions)).sessions
+            assert [(s.session_id, s.interrupted) for s in listed] == [(session, True)]
+            await subscribe(client, session)
+            replay = await events_until(client, "processing_end")
+            stored = [(e.seq, e.kind) for e in replay]
+            assert stored[: len(durable)] == durable
+            assert stored[-2:][0][1] == "input_interrupted"
+            assert replay[-1].data == {"state": "idle", "interrupted": True}
+            detail = await client.request(GetSession, session=session)
+            assert detail.history[0].content == "first input"
+
+            await client.request(SubmitInput, session=session, text="second input")
+            after = await events_until(client, "processing_end")
+            assert all(e.seq > replay[-1].seq for e in after)
+            texts = [e.data["text"] for e in after if e.kind == "assistant_text_end"]
+            assert texts == ["Resumed and done."]
+        last_body = mock.requests[-1].json()
+        sent = msgspec.json.encode(last_body).decode()
+        assert "first input" in sent and "second input" in sent

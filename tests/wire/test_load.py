@@ -1,0 +1,76 @@
+"""Backpressure and scale: a client that stops reading is dropped without slowing
+the session; 200 clients at once are all served."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import trio
+from trio_websocket import ConnectionClosed, open_websocket_url
+
+from protocol.wire import CLOSE_TOO_SLOW, CreateSession, ListSessions, SubmitInput
+from tests.wire.conftest import HANG_GUARD, StartStack, events_until, shell_turns, subscribe
+
+LOUD = "head -c 3000000 /dev/zero | tr '\\0' a | fold -w 200"
+
+
+async def test_a_client_that_stops_reading_is_disconnected(start_stack: StartStack) -> None:
+    async with start_stack(
+        shell_turns(LOUD, LOUD), outbox_size=32, slow_client_timeout=0.5
+    ) as stack:
+        headers = [(b"authorization", f"Bearer {stack.token}".encode())]
+        async with (
+            stack.client() as watcher,
+            open_websocket_url(stack.url, extra_headers=headers, message_queue_size=1) as sleeper,
+        ):
+            await sleeper.send_message(json.dumps({"type": "hello", "version": 1}))
+            await sleeper.get_message()
+            session = (await watcher.request(CreateSession)).session.session_id
+            await sleeper.send_message(
+                json.dumps({"type": "subscribe", "id": 1, "session": session})
+            )
+            await subscribe(watcher, session)
+            await watcher.request(SubmitInput, session=session, text="be loud")
+            # The sleeper reads nothing while the session runs to its end.
+            events = await events_until(watcher, "processing_end")
+            assert len([e for e in events if e.kind == "tool_call_end"]) == 2
+            runtime = stack.server.runtime
+            with trio.fail_after(HANG_GUARD):
+                while "/connections/c-2" in runtime.addresses():  # noqa: ASYNC110 - the registry
+                    await trio.sleep(0.02)
+            assert "/connections/c-1" in runtime.addresses()
+            with trio.fail_after(HANG_GUARD), pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await sleeper.get_message()
+            assert closed.value.reason.code in (CLOSE_TOO_SLOW, 1006)
+
+
+async def test_two_hundred_concurrent_connections(start_stack: StartStack) -> None:
+    async with start_stack(shell_turns("echo hi")) as stack, stack.client() as owner:
+        session = (await owner.request(CreateSession)).session.session_id
+        ready = trio.Semaphore(0)
+        go = trio.Event()
+        finished: list[int] = []
+
+        async def one(n: int) -> None:
+            async with stack.client(encoding="msgpack" if n % 2 else "json") as client:
+                assert len((await client.request(ListSessions)).sessions) == 1
+                await subscribe(client, session)
+                ready.release()
+                await go.wait()
+                events = await events_until(client, "processing_end")
+                assert events[-1].kind == "processing_end"
+                finished.append(n)
+
+        with trio.fail_after(HANG_GUARD * 2):
+            async with trio.open_nursery() as nursery:
+                for n in range(200):
+                    nursery.start_soon(one, n)
+                for _ in range(200):
+                    await ready.acquire()
+                connections = [a for a in stack.server.runtime.addresses() if "/connections/" in a]
+                assert len(connections) == 201
+                await owner.request(SubmitInput, session=session, text="hello all")
+                go.set()
+        assert sorted(finished) == list(range(200))
