@@ -127,14 +127,16 @@ def _short(value: Any) -> str:
     return text if len(text) <= 48 else text[:45] + "..."
 
 
-async def _follow(printer: Printer, who: str, session: ActorRef, nursery: trio.Nursery) -> None:
+async def _follow(
+    printer: Printer, who: str, session: ActorRef, runtime: Runtime, nursery: trio.Nursery
+) -> None:
     """Print a session's events; follow each subagent it spawns the same way."""
-    runtime = session._cell.runtime
     async for event in await session.ask(Subscribe(after_seq=0)):
         printer.show(who, event)
         if event.kind == "subagent_spawned":
             child = runtime.ref(event.data["address"])
-            nursery.start_soon(_follow, printer, event.data["agent_id"], child, nursery)
+            agent_id = event.data["agent_id"]
+            nursery.start_soon(_follow, printer, agent_id, child, runtime, nursery)
         if event.kind == "processing_end" and who == "parent":
             return
 
@@ -154,7 +156,7 @@ async def run_demo(out: TextIO = sys.stdout, pace: float = 0.6) -> int:
                     name="sessions/demo",
                 )
                 async with trio.open_nursery() as nursery:
-                    nursery.start_soon(_follow, printer, "parent", parent, nursery)
+                    nursery.start_soon(_follow, printer, "parent", parent, runtime, nursery)
                     await parent.tell(Submit("Build three small programs in parallel."))
                     outcome = await parent.ask(WaitIdle(), timeout=120)
                     nursery.cancel_scope.cancel()
