@@ -20,6 +20,7 @@ from environments.ssh.pool import LINK_ERRORS, HostPool, RemoteProcess
 _READ_SIZE = 262_144
 DELTA_BATCH_CAP = 262_144
 """Bytes of undelivered deltas kept per command; a slower watcher misses the rest."""
+SKIPPED_NOTE = b"\n[... live output skipped: the watcher fell behind; the result has it all ...]\n"
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,6 @@ class CommandOutcome:
     pgid: int | None
     exit_status: int | None
     no_cwd: bool
-    link_lost: bool
 
 
 @dataclass(eq=False)
@@ -44,7 +44,8 @@ class RemoteCommand:
     want_deltas: bool
     _deltas: list[tuple[Stream, bytes]] = field(default_factory=list)
     _delta_bytes: int = 0
-    deltas_dropped: int = 0
+    _skipping: bool = False
+    """Deltas are being dropped (the watcher is behind); it has been told once."""
     _exited: asyncio.Event = field(default_factory=asyncio.Event)
     _drained: asyncio.Event = field(default_factory=asyncio.Event)
     _delta_ready: asyncio.Event = field(default_factory=asyncio.Event)
@@ -76,7 +77,9 @@ class RemoteCommand:
         if not self.want_deltas:
             return
         if self._delta_bytes + len(chunk) > DELTA_BATCH_CAP:
-            self.deltas_dropped += len(chunk)
+            if not self._skipping:
+                self._skipping = True
+                self._deltas.append((stream, SKIPPED_NOTE))
             return
         self._deltas.append((stream, chunk))
         self._delta_bytes += len(chunk)
@@ -107,6 +110,7 @@ class RemoteCommand:
             self._delta_ready.clear()
             await self._delta_ready.wait()
         batch, self._deltas, self._delta_bytes = self._deltas, [], 0
+        self._skipping = False
         return batch
 
     async def finish(self) -> CommandOutcome:
@@ -114,7 +118,6 @@ class RemoteCommand:
         if self._task is not None and not self._task.done():
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
-        lost = self.remote.link.closed
         await self.pool.finish(self.remote)
         return CommandOutcome(
             stdout=self.stdout.text(),
@@ -124,7 +127,6 @@ class RemoteCommand:
             pgid=self.markers.pgid,
             exit_status=self.markers.exit_status,
             no_cwd=self.markers.no_cwd,
-            link_lost=lost,
         )
 
 

@@ -10,8 +10,12 @@ import pytest
 import trio
 
 from actors.kernel import Runtime
+from environments.capture import HeadTail
 from environments.errors import ConnectionLost, HostKeyRejected, InvalidRequest
+from environments.ssh.command import DELTA_BATCH_CAP, SKIPPED_NOTE, RemoteCommand
 from environments.ssh.environment import SSHBridge
+from environments.ssh.markers import MarkerFilter
+from environments.ssh.scripts import Markers
 from environments.ssh.target import SSHTarget, parse_target
 from protocol.environment import AddSSHHost, ExecCommand, FileExists
 from tests.environments.conftest import host_request
@@ -129,3 +133,21 @@ def test_targets_parse() -> None:
     for bad in ("ssh://", "ssh://u@h:notaport", "user@host", "ssh://h/path"):
         with pytest.raises(InvalidRequest):
             parse_target(bad)
+
+
+def test_a_watcher_that_falls_behind_is_told_live_output_was_skipped() -> None:
+    """The asyncio side keeps a bounded batch of deltas; past it, one note, not silence."""
+    command = RemoteCommand(
+        pool=None,  # type: ignore[arg-type] - only the delta batch is exercised here
+        remote=None,  # type: ignore[arg-type]
+        markers=MarkerFilter(Markers("test")),
+        stdout=HeadTail(),
+        stderr=HeadTail(),
+        want_deltas=True,
+    )
+    chunk = b"x" * 65_536
+    for _ in range(DELTA_BATCH_CAP // len(chunk) + 3):
+        command._offer("stdout", chunk)
+    texts = [data for _, data in command._deltas]
+    assert texts.count(SKIPPED_NOTE) == 1
+    assert sum(len(t) for t in texts if t is not SKIPPED_NOTE) == DELTA_BATCH_CAP
