@@ -30,7 +30,7 @@ from actors.server.models import ModelSettings
 from actors.server.server import ServerConfig, run_server
 from actors.store import open_store
 from bench.report import Figure, emit, parse_args
-from protocol.session import SessionEvent
+from protocol.events import SessionEvent, WarningEvent
 from protocol.wire import Codec, Event
 
 PAYLOAD = "x" * 120
@@ -132,7 +132,7 @@ async def troupe_rate(count: int, clients: int) -> float:
                 hub = record.actor.hub
                 start = time.perf_counter()
                 for n in range(count):
-                    hub.emit("warning", message=PAYLOAD)
+                    hub.emit(WarningEvent(PAYLOAD))
                     if n % EMIT_BATCH == EMIT_BATCH - 1:
                         await trio.lowlevel.checkpoint()
                 for _ in range(clients):
@@ -146,10 +146,10 @@ async def store_rate(count: int) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         async with open_store(Path(tmp)) as store:
             now = time.time()
-            data = {"message": PAYLOAD}
+            data = WarningEvent(PAYLOAD)
             start = time.perf_counter()
             for seq in range(1, count + 1):
-                store.append_event(SessionEvent("s-bench", seq, now, "warning", data))
+                store.append_event(SessionEvent("s-bench", seq, now, data))
                 if seq % EMIT_BATCH == 0:
                     await trio.lowlevel.checkpoint()
             await store.flush()

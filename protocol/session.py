@@ -1,5 +1,5 @@
-"""Sessions: turns, configuration, events, and the requests a session answers
-(coding-agent-loop-spec §2)."""
+"""Sessions: turns, configuration, and the requests a session answers
+(coding-agent-loop-spec §2). Its events are in :mod:`protocol.events`."""
 
 from __future__ import annotations
 
@@ -10,51 +10,6 @@ import msgspec
 from protocol.llm import Message, ToolCall, ToolResult, Usage
 
 SessionState = Literal["idle", "processing", "awaiting_input", "closed"]
-
-EventKind = Literal[
-    "session_start",
-    "session_end",
-    "user_input",
-    "processing_end",
-    "assistant_text_start",
-    "assistant_text_delta",
-    "assistant_text_end",
-    "assistant_reasoning_delta",
-    "tool_call_start",
-    "tool_call_output_delta",
-    "tool_call_end",
-    "steering_injected",
-    "turn_limit",
-    "loop_detection",
-    "warning",
-    "error",
-    "interrupted",
-    "subagent_spawned",
-    "subagent_input",
-    "subagent_completed",
-    "subagent_failed",
-    "subagent_closed",
-    "events_missed",
-]
-"""The kinds of §2.9, plus ``assistant_reasoning_delta`` (reasoning shown live),
-``interrupted``, the ``subagent_*`` lifecycle of a session's children (each with
-the child's address), and ``events_missed`` (told to a subscriber that fell behind,
-with the count)."""
-
-EPHEMERAL_KINDS: frozenset[str] = frozenset(
-    {"assistant_text_delta", "assistant_reasoning_delta", "tool_call_output_delta"}
-)
-"""Deltas: shown live, not worth keeping once the full text has been sent."""
-
-
-class SessionEvent(msgspec.Struct, frozen=True):
-    """One event; ``seq`` counts up from 1 within its session, without gaps."""
-
-    session_id: str
-    seq: int
-    timestamp: float
-    kind: EventKind
-    data: dict[str, Any] = {}
 
 
 class UserTurn(msgspec.Struct, frozen=True, tag="user", tag_field="turn"):

@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from protocol.events import EVENT_TYPES
 from protocol.wire_replies import (
     ConfigUpdated,
     EnvironmentAdded,
@@ -163,10 +164,24 @@ def encode_client(frame: ClientFrame, encoding: Encoding) -> str | bytes:
 
 
 def protocol_schema() -> dict[str, Any]:
-    """One JSON Schema document for the whole protocol (``troupe schema``)."""
-    (client, server), components = msgspec.json.schema_components(
-        [ClientFrame, ServerFrame], ref_template="#/$defs/{name}"
+    """One JSON Schema document for the whole protocol (``troupe schema``).
+
+    An ``event`` frame's ``data`` is described per kind: the frame is one of the
+    kinds of :mod:`protocol.events`, each with ``kind`` fixed and ``data`` its
+    Struct's schema."""
+    bodies = list(EVENT_TYPES.values())
+    (client, server, *body_schemas), components = msgspec.json.schema_components(
+        [ClientFrame, ServerFrame, *bodies], ref_template="#/$defs/{name}"
     )
+    event = components["Event"]
+    event["properties"]["kind"] = {"enum": list(EVENT_TYPES)}
+    event["oneOf"] = [
+        {
+            "properties": {"kind": {"const": kind}, "data": body_schema},
+            "required": ["kind", "data"] if body.__struct_fields__ else ["kind"],
+        }
+        for (kind, body), body_schema in zip(EVENT_TYPES.items(), body_schemas, strict=True)
+    ]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Troupe WebSocket protocol",

@@ -12,6 +12,7 @@ from typing import Any, Literal
 import msgspec
 
 from protocol.environment import ExecResult, FileContent, WriteResult
+from protocol.events import EventData, UnknownEventKind, event_data
 from protocol.session import SessionConfig, Turn
 from protocol.wire_requests import Encoding, RequestId
 
@@ -127,11 +128,15 @@ class EnvironmentAdded(_Reply, frozen=True, tag="environment_added"):
 
 
 class Event(msgspec.Struct, frozen=True, tag="event", tag_field="type"):
-    """One session event. ``seq`` counts every event of the session; ephemeral
-    deltas (``assistant_text_delta``, ``assistant_reasoning_delta``,
-    ``tool_call_output_delta``) are sent live only, so a replay skips their
-    numbers. ``session`` is what the client subscribed to (an id or an address).
-    ``resent`` marks a pending approval request sent again on resubscribe."""
+    """One session event. ``kind`` names one of the Structs of
+    :mod:`protocol.events` and ``data`` holds that Struct's fields (``body()`` gives
+    the Struct). ``seq`` counts every event of the session; ephemeral deltas are
+    sent live only, so a replay skips their numbers. ``session`` is what the client
+    subscribed to (an id or an address). ``resent`` marks a pending approval request
+    sent again on resubscribe.
+
+    ``data`` stays a plain object when decoded, so a client keeps reading frames of
+    kinds newer than itself."""
 
     session: str
     session_id: str
@@ -140,6 +145,14 @@ class Event(msgspec.Struct, frozen=True, tag="event", tag_field="type"):
     kind: str
     data: dict[str, Any] = {}
     resent: bool = False
+
+    def body(self) -> EventData | None:
+        """The typed body, or None for a kind this version does not know (clients
+        ignore those). Raises ``msgspec.ValidationError`` for data that does not fit."""
+        try:
+            return event_data(self.kind, self.data)
+        except UnknownEventKind:
+            return None
 
 
 Reply = (

@@ -10,7 +10,6 @@ the parent and of each subagent is printed as it happens.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -20,6 +19,7 @@ from typing import Any, TextIO
 import msgspec
 import trio
 
+from actors.commands.render import TextRenderer
 from actors.kernel import ActorRef, Runtime
 from actors.mockllm import Script, serve_mock_llm
 from actors.models import open_gateway
@@ -27,7 +27,8 @@ from actors.models.config import endpoint
 from actors.session.actor import SessionActor
 from actors.session.profiles import anthropic_profile
 from environments.local import LocalEnvironment
-from protocol.session import SessionEvent, Submit, Subscribe, WaitIdle
+from protocol.events import ProcessingEndEvent, SubagentSpawnedEvent
+from protocol.session import Submit, Subscribe, WaitIdle
 
 PROGRAMS = {
     "fib": (
@@ -82,67 +83,22 @@ def demo_script(pace: float = 0.6) -> Script:
     return msgspec.convert({"conversations": [parent, *children]}, Script)
 
 
-class Printer:
-    """Events as lines a person can follow; colour only on a terminal."""
-
-    STYLES = {"tool": "36", "result": "2", "reasoning": "35", "system": "33", "agent": "32"}
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.colour = out.isatty() and "NO_COLOR" not in os.environ
-        self.started = time.monotonic()
-        self.rounds: dict[str, int] = {}
-
-    def line(self, who: str, style: str, text: str) -> None:
-        stamp = f"{time.monotonic() - self.started:5.1f}s"
-        body = f"\033[{self.STYLES[style]}m{text}\033[0m" if self.colour else text
-        print(f"{stamp} {who:<7} {body}", file=self.out, flush=True)
-
-    def show(self, who: str, event: SessionEvent) -> None:
-        data = event.data
-        match event.kind:
-            case "user_input":
-                self.line(who, "system", f"task: {data['content']}")
-            case "assistant_text_end":
-                self.rounds[who] = self.rounds.get(who, 0) + 1
-                if data.get("reasoning"):
-                    self.line(who, "reasoning", f"thinking: {data['reasoning']}")
-                if data.get("text"):
-                    self.line(who, "system", f"[{self.rounds[who]}] says: {data['text']}")
-            case "tool_call_start":
-                arguments = ", ".join(f"{k}={_short(v)}" for k, v in data["arguments"].items())
-                self.line(who, "tool", f"-> {data['tool_name']}({arguments})")
-            case "tool_call_end":
-                first = data["output"].strip().splitlines()[:4]
-                mark = "error" if data["is_error"] else "ok"
-                self.line(who, "result", f"<- {mark}: " + " | ".join(first))
-            case "subagent_spawned" | "subagent_completed" | "subagent_failed":
-                self.line(who, "agent", f"{event.kind.replace('_', ' ')}: {data['address']}")
-            case "error" | "warning":
-                self.line(who, "system", f"{event.kind}: {data.get('message')}")
-
-
-def _short(value: Any) -> str:
-    text = str(value).replace("\n", "\\n")
-    return text if len(text) <= 48 else text[:45] + "..."
-
-
 async def _follow(
-    printer: Printer, who: str, session: ActorRef, runtime: Runtime, nursery: trio.Nursery
+    printer: TextRenderer, who: str, session: ActorRef, runtime: Runtime, nursery: trio.Nursery
 ) -> None:
     """Print a session's events; follow each subagent it spawns the same way."""
     async for event in await session.ask(Subscribe(after_seq=0)):
-        printer.show(who, event)
-        if event.kind == "subagent_spawned":
-            child = runtime.ref(event.data["address"])
-            agent_id = event.data["agent_id"]
-            nursery.start_soon(_follow, printer, agent_id, child, runtime, nursery)
-        if event.kind == "processing_end" and who == "parent":
-            return
+        printer.show(event.data, who)
+        match event.data:
+            case SubagentSpawnedEvent(agent_id=agent_id, address=address):
+                child = runtime.ref(address)
+                nursery.start_soon(_follow, printer, agent_id, child, runtime, nursery)
+            case ProcessingEndEvent() if who == "parent":
+                return
 
 
 async def run_demo(out: TextIO = sys.stdout, pace: float = 0.6) -> int:
-    printer = Printer(out)
+    printer = TextRenderer(out, labelled=True)
     with tempfile.TemporaryDirectory(prefix="troupe-demo-") as directory:
         workdir = Path(directory)
         print(f"Troupe demo: a parent session and three subagents, in {workdir}", file=out)

@@ -20,6 +20,15 @@ import trio
 from actors.commands.common import EXIT_ERROR, EXIT_OK, EXIT_TURN_LIMIT
 from actors.commands.render import TextRenderer, approval_prompt
 from protocol.client import RequestError, TroupeClient
+from protocol.events import (
+    ApprovalRequestEvent,
+    ApprovalResolvedEvent,
+    AssistantTextEndEvent,
+    ErrorEvent,
+    EventData,
+    SessionEndEvent,
+    TurnLimitEvent,
+)
 from protocol.wire import (
     Event,
     InterruptSession,
@@ -43,7 +52,7 @@ class Outcome:
     iterations: int = 0
     events: int = 0
     stopped_by_user: bool = False
-    pending_approvals: list[dict] = field(default_factory=list)
+    pending_approvals: list[ApprovalRequestEvent] = field(default_factory=list)
 
 
 class Follower:
@@ -89,39 +98,44 @@ class Follower:
         outcome = self.outcome
         async for event in self.client.events():
             outcome.events += 1
-            self._show(event)
-            self._account(event)
+            try:
+                data = event.body()
+            except msgspec.ValidationError as error:  # a server that breaks its schema
+                self.renderer.note(f"[unreadable {event.kind} event: {error}]")
+                data = None
+            self._show(event, data)
+            self._account(data)
             if event.kind in self.until:
                 return
         outcome.status = "disconnected"
         outcome.exit_code = EXIT_ERROR
 
-    def _show(self, event: Event) -> None:
+    def _show(self, event: Event, data: EventData | None) -> None:
         if self.output_format == "text":
-            self.renderer.show(event)
+            self.renderer.show(data)
         elif self.output_format == "stream-json":
             print(msgspec.json.encode(event).decode(), flush=True)
 
-    def _account(self, event: Event) -> None:
+    def _account(self, data: EventData | None) -> None:
         outcome = self.outcome
-        data = event.data
-        if event.kind == "assistant_text_end":
-            outcome.iterations += 1
-            outcome.result = str(data.get("text") or "")
-        elif event.kind == "turn_limit" and not outcome.stopped_by_user:
-            outcome.status, outcome.exit_code = "turn_limit", EXIT_TURN_LIMIT
-        elif event.kind == "error":
-            outcome.status, outcome.exit_code = "error", EXIT_ERROR
-        elif event.kind == "session_end" and outcome.status == "done":
-            outcome.status = "closed"
-        elif event.kind == "approval_request":
-            outcome.pending_approvals.append(data)
-        elif event.kind == "approval_resolved":
-            outcome.pending_approvals = [
-                p
-                for p in outcome.pending_approvals
-                if p.get("request_id") != data.get("request_id")
-            ]
+        match data:
+            case AssistantTextEndEvent():
+                outcome.iterations += 1
+                outcome.result = data.text
+            case TurnLimitEvent() if not outcome.stopped_by_user:
+                outcome.status, outcome.exit_code = "turn_limit", EXIT_TURN_LIMIT
+            case ErrorEvent():
+                outcome.status, outcome.exit_code = "error", EXIT_ERROR
+            case SessionEndEvent() if outcome.status == "done":
+                outcome.status = "closed"
+            case ApprovalRequestEvent():
+                outcome.pending_approvals.append(data)
+            case ApprovalResolvedEvent():
+                outcome.pending_approvals = [
+                    p for p in outcome.pending_approvals if p.request_id != data.request_id
+                ]
+            case _:
+                pass
 
     async def _read_lines(self) -> None:
         stream = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
@@ -146,7 +160,7 @@ class Follower:
                 approved = line.lower() in ("y", "yes")
                 await self.client.request(
                     ResolveApproval, session=self.session,
-                    request_id=request["request_id"], approved=approved,
+                    request_id=request.request_id, approved=approved,
                 )  # fmt: skip
             elif "stop" in line.lower():
                 await self._stop_after_step()

@@ -16,7 +16,7 @@ from typing import Any
 import trio
 
 from actors.kernel import Rejection
-from protocol.session import SessionEvent
+from protocol.events import ApprovalRequestEvent, ApprovalResolvedEvent, EventData, SessionEvent
 
 
 class ApprovalNotFound(Rejection):
@@ -33,7 +33,7 @@ class Pending:
     message: str | None = None
 
 
-Emit = Callable[..., SessionEvent]
+Emit = Callable[[EventData], SessionEvent]
 
 
 class Approvals:
@@ -50,19 +50,14 @@ class Approvals:
         ``subject`` the thing itself (the command line). Cancelling the caller
         withdraws the request."""
         request_id = f"ap-{secrets.token_hex(4)}"
-        event = self._emit(
-            "approval_request", request_id=request_id, action=action, subject=subject, **details
-        )
+        event = self._emit(ApprovalRequestEvent(request_id, action, subject, details))
         pending = Pending(event)
         self.pending[request_id] = pending
         try:
             await pending.done.wait()
         finally:
             if self.pending.pop(request_id, None) is not None and not pending.done.is_set():
-                self._emit(
-                    "approval_resolved", request_id=request_id, approved=False,
-                    message="withdrawn",
-                )  # fmt: skip
+                self._emit(ApprovalResolvedEvent(request_id, approved=False, message="withdrawn"))
         return pending.approved, pending.message
 
     def resolve(self, request_id: str, approved: bool, message: str | None) -> None:
@@ -71,7 +66,7 @@ class Approvals:
             raise ApprovalNotFound(f"no pending approval request {request_id}")
         pending.approved = approved
         pending.message = message
-        self._emit("approval_resolved", request_id=request_id, approved=approved, message=message)
+        self._emit(ApprovalResolvedEvent(request_id, approved, message))
         pending.done.set()
 
     def events(self) -> list[SessionEvent]:

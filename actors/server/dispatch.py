@@ -26,6 +26,7 @@ from actors.server.registry import SessionRegistry
 from actors.session.actor import SessionClosed
 from actors.store import Store
 from protocol.environment import AddSSHHost, ExecCommand, ReadFile, WriteFile, effective_timeout_ms
+from protocol.events import event_record
 from protocol.session import Abort, FollowUp, Interrupt, Steer, Submit, UpdateConfig
 from protocol.wire import (
     AbortSession,
@@ -114,7 +115,7 @@ async def _answer(services: Services, request: Request) -> Reply:
         case GetSession():
             record = registry.record(request.session)
             history = await services.store.history(record.row.id)
-            pending = [msgspec.to_builtins(e) for e in registry.pending_approvals(request.session)]
+            pending = [event_record(e) for e in registry.pending_approvals(request.session)]
             return SessionDetail(request.id, record.info(), history, pending)
         case (
             SubmitInput() | SteerSession() | FollowUpSession() | AbortSession() | InterruptSession()

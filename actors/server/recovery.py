@@ -14,9 +14,19 @@ import time
 import msgspec
 
 from actors.store import Store
-from actors.store.db import SessionRow
+from actors.store.db import EventRow, SessionRow
+from protocol.events import (
+    ApprovalRequestEvent,
+    ApprovalResolvedEvent,
+    EventData,
+    InputInterruptedEvent,
+    ProcessingEndEvent,
+    SessionEvent,
+    UnknownEventKind,
+    decode_event_data,
+)
 from protocol.llm import ToolResult
-from protocol.session import AssistantTurn, SessionEvent, SystemTurn, ToolResultsTurn, Turn
+from protocol.session import AssistantTurn, SystemTurn, ToolResultsTurn, Turn
 
 INTERRUPTED = "the server stopped while this input was running"
 _BOUNDARY_KINDS = ("user_input", "processing_end", "session_end")
@@ -32,38 +42,39 @@ async def recover_session(store: Store, row: SessionRow, last_seq: int) -> tuple
         row.id, *_BOUNDARY_KINDS, "approval_request", "approval_resolved"
     )
 
-    def emit(kind: str, **data: object) -> None:
+    def emit(data: EventData) -> None:
         nonlocal seq
         seq += 1
-        store.append_event(SessionEvent(row.id, seq, time.time(), kind, data))  # type: ignore[arg-type]
+        store.append_event(SessionEvent(row.id, seq, time.time(), data))
 
-    resolved = {_request_id(m.data) for m in marks if m.kind == "approval_resolved"}
+    resolved = {_request_id(m) for m in marks if m.kind == "approval_resolved"}
     for mark in marks:
         if mark.kind == "approval_request":
-            request_id = _request_id(mark.data)
+            request_id = _request_id(mark)
             if request_id and request_id not in resolved:
-                emit(
-                    "approval_resolved", request_id=request_id, approved=False, message=INTERRUPTED
-                )
+                emit(ApprovalResolvedEvent(request_id, approved=False, message=INTERRUPTED))
     boundaries = [m for m in marks if m.kind in _BOUNDARY_KINDS]
     interrupted = bool(boundaries) and boundaries[-1].kind == "user_input"
     if boundaries and boundaries[-1].kind == "session_end":
         store.put_state(row.id, "closed")
         return seq, False
     if interrupted:
-        emit("input_interrupted", message=INTERRUPTED)
-        emit("processing_end", state="idle", interrupted=True)
+        emit(InputInterruptedEvent(INTERRUPTED))
+        emit(ProcessingEndEvent("idle", interrupted=True))
     store.put_state(row.id, "idle", interrupted=interrupted or row.interrupted)
     await store.flush()
     return seq, interrupted
 
 
-def _request_id(data: bytes) -> str | None:
+def _request_id(row: EventRow) -> str | None:
+    """The approval a stored request or answer is about (None if it cannot be read)."""
     try:
-        value = msgspec.json.decode(data).get("request_id")
-    except (msgspec.DecodeError, AttributeError):
+        data = decode_event_data(row.kind, row.data)
+    except (msgspec.DecodeError, UnknownEventKind):
         return None
-    return value if isinstance(value, str) else None
+    if isinstance(data, ApprovalRequestEvent | ApprovalResolvedEvent):
+        return data.request_id
+    return None
 
 
 def repair_history(history: list[Turn]) -> list[Turn]:

@@ -24,7 +24,8 @@ from actors.server.recovery import recover_session, repair_history
 from actors.session.actor import SessionActor
 from actors.store import Store
 from actors.store.db import SessionRow
-from protocol.session import GetSnapshot, SessionConfig, SessionEvent, Turn
+from protocol.events import ProcessingEndEvent, SessionEndEvent, SessionEvent, UserInputEvent
+from protocol.session import GetSnapshot, SessionConfig, Turn
 from protocol.wire import SessionInfo
 
 _HISTORY_KINDS = frozenset(
@@ -204,12 +205,13 @@ class SessionRegistry:
         if event.seq > record.last_seq:
             record.last_seq = event.seq
         state = None
-        if event.kind == "user_input":
-            state = "processing"
-        elif event.kind == "processing_end":
-            state = str(event.data.get("state", "idle"))
-        elif event.kind == "session_end":
-            state = "closed"
+        match event.data:
+            case UserInputEvent():
+                state = "processing"
+            case ProcessingEndEvent(state=ended):
+                state = ended
+            case SessionEndEvent():
+                state = "closed"
         if state is not None and state != record.state:
             record.state = state
             record.interrupted = False

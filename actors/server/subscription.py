@@ -20,7 +20,8 @@ from actors.kernel import Rejection
 from actors.server.registry import SessionNotFound, SessionRegistry
 from actors.session.events import Subscription
 from actors.store import Store
-from protocol.session import EPHEMERAL_KINDS, SessionEvent, Subscribe
+from protocol.events import EventsMissedEvent, SessionEvent, event_fields
+from protocol.session import Subscribe
 from protocol.wire import Event, RequestId, Subscribed
 
 LIVE_BUFFER = 4096
@@ -115,14 +116,14 @@ class SessionSubscription:
 
     async def _follow(self, live: Subscription) -> None:
         async for event in live:
-            if event.kind == "events_missed":
+            if isinstance(event.data, EventsMissedEvent):
                 assert self.session_id is not None
                 record = self.registry.records.get(self.session_id)
                 await self._replay(record.last_seq if record else 0)
                 continue
             if event.seq <= self.cursor:
                 continue
-            if event.kind not in EPHEMERAL_KINDS:
+            if event.data.durable:
                 await self.store.wait_committed(event.session_id, event.seq)
             await self.send(self._frame(event))
             self.cursor = event.seq
@@ -130,5 +131,5 @@ class SessionSubscription:
     def _frame(self, event: SessionEvent, resent: bool = False) -> Event:
         return Event(
             self.session, event.session_id, event.seq, event.timestamp, event.kind,
-            event.data, resent,
+            event_fields(event.data), resent,
         )  # fmt: skip

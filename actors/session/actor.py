@@ -25,6 +25,7 @@ from actors.session.prompt import EnvironmentSnapshot, take_snapshot
 from actors.session.subagents import AgentManager
 from actors.session.tool_round import ToolRunner
 from actors.tools.core.agents import AGENT_TOOLS
+from protocol.events import SessionEndEvent, SessionStartEvent
 from protocol.session import (
     Abort,
     CloseSession,
@@ -105,11 +106,12 @@ class SessionActor(AgenticLoop, Actor):
         )
         self.ctx.nursery.start_soon(self.tools.emit_deltas)
         self.hub.emit(
-            "session_start",
-            profile=self.profile.id,
-            model=self._model_name(),
-            working_directory=self.snapshot.working_directory,
-            agent_depth=self.agent_depth,
+            SessionStartEvent(
+                profile=self.profile.id,
+                model=self._model_name(),
+                working_directory=self.snapshot.working_directory,
+                agent_depth=self.agent_depth,
+            )
         )
 
     async def on_stop(self) -> None:
@@ -238,5 +240,5 @@ class SessionActor(AgenticLoop, Actor):
         self.follow_ups.clear()
         if self.tools is not None:
             self.tools.close()
-        self.hub.emit("session_end", reason=reason, state="closed", turns=len(self.history))
+        self.hub.emit(SessionEndEvent(reason, "closed", len(self.history)))
         self.hub.close()

@@ -10,11 +10,10 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
 
 import trio
 
-from protocol.session import EPHEMERAL_KINDS, EventKind, SessionEvent
+from protocol.events import EventData, EventsMissedEvent, SessionEvent
 
 
 class Subscription:
@@ -67,9 +66,8 @@ class Subscription:
             missed, self._missed = self._missed, 0
             next_seq = self._events[0].seq if self._events else 0
             return SessionEvent(
-                self.session_id, 0, time.time(), "events_missed",
-                {"missed": missed, "next_seq": next_seq},
-            )  # fmt: skip
+                self.session_id, 0, time.time(), EventsMissedEvent(missed, next_seq)
+            )
         return self._events.popleft()
 
 
@@ -89,12 +87,13 @@ class EventHub:
     def last_seq(self) -> int:
         return self._seq
 
-    def emit(self, kind: EventKind, /, **data: Any) -> SessionEvent:
+    def emit(self, data: EventData) -> SessionEvent:
+        """Number ``data`` as the session's next event and hand it out."""
         self._seq += 1
-        event = SessionEvent(self.session_id, self._seq, time.time(), kind, data)
+        event = SessionEvent(self.session_id, self._seq, time.time(), data)
         for sink in self._sinks:
             sink(event)
-        if kind not in EPHEMERAL_KINDS:
+        if data.durable:
             self._recent.append(event)
         for subscriber in self._subscribers:
             subscriber.offer(event)

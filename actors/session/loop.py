@@ -10,7 +10,6 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING
 
-import msgspec
 import trio
 
 from actors.models.errors import (
@@ -23,6 +22,18 @@ from actors.session.history import MessageLog, history_chars
 from actors.session.loop_detection import call_signature, detect_loop, loop_warning
 from actors.session.model_turn import call_model
 from actors.session.prompt import build_system_prompt
+from protocol.events import (
+    AssistantTextEndEvent,
+    CalledTool,
+    ErrorEvent,
+    InterruptedEvent,
+    LoopDetectionEvent,
+    ProcessingEndEvent,
+    SteeringInjectedEvent,
+    TurnLimitEvent,
+    UserInputEvent,
+    WarningEvent,
+)
 from protocol.llm import Message, Request, Response, ToolCall, ToolChoice, ToolResult
 from protocol.session import (
     AssistantTurn,
@@ -100,7 +111,7 @@ class AgenticLoop:
                         break
             if scope.cancelled_caught and self._interrupting:
                 self._stop_reason = "interrupted"
-                self.hub.emit("interrupted")
+                self.hub.emit(InterruptedEvent())
             await self.agents.close_all()
         finally:
             self._work = None
@@ -108,7 +119,7 @@ class AgenticLoop:
             if self.state == "processing":
                 self.state = "idle"
             if self._fatal is None and self.state != "closed":
-                self.hub.emit("processing_end", state=self.state)
+                self.hub.emit(ProcessingEndEvent(self.state))
             self._idle.set()
         if self._fatal is not None:
             await self._close(self._fatal)
@@ -127,7 +138,7 @@ class AgenticLoop:
         self._stop_reason, self._last_text, self._last_error = "completed", "", None
         if text is not None:
             self.history.append(UserTurn(text, time.time()))
-            self.hub.emit("user_input", content=text)
+            self.hub.emit(UserInputEvent(text))
         self._drain_steering()
         rounds = 0
         context_warned = False
@@ -137,7 +148,7 @@ class AgenticLoop:
             if self._stop_after_step:
                 self._stop_after_step = False
                 self._stop_reason = "interrupted"
-                self.hub.emit("interrupted")
+                self.hub.emit(InterruptedEvent())
                 return
             response = await self._ask_model()
             if response is None:
@@ -158,9 +169,9 @@ class AgenticLoop:
     def _limit_reached(self, rounds: int) -> bool:
         config = self.config
         if config.max_tool_rounds_per_input and rounds >= config.max_tool_rounds_per_input:
-            self.hub.emit("turn_limit", limit="max_tool_rounds_per_input", round=rounds)
+            self.hub.emit(TurnLimitEvent("max_tool_rounds_per_input", round=rounds))
         elif config.max_turns and self._model_turns >= config.max_turns:
-            self.hub.emit("turn_limit", limit="max_turns", total_turns=self._model_turns)
+            self.hub.emit(TurnLimitEvent("max_turns", total_turns=self._model_turns))
         else:
             return False
         self._stop_reason = "turn_limit"
@@ -204,7 +215,7 @@ class AgenticLoop:
             self._fatal = f"{type(error).__name__}: {error}"
         except ContextLengthError as error:
             self._stop_reason, self._last_error = "error", str(error)
-            self.hub.emit("warning", kind="context_length", message=str(error))
+            self.hub.emit(WarningEvent(str(error), "context_length"))
         except ModelError as error:
             self._report(error)
         return None
@@ -212,10 +223,11 @@ class AgenticLoop:
     def _report(self, error: ModelError) -> None:
         self._stop_reason, self._last_error = "error", f"{type(error).__name__}: {error}"
         self.hub.emit(
-            "error",
-            error_type=type(error).__name__,
-            message=str(error),
-            retryable=bool(getattr(error, "retryable", False)),
+            ErrorEvent(
+                error_type=type(error).__name__,
+                message=str(error),
+                retryable=bool(getattr(error, "retryable", False)),
+            )
         )
 
     def _record(self, response: Response) -> None:
@@ -233,11 +245,12 @@ class AgenticLoop:
             )
         )
         self.hub.emit(
-            "assistant_text_end",
-            text=response.text,
-            reasoning=response.reasoning,
-            tool_calls=[{"id": c.id, "name": c.name} for c in response.tool_calls],
-            usage=msgspec.to_builtins(response.usage),
+            AssistantTextEndEvent(
+                text=response.text,
+                reasoning=response.reasoning,
+                tool_calls=[CalledTool(c.id, c.name) for c in response.tool_calls],
+                usage=response.usage,
+            )
         )
 
     # -- between rounds ------------------------------------------------------
@@ -246,7 +259,7 @@ class AgenticLoop:
         while self.steering:
             text = self.steering.popleft()
             self.history.append(SteeringTurn(text, time.time()))
-            self.hub.emit("steering_injected", content=text)
+            self.hub.emit(SteeringInjectedEvent(text))
 
     def _watch_for_loops(self, calls: list[ToolCall]) -> None:
         config = self.config
@@ -256,7 +269,7 @@ class AgenticLoop:
         if detect_loop(self._signatures, config.loop_detection_window):
             warning = loop_warning(config.loop_detection_window)
             self.history.append(SteeringTurn(warning, time.time()))
-            self.hub.emit("loop_detection", message=warning)
+            self.hub.emit(LoopDetectionEvent(warning))
             self._signatures.clear()
 
     def _warn_about_context(self) -> bool:
@@ -272,5 +285,5 @@ class AgenticLoop:
             return False
         percent = round(tokens / window * 100)
         message = f"Context usage at ~{percent}% of context window"
-        self.hub.emit("warning", kind="context_usage", message=message)
+        self.hub.emit(WarningEvent(message, "context_usage"))
         return True

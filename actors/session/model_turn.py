@@ -9,6 +9,11 @@ from __future__ import annotations
 from actors.models.errors import ModelError, StreamError
 from actors.models.session import ModelSession
 from actors.session.events import EventHub
+from protocol.events import (
+    AssistantReasoningDeltaEvent,
+    AssistantTextDeltaEvent,
+    AssistantTextStartEvent,
+)
 from protocol.llm import (
     Finish,
     ReasoningDelta,
@@ -27,7 +32,7 @@ async def call_model(
     if not stream:
         response = await model.complete(request)
         if response.text:
-            hub.emit("assistant_text_start")
+            hub.emit(AssistantTextStartEvent())
         return response
     started = False
     response: Response | None = None
@@ -38,12 +43,12 @@ async def call_model(
             match event:
                 case TextStart():
                     if not started:
-                        hub.emit("assistant_text_start")
+                        hub.emit(AssistantTextStartEvent())
                         started = True
                 case TextDelta():
-                    hub.emit("assistant_text_delta", delta=event.delta)
+                    hub.emit(AssistantTextDeltaEvent(event.delta))
                 case ReasoningDelta():
-                    hub.emit("assistant_reasoning_delta", delta=event.delta)
+                    hub.emit(AssistantReasoningDeltaEvent(event.delta))
                 case Finish():
                     response = event.response
                 case StreamFailed():

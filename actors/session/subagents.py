@@ -21,6 +21,13 @@ import trio
 from actors.kernel import ActorError, ActorRef, DepthLimitError
 from actors.tools.registry import ToolFailure
 from environments.wrappers import ScopedEnvironment
+from protocol.events import (
+    SubagentClosedEvent,
+    SubagentCompletedEvent,
+    SubagentFailedEvent,
+    SubagentInputEvent,
+    SubagentSpawnedEvent,
+)
 from protocol.session import (
     Interrupt,
     SessionOutcome,
@@ -124,7 +131,7 @@ class AgentManager:
             raise ToolFailure(f"Subagent depth limit: {exc}") from None
         agent = SubAgent(agent_id, ref.address, ref, scope)
         self.agents[agent_id] = agent
-        parent.hub.emit("subagent_spawned", agent_id=agent_id, address=ref.address, task=task)
+        parent.hub.emit(SubagentSpawnedEvent(agent_id, ref.address, task))
         await self._start(agent, task)
         return agent
 
@@ -153,10 +160,8 @@ class AgentManager:
         agent.result = SubAgentResult(
             agent.id, agent.address, status, output, status == "completed", turns
         )
-        kind = "subagent_completed" if status == "completed" else "subagent_failed"
-        self.parent.hub.emit(
-            kind, agent_id=agent.id, address=agent.address, output=output, turns_used=turns
-        )
+        event = SubagentCompletedEvent if status == "completed" else SubagentFailedEvent
+        self.parent.hub.emit(event(agent.id, agent.address, output, turns))
         agent.finished.set()
 
     def child_failed(self, address: str, error: str) -> None:
@@ -169,9 +174,7 @@ class AgentManager:
         agent = self.get(agent_id)
         if agent.status == "closed":
             raise ToolFailure(f"Subagent {agent_id} is closed.")
-        self.parent.hub.emit(
-            "subagent_input", agent_id=agent_id, address=agent.address, interrupt=interrupt
-        )
+        self.parent.hub.emit(SubagentInputEvent(agent_id, agent.address, interrupt))
         if interrupt and agent.status == "running":
             await agent.ref.ask(Interrupt(immediate=True))
             await agent.finished.wait()
@@ -205,7 +208,7 @@ class AgentManager:
                 agent.result = SubAgentResult(agent.id, agent.address, "closed", "", False, 0)
             agent.status = "closed"
             agent.finished.set()
-            self.parent.hub.emit("subagent_closed", agent_id=agent.id, address=agent.address)
+            self.parent.hub.emit(SubagentClosedEvent(agent.id, agent.address))
         return self.result_of(agent)
 
     async def close_all(self) -> None:

@@ -22,6 +22,7 @@ from actors.tools.core.context import ToolContext
 from actors.tools.registry import run_in_order
 from actors.tools.truncation import truncate_tool_output
 from protocol.environment import ExecOutput
+from protocol.events import ToolCallEndEvent, ToolCallOutputDeltaEvent, ToolCallStartEvent
 from protocol.llm import ToolCall, ToolResult
 from protocol.session import SessionConfig
 
@@ -80,17 +81,9 @@ class ToolRunner:
             output_to=_DeltaSink(self._deltas_in, call.id),
             agents=self.agents,
         )
-        self.hub.emit(
-            "tool_call_start", call_id=call.id, tool_name=call.name, arguments=call.arguments
-        )
+        self.hub.emit(ToolCallStartEvent(call.id, call.name, call.arguments))
         outcome = await profile.registry.run(call, context)
-        self.hub.emit(
-            "tool_call_end",
-            call_id=call.id,
-            tool_name=call.name,
-            output=outcome.output,
-            is_error=outcome.is_error,
-        )
+        self.hub.emit(ToolCallEndEvent(call.id, call.name, outcome.output, outcome.is_error))
         truncated = truncate_tool_output(
             outcome.output, call.name, config.tool_output_limits, config.tool_line_limits
         )
@@ -99,9 +92,7 @@ class ToolRunner:
     async def emit_deltas(self) -> None:
         """Turn queued output deltas into events until :meth:`close`."""
         async for call_id, output in self._deltas_out:
-            self.hub.emit(
-                "tool_call_output_delta", call_id=call_id, stream=output.stream, text=output.text
-            )
+            self.hub.emit(ToolCallOutputDeltaEvent(call_id, output.stream, output.text))
 
     def close(self) -> None:
         self._deltas_in.close()

@@ -22,7 +22,8 @@ import trio
 
 from actors.store import db
 from actors.store.db import EventRow, Op, SessionRow
-from protocol.session import EPHEMERAL_KINDS, SessionConfig, SessionEvent, Turn
+from protocol.events import EventData, SessionEvent
+from protocol.session import SessionConfig, Turn
 
 log = logging.getLogger("troupe.store")
 
@@ -30,8 +31,9 @@ MAX_BATCH = 4096
 _turns = msgspec.json.Decoder(Turn)
 
 
-def _encode_data(data: dict[str, Any]) -> bytes:
-    """Event data as JSON; anything msgspec cannot encode is stored as its text."""
+def _encode_data(data: EventData) -> bytes:
+    """An event's fields as JSON (what a frame's ``data`` holds); anything msgspec
+    cannot encode (inside free-form tool arguments) is stored as its text."""
     return msgspec.json.encode(data, enc_hook=repr)
 
 
@@ -54,7 +56,7 @@ class Store:
 
     def append_event(self, event: SessionEvent) -> None:
         """Queue a durable event; ephemeral deltas are not stored. Use as a hub sink."""
-        if event.kind in EPHEMERAL_KINDS or event.seq <= 0:
+        if not event.data.durable or event.seq <= 0:
             return
         row = (event.session_id, event.seq, event.timestamp, event.kind, _encode_data(event.data))
         self._put(Op("event", row))

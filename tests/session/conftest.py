@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import pytest
@@ -22,7 +22,9 @@ from actors.session.actor import SessionActor
 from actors.session.events import Subscription
 from actors.session.profiles import PROFILES
 from environments.local import LocalEnvironment
-from protocol.session import SessionConfig, SessionEvent, Submit, Subscribe, WaitIdle
+from protocol.events import EventBody, SessionEvent
+from protocol.session import SessionConfig, Submit, Subscribe, WaitIdle
+from tests.event_schema import check_event_frame
 
 WIRE_OF_PROFILE: dict[str, Wire] = {
     "openai": "openai_responses",
@@ -30,6 +32,7 @@ WIRE_OF_PROFILE: dict[str, Wire] = {
     "gemini": "gemini",
 }
 HANG_GUARD = 30
+T = TypeVar("T", bound=EventBody)
 
 
 @dataclass
@@ -54,6 +57,7 @@ class Agent:
 
     async def drain_until(self, *kinds: str) -> None:
         async for event in self.events:
+            check_event_frame(event)
             self.seen.append(event)
             if event.kind in kinds:
                 return
@@ -61,8 +65,9 @@ class Agent:
     def kinds(self) -> list[str]:
         return [event.kind for event in self.seen]
 
-    def of(self, kind: str) -> list[SessionEvent]:
-        return [event for event in self.seen if event.kind == kind]
+    def of(self, kind: type[T]) -> list[T]:
+        """The bodies of the events of one kind seen so far, in order."""
+        return [event.data for event in self.seen if isinstance(event.data, kind)]
 
     def request_bodies(self) -> list[Any]:
         return [request.json() for request in self.server.requests if request.method == "POST"]

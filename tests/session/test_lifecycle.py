@@ -6,9 +6,16 @@ import trio
 
 from actors.kernel import Actor, Runtime, handler
 from actors.session.profiles import ANTHROPIC_SHELL_TIMEOUT_MS, PROFILES
+from protocol.events import (
+    InterruptedEvent,
+    SessionEvent,
+    ToolCallEndEvent,
+    ToolCallOutputDeltaEvent,
+    ToolCallStartEvent,
+    WarningEvent,
+)
 from protocol.session import (
     Interrupt,
-    SessionEvent,
     Submit,
     Subscribe,
     SubscribeRef,
@@ -34,11 +41,11 @@ async def test_context_usage_warning_at_80_percent(start_agent: StartAgent) -> N
     big = "y" * int(profile_window * 4 * 0.85)
     async with start_agent("anthropic", turns("ok", "ok")) as agent:
         await agent.run("short question")
-        assert agent.of("warning") == []
+        assert agent.of(WarningEvent) == []
         await agent.run(big)
-        warning = agent.of("warning")[0]
-        assert warning.data["kind"] == "context_usage"
-        assert warning.data["message"].startswith("Context usage at ~8")
+        warning = agent.of(WarningEvent)[0]
+        assert warning.category == "context_usage"
+        assert warning.message.startswith("Context usage at ~8")
 
 
 async def test_anthropic_shell_defaults_to_120_seconds(start_agent: StartAgent) -> None:
@@ -90,10 +97,10 @@ async def test_command_output_streams_as_deltas(start_agent: StartAgent) -> None
     script = turns([call("shell", command="echo first; sleep 0.3; echo second")], "ok")
     async with start_agent("anthropic", script) as agent:
         await agent.run("stream it")
-        deltas = agent.of("tool_call_output_delta")
-        call_id = agent.of("tool_call_start")[0].data["call_id"]
-        assert {d.data["call_id"] for d in deltas} == {call_id}
-        assert "".join(d.data["text"] for d in deltas) == "first\nsecond\n"
+        deltas = agent.of(ToolCallOutputDeltaEvent)
+        call_id = agent.of(ToolCallStartEvent)[0].call_id
+        assert {d.call_id for d in deltas} == {call_id}
+        assert "".join(d.text for d in deltas) == "first\nsecond\n"
         assert agent.kinds().index("tool_call_output_delta") < agent.kinds().index("tool_call_end")
 
 
@@ -130,7 +137,7 @@ async def test_soft_interrupt_stops_after_the_current_step(start_agent: StartAge
             await agent.drain_until("tool_call_start")
             await agent.ref.ask(Interrupt(immediate=False))
             await agent.drain_until("processing_end")
-        outputs = [e.data["output"] for e in agent.of("tool_call_end")]
+        outputs = [e.output for e in agent.of(ToolCallEndEvent)]
         assert len(outputs) == 1 and outputs[0].startswith("step-one")
         assert len(agent.request_bodies()) == 1, "no model call after the interrupt"
-        assert agent.of("interrupted")
+        assert agent.of(InterruptedEvent)

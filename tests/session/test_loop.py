@@ -7,6 +7,15 @@ import trio
 import trio.testing
 
 from actors.session.actor import SessionClosed
+from protocol.events import (
+    AssistantTextEndEvent,
+    ErrorEvent,
+    EventsMissedEvent,
+    SessionEndEvent,
+    ToolCallEndEvent,
+    TurnLimitEvent,
+    UserInputEvent,
+)
 from protocol.session import (
     Abort,
     FollowUp,
@@ -68,11 +77,11 @@ async def test_s5_3_and_s5_4_several_calls_and_a_failing_one(start_agent: StartA
     )
     async with start_agent("anthropic", script) as agent:
         await agent.run("try four things")
-        order = [c["id"] for c in agent.of("assistant_text_end")[0].data["tool_calls"]]
-        ends = sorted(agent.of("tool_call_end"), key=lambda e: order.index(e.data["call_id"]))
-        assert [e.data["is_error"] for e in ends] == [False, True, True, True]
-        assert ends[2].data["output"].startswith("Unknown tool: no_such_tool")
-        assert "Invalid arguments for read_file" in ends[3].data["output"]
+        order = [c.id for c in agent.of(AssistantTextEndEvent)[0].tool_calls]
+        ends = sorted(agent.of(ToolCallEndEvent), key=lambda e: order.index(e.call_id))
+        assert [e.is_error for e in ends] == [False, True, True, True]
+        assert ends[2].output.startswith("Unknown tool: no_such_tool")
+        assert "Invalid arguments for read_file" in ends[3].output
         sent = body_text(agent.request_bodies()[1])
         assert sent.count('"is_error":true') == 3
 
@@ -88,8 +97,8 @@ async def test_s5_5_abort_mid_stream_closes_cleanly(start_agent: StartAgent) -> 
             await agent.drain_until("session_end")
             while agent.server.disconnects == 0:  # noqa: ASYNC110 - the server's own record
                 await trio.sleep(0.01)
-        end = agent.of("session_end")[0]
-        assert end.data == {"reason": "user pressed stop", "state": "closed", "turns": 1}
+        end = agent.of(SessionEndEvent)[0]
+        assert end == SessionEndEvent("user pressed stop", "closed", 1)
         assert (await agent.ref.ask(GetSnapshot())).state == "closed"
         with pytest.raises(SessionClosed):
             await agent.ref.ask(Submit("again"))
@@ -100,10 +109,7 @@ async def test_s5_7_iteration_limit_stops_with_a_message(start_agent: StartAgent
     config = SessionConfig(max_tool_rounds_per_input=3, enable_loop_detection=False)
     async with start_agent("anthropic", script, config) as agent:
         await agent.run("keep going")
-        assert agent.of("turn_limit")[0].data == {
-            "limit": "max_tool_rounds_per_input",
-            "round": 3,
-        }
+        assert agent.of(TurnLimitEvent)[0] == TurnLimitEvent("max_tool_rounds_per_input", round=3)
         assert len(agent.request_bodies()) == 3
         assert (await agent.ref.ask(GetSnapshot())).state == "idle"
 
@@ -132,7 +138,7 @@ async def test_session_turn_limit_holds_across_inputs(start_agent: StartAgent) -
         await agent.run("first")
         await agent.run("second")
         await agent.run("third")
-        assert agent.of("turn_limit")[0].data == {"limit": "max_turns", "total_turns": 2}
+        assert agent.of(TurnLimitEvent)[0] == TurnLimitEvent("max_turns", total_turns=2)
         assert len(agent.request_bodies()) == 2
 
 
@@ -145,9 +151,9 @@ async def test_inputs_queue_and_follow_ups_run_after(start_agent: StartAgent) ->
         with trio.fail_after(HANG_GUARD):
             await agent.ref.ask(WaitIdle(), timeout=None)
             await agent.drain_until("processing_end")
-        inputs = [e.data["content"] for e in agent.of("user_input")]
+        inputs = [e.content for e in agent.of(UserInputEvent)]
         assert inputs == ["first", "second", "third"]
-        texts = [e.data["text"] for e in agent.of("assistant_text_end")]
+        texts = [e.text for e in agent.of(AssistantTextEndEvent)]
         assert texts == ["", "first done", "second done", "third done"]
 
 
@@ -167,8 +173,8 @@ async def test_authentication_error_closes_the_session(start_agent: StartAgent) 
         await agent.ref.tell(Submit("hi"))
         with trio.fail_after(HANG_GUARD):
             await agent.drain_until("session_end")
-        error = agent.of("error")[0]
-        assert error.data["error_type"] == "AuthenticationError"
+        error = agent.of(ErrorEvent)[0]
+        assert error.error_type == "AuthenticationError"
         assert len(agent.server.requests) == 1, "401 is never retried"
         assert (await agent.ref.ask(GetSnapshot())).state == "closed"
 
@@ -186,6 +192,6 @@ async def test_a_slow_subscriber_is_told_what_it_missed(start_agent: StartAgent)
         slow = await agent.ref.ask(Subscribe(buffer=2))
         await agent.run("say a lot")
         first = await slow.__anext__()
-        assert first.kind == "events_missed" and first.data["missed"] > 0
+        assert isinstance(first.data, EventsMissedEvent) and first.data.missed > 0
         rest = [await slow.__anext__(), await slow.__anext__()]
         assert [e.kind for e in rest] == ["assistant_text_end", "processing_end"]

@@ -6,6 +6,12 @@ from __future__ import annotations
 import pytest
 import trio
 
+from protocol.events import (
+    AssistantTextEndEvent,
+    LoopDetectionEvent,
+    ToolCallEndEvent,
+    TurnLimitEvent,
+)
 from protocol.session import SessionConfig, Steer, Submit, UpdateConfig
 from tests.session.conftest import HANG_GUARD, StartAgent
 from tests.session.scripts import body_text, call, create_file, edit_file, effort, tool_names, turns
@@ -19,8 +25,8 @@ async def test_simple_file_creation(start_agent: StartAgent, profile: str) -> No
     async with start_agent(profile, script) as agent:
         await agent.run("create hello.py")
         assert (agent.workdir / "hello.py").read_text() == "print('hi')\n"
-        assert agent.of("tool_call_end")[0].data["is_error"] is False
-        assert agent.of("assistant_text_end")[-1].data["text"] == "Created hello.py."
+        assert agent.of(ToolCallEndEvent)[0].is_error is False
+        assert agent.of(AssistantTextEndEvent)[-1].text == "Created hello.py."
 
 
 async def test_read_then_edit_in_the_profiles_editing_format(
@@ -34,9 +40,9 @@ async def test_read_then_edit_in_the_profiles_editing_format(
     async with start_agent(profile, script) as agent:
         (agent.workdir / "app.py").write_text("x = 1\n")
         await agent.run("set x to 2")
-        ends = agent.of("tool_call_end")
-        assert ends[0].data["output"] == "1 | x = 1"
-        assert ends[1].data["is_error"] is False, ends[1].data["output"]
+        ends = agent.of(ToolCallEndEvent)
+        assert ends[0].output == "1 | x = 1"
+        assert ends[1].is_error is False, ends[1].output
         assert (agent.workdir / "app.py").read_text() == "x = 2\n"
         offered = tool_names(agent.request_bodies()[0])
         if profile == "openai":
@@ -73,7 +79,7 @@ async def test_shell_command_and_its_timeout(start_agent: StartAgent, profile: s
     async with start_agent(profile, script) as agent:
         with trio.fail_after(HANG_GUARD):
             await agent.run("run two commands")
-        first, second = (event.data["output"] for event in agent.of("tool_call_end"))
+        first, second = (event.output for event in agent.of(ToolCallEndEvent))
         assert first.startswith("from-shell\n[exit code: 3, duration: ")
         assert "[ERROR: Command timed out after 300ms." in second
         assert second.startswith("partial\n")
@@ -89,7 +95,7 @@ async def test_grep_and_glob_find_files(start_agent: StartAgent, profile: str) -
         (agent.workdir / "pkg/deep.py").write_text("x = 'NEEDLE'\n")
         (agent.workdir / "notes.md").write_text("NEEDLE\n")
         await agent.run("where is NEEDLE used in python?")
-        globbed, grepped = (event.data["output"] for event in agent.of("tool_call_end"))
+        globbed, grepped = (event.output for event in agent.of(ToolCallEndEvent))
         assert globbed == f"{agent.workdir}/pkg/deep.py"
         assert grepped == f"{agent.workdir}/pkg/deep.py:1:x = 'NEEDLE'"
 
@@ -102,7 +108,7 @@ async def test_truncation_keeps_the_full_output_in_the_event(
     async with start_agent(profile, script) as agent:
         (agent.workdir / "big.txt").write_text(big)
         await agent.run("read big.txt")
-        full = agent.of("tool_call_end")[0].data["output"]
+        full = agent.of(ToolCallEndEvent)[0].output
         assert len(full) > 200_000 and full.endswith("x" * 90)
         sent = body_text(agent.request_bodies()[1])
         assert "[WARNING: Tool output was truncated." in sent
@@ -120,7 +126,7 @@ async def test_parallel_tool_calls_run_together(start_agent: StartAgent, profile
     script = turns([call("shell", command=command.replace("$N", str(n))) for n in range(3)], "ok")
     async with start_agent(profile, script) as agent:
         await agent.run("run three things")
-        outputs = [event.data["output"].splitlines()[0] for event in agent.of("tool_call_end")]
+        outputs = [event.output.splitlines()[0] for event in agent.of(ToolCallEndEvent)]
         assert sorted(outputs) == ["call-0 3", "call-1 3", "call-2 3"]
         sent = body_text(agent.request_bodies()[1])
         positions = [sent.index(f"call-{n} 3") for n in range(3)]
@@ -160,14 +166,14 @@ async def test_loop_detection_warns_the_model(start_agent: StartAgent, profile: 
     config = SessionConfig(max_tool_rounds_per_input=11, loop_detection_window=10)
     async with start_agent(profile, script, config) as agent:
         await agent.run("look for it")
-        warnings = agent.of("loop_detection")
+        warnings = agent.of(LoopDetectionEvent)
         assert len(warnings) == 1
-        assert warnings[0].data["message"] == (
+        assert warnings[0].message == (
             "Loop detected: the last 10 tool calls follow a repeating pattern. "
             "Try a different approach."
         )
         assert "Loop detected" in body_text(agent.request_bodies()[-1])
-        assert agent.of("turn_limit")[0].data["limit"] == "max_tool_rounds_per_input"
+        assert agent.of(TurnLimitEvent)[0].limit == "max_tool_rounds_per_input"
 
 
 async def test_error_recovery_after_a_failing_tool(start_agent: StartAgent, profile: str) -> None:
@@ -178,8 +184,8 @@ async def test_error_recovery_after_a_failing_tool(start_agent: StartAgent, prof
     )
     async with start_agent(profile, script) as agent:
         await agent.run("read missing.txt, create it if needed")
-        failed, created = agent.of("tool_call_end")
-        assert failed.data["is_error"] is True and "does not exist" in failed.data["output"]
-        assert created.data["is_error"] is False
+        failed, created = agent.of(ToolCallEndEvent)
+        assert failed.is_error is True and "does not exist" in failed.output
+        assert created.is_error is False
         assert "does not exist" in body_text(agent.request_bodies()[1])
         assert (agent.workdir / "missing.txt").read_text() == "now here\n"

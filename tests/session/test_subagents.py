@@ -9,6 +9,15 @@ import pytest
 import trio
 
 from actors.mockllm.wires import first_user_text
+from protocol.events import (
+    AssistantTextEndEvent,
+    SubagentClosedEvent,
+    SubagentCompletedEvent,
+    SubagentFailedEvent,
+    SubagentInputEvent,
+    SubagentSpawnedEvent,
+    ToolCallEndEvent,
+)
 from protocol.session import Abort, SessionConfig, Submit, Subscribe
 from tests.environments.helpers import alive
 from tests.session.conftest import HANG_GUARD, WIRE_OF_PROFILE, Agent, StartAgent
@@ -35,9 +44,7 @@ def bodies_of(agent: Agent, profile: str, match: str) -> list[Any]:
 
 
 def wait_output(agent: Agent) -> str:
-    return next(
-        e.data["output"] for e in agent.of("tool_call_end") if e.data["tool_name"] == "wait"
-    )
+    return next(e.output for e in agent.of(ToolCallEndEvent) if e.tool_name == "wait")
 
 
 async def wait_for_file(path: Any) -> None:
@@ -74,9 +81,9 @@ async def test_five_subagents_run_in_parallel_and_report_back(
         for n in range(5):
             assert (agent.workdir / f"out.{n}").read_text() == "peers 5\n"
         assert wait_output(agent).count("status=completed success=true") == 5
-        assert len(agent.of("subagent_spawned")) == 5
-        assert len(agent.of("subagent_completed")) == 5
-        assert {e.data["address"] for e in agent.of("subagent_spawned")} == {
+        assert len(agent.of(SubagentSpawnedEvent)) == 5
+        assert len(agent.of(SubagentCompletedEvent)) == 5
+        assert {e.address for e in agent.of(SubagentSpawnedEvent)} == {
             f"/sessions/{agent.actor.id}/agents/{i}" for i in ids
         }
         child_tools = tool_names(bodies_of(agent, profile, "child-task-0")[0])
@@ -108,7 +115,7 @@ async def test_cap_on_live_subagents(start_agent: StartAgent) -> None:
     script = conversations([spawns, "ok"], **{f"capped-{n}": ["fine"] for n in range(3)})
     async with start_agent("anthropic", script, SessionConfig(max_subagents=2)) as agent:
         await agent.run("PARENT: spawn three")
-        outputs = [e.data["output"] for e in agent.of("tool_call_end")]
+        outputs = [e.output for e in agent.of(ToolCallEndEvent)]
         assert sum("Spawned subagent" in o for o in outputs) == 2
         assert sum(o.startswith("Too many subagents: 2 are open") for o in outputs) == 1
 
@@ -127,7 +134,7 @@ async def test_send_input_reaches_a_running_child(start_agent: StartAgent) -> No
         await agent.run("PARENT: steer the child")
         child = bodies_of(agent, "anthropic", "BUSY")
         assert any("EXTRA-INSTRUCTION" in body_text(b) for b in child[1:])
-        assert agent.of("subagent_input")[0].data["agent_id"] == "a-1"
+        assert agent.of(SubagentInputEvent)[0].agent_id == "a-1"
 
 
 async def test_wait_with_a_timeout_then_close_kills_the_childs_command(
@@ -154,7 +161,7 @@ async def test_wait_with_a_timeout_then_close_kills_the_childs_command(
         with trio.fail_after(HANG_GUARD):
             await agent.run("PARENT: wait a little, then give up")
         assert "status=running success=false" in wait_output(agent)
-        assert agent.of("subagent_closed")[0].data["agent_id"] == "a-1"
+        assert agent.of(SubagentClosedEvent)[0].agent_id == "a-1"
         leader = int((agent.workdir / "slow.pid").read_text())
         with trio.fail_after(HANG_GUARD):
             while alive([leader]):  # noqa: ASYNC110 - the kill ladder runs in the environment
@@ -188,7 +195,7 @@ async def test_aborting_the_parent_stops_every_descendant(start_agent: StartAgen
             while alive(pids):  # noqa: ASYNC110 - the kill ladder runs in the environment
                 await trio.sleep(0.05)
             await agent.drain_until("session_end")
-        assert len(agent.of("subagent_closed")) == 2
+        assert len(agent.of(SubagentClosedEvent)) == 2
 
 
 async def test_failing_child_is_a_failed_result_not_a_failed_parent(
@@ -205,8 +212,8 @@ async def test_failing_child_is_a_failed_result_not_a_failed_parent(
     async with start_agent("anthropic", script) as agent:
         await agent.run("PARENT: try a doomed child")
         assert "status=failed success=false" in wait_output(agent)
-        assert agent.of("subagent_failed")[0].data["agent_id"] == "a-1"
-        assert agent.of("assistant_text_end")[-1].data["text"] == "It failed; moving on."
+        assert agent.of(SubagentFailedEvent)[0].agent_id == "a-1"
+        assert agent.of(AssistantTextEndEvent)[-1].text == "It failed; moving on."
         assert agent.ref.alive
 
 
@@ -219,13 +226,13 @@ async def test_a_client_can_follow_a_subagents_own_events(start_agent: StartAgen
         await agent.ref.tell(Submit("PARENT: let me watch"))
         with trio.fail_after(HANG_GUARD):
             await agent.drain_until("subagent_spawned")
-            address = agent.of("subagent_spawned")[0].data["address"]
+            address = agent.of(SubagentSpawnedEvent)[0].address
             child_events = await agent.ref._cell.runtime.ref(address).ask(Subscribe())
             kinds = []
             async for event in child_events:
                 kinds.append(event.kind)
-                if event.kind == "tool_call_end":
-                    assert event.data["output"].startswith("watched")
+                if isinstance(event.data, ToolCallEndEvent):
+                    assert event.data.output.startswith("watched")
                     break
             await agent.drain_until("processing_end")
         assert "tool_call_start" in kinds

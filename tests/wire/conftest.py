@@ -21,6 +21,7 @@ from actors.server.models import ModelSettings
 from actors.server.server import RunningServer, ServerConfig, run_server
 from protocol.client import TroupeClient, connect
 from protocol.wire import Event, SubscribeSession
+from tests.event_schema import check_event_frame
 
 HANG_GUARD = 30
 REPO = str(Path(__file__).resolve().parents[2])
@@ -96,6 +97,7 @@ async def events_until(
     seen = [] if into is None else into
     with trio.fail_after(HANG_GUARD):
         async for event in client.events():
+            check_event_frame(event)
             seen.append(event)
             if event.kind in kinds:
                 return seen

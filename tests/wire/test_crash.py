@@ -13,7 +13,7 @@ import trio
 
 from actors.mockllm import Script, serve_mock_llm
 from protocol.client import connect
-from protocol.session import EPHEMERAL_KINDS
+from protocol.events import EPHEMERAL_KINDS
 from protocol.wire import CreateSession, GetSession, ListSessions, SubmitInput
 from tests.wire.conftest import HANG_GUARD, events_until, shell_turns, subscribe, troupe_serve
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import trio
 
-from protocol.session import EPHEMERAL_KINDS
+from protocol.events import EPHEMERAL_KINDS
 from protocol.wire import CreateSession, Event, SubmitInput
 from tests.wire.conftest import StartStack, events_until, shell_turns, subscribe
 

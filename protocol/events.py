@@ -1,0 +1,427 @@
+"""Session events: one frozen Struct per kind, the single source of the vocabulary.
+
+Everything that speaks about events reads this module: the session emits these
+Structs, the store writes their fields, the gateway sends them as ``event`` frames
+(the frame's ``kind`` names the Struct and its ``data`` holds the Struct's fields),
+``troupe schema`` describes each kind, the terminal renderer matches on them, and
+the event reference in ``docs/protocol.md`` is generated from them
+(``python -m protocol.event_docs``).
+
+Adding a kind is a change to this module only: define the Struct (a subclass of
+:class:`EventBody` with its ``kind`` ClassVar) and add it to :data:`EventData`.
+A test fails if a subclass is left out of the union or the docs are not
+regenerated.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar, Literal
+
+import msgspec
+
+from protocol.llm import Usage
+from protocol.session import SessionState
+
+
+class EventBody(msgspec.Struct, frozen=True):
+    """What every event kind shares: its name on the wire, and whether it is kept.
+
+    ``durable`` events are stored and replayed; the others (deltas) are live only."""
+
+    kind: ClassVar[str]
+    durable: ClassVar[bool] = True
+
+
+# -- the session's life -------------------------------------------------------
+
+
+class SessionStartEvent(EventBody, frozen=True):
+    """The session is ready: its profile, model and working directory; ``agent_depth``
+    is how many subagent levels lie above it (0 for a top-level session)."""
+
+    kind = "session_start"
+    profile: str
+    model: str
+    working_directory: str
+    agent_depth: int = 0
+
+
+class SessionEndEvent(EventBody, frozen=True):
+    """The session closed (the last event of its stream); ``turns`` counts its history."""
+
+    kind = "session_end"
+    reason: str
+    state: SessionState = "closed"
+    turns: int = 0
+
+
+class UserInputEvent(EventBody, frozen=True):
+    """An input started processing."""
+
+    kind = "user_input"
+    content: str
+
+
+class ProcessingEndEvent(EventBody, frozen=True):
+    """An input ended; ``state`` is what the session is now. ``interrupted`` is set
+    when the server stopped while the input ran (written on recovery)."""
+
+    kind = "processing_end"
+    state: SessionState
+    interrupted: bool = False
+
+
+# -- the model's answer -------------------------------------------------------
+
+
+class AssistantTextStartEvent(EventBody, frozen=True):
+    """The model started answering."""
+
+    kind = "assistant_text_start"
+
+
+class AssistantTextDeltaEvent(EventBody, frozen=True):
+    """A piece of the answer's text, as it streams (live only)."""
+
+    kind = "assistant_text_delta"
+    durable = False
+    delta: str
+
+
+class AssistantReasoningDeltaEvent(EventBody, frozen=True):
+    """A piece of the model's reasoning, as it streams (live only)."""
+
+    kind = "assistant_reasoning_delta"
+    durable = False
+    delta: str
+
+
+class CalledTool(msgspec.Struct, frozen=True):
+    """A tool call the model asked for, by id and name."""
+
+    id: str
+    name: str
+
+
+class AssistantTextEndEvent(EventBody, frozen=True):
+    """The model's whole answer: one per model call, before its tool calls run."""
+
+    kind = "assistant_text_end"
+    text: str
+    reasoning: str | None = None
+    tool_calls: list[CalledTool] = []
+    usage: Usage = Usage()
+
+
+# -- tools --------------------------------------------------------------------
+
+
+class ToolCallStartEvent(EventBody, frozen=True):
+    """A tool call starts, with the arguments the model gave."""
+
+    kind = "tool_call_start"
+    call_id: str
+    tool_name: str
+    arguments: dict[str, Any] = {}
+
+
+class ToolCallOutputDeltaEvent(EventBody, frozen=True):
+    """Output of a running command, as it comes (live only)."""
+
+    kind = "tool_call_output_delta"
+    durable = False
+    call_id: str
+    stream: Literal["stdout", "stderr"]
+    text: str
+
+
+class ToolCallEndEvent(EventBody, frozen=True):
+    """A tool call ended; ``output`` is complete and untruncated."""
+
+    kind = "tool_call_end"
+    call_id: str
+    tool_name: str
+    output: str
+    is_error: bool = False
+
+
+# -- steering, limits and warnings --------------------------------------------
+
+
+class SteeringInjectedEvent(EventBody, frozen=True):
+    """A steering message was added to the history before the next model call."""
+
+    kind = "steering_injected"
+    content: str
+
+
+class TurnLimitEvent(EventBody, frozen=True):
+    """A limit stopped the input: ``round`` is set for ``max_tool_rounds_per_input``,
+    ``total_turns`` for ``max_turns``."""
+
+    kind = "turn_limit"
+    limit: Literal["max_tool_rounds_per_input", "max_turns"]
+    round: int | None = None
+    total_turns: int | None = None
+
+
+class LoopDetectionEvent(EventBody, frozen=True):
+    """The same tool calls repeat; ``message`` is the warning added to the history."""
+
+    kind = "loop_detection"
+    message: str
+
+
+class WarningEvent(EventBody, frozen=True):
+    """Something the user should know; the data's ``kind`` says what
+    (``context_usage``, ``context_length``)."""
+
+    kind = "warning"
+    message: str
+    category: str = msgspec.field(default="", name="kind")
+
+
+class ErrorEvent(EventBody, frozen=True):
+    """A model call failed; ``error_type`` is the typed error's name."""
+
+    kind = "error"
+    error_type: str
+    message: str
+    retryable: bool = False
+
+
+class InterruptedEvent(EventBody, frozen=True):
+    """The input was stopped by an ``interrupt`` request (the session stays open)."""
+
+    kind = "interrupted"
+
+
+class InputInterruptedEvent(EventBody, frozen=True):
+    """The server stopped while this input ran (written on recovery)."""
+
+    kind = "input_interrupted"
+    message: str
+
+
+class EventsMissedEvent(EventBody, frozen=True):
+    """A subscriber fell behind and lost ``missed`` events; ``next_seq`` is the next
+    one it will see (0 if none is queued). Never stored."""
+
+    kind = "events_missed"
+    durable = False
+    missed: int
+    next_seq: int = 0
+
+
+# -- approvals ----------------------------------------------------------------
+
+
+class ApprovalRequestEvent(EventBody, frozen=True):
+    """A client must say yes or no: ``action`` is the kind of thing (``command``),
+    ``subject`` the thing itself (the command line). Sent again, with ``resent``,
+    to a client that resubscribes while it is pending."""
+
+    kind = "approval_request"
+    request_id: str
+    action: str
+    subject: str
+    details: dict[str, Any] = {}
+
+
+class ApprovalResolvedEvent(EventBody, frozen=True):
+    """An approval request was answered (or withdrawn, or cut short by a crash)."""
+
+    kind = "approval_resolved"
+    request_id: str
+    approved: bool
+    message: str | None = None
+
+
+# -- subagents ----------------------------------------------------------------
+
+
+class SubagentSpawnedEvent(EventBody, frozen=True):
+    """A subagent started working on ``task``; subscribe to ``address`` to follow it."""
+
+    kind = "subagent_spawned"
+    agent_id: str
+    address: str
+    task: str
+
+
+class SubagentInputEvent(EventBody, frozen=True):
+    """The parent sent a subagent a message (``interrupt``: its step was cut short)."""
+
+    kind = "subagent_input"
+    agent_id: str
+    address: str
+    interrupt: bool = False
+
+
+class SubagentCompletedEvent(EventBody, frozen=True):
+    """A subagent's input completed with ``output``."""
+
+    kind = "subagent_completed"
+    agent_id: str
+    address: str
+    output: str
+    turns_used: int = 0
+
+
+class SubagentFailedEvent(EventBody, frozen=True):
+    """A subagent's input failed, or the subagent crashed or stopped."""
+
+    kind = "subagent_failed"
+    agent_id: str
+    address: str
+    output: str
+    turns_used: int = 0
+
+
+class SubagentClosedEvent(EventBody, frozen=True):
+    """A subagent was closed (it and its own subagents are gone)."""
+
+    kind = "subagent_closed"
+    agent_id: str
+    address: str
+
+
+EventData = (
+    SessionStartEvent
+    | SessionEndEvent
+    | UserInputEvent
+    | ProcessingEndEvent
+    | AssistantTextStartEvent
+    | AssistantTextDeltaEvent
+    | AssistantReasoningDeltaEvent
+    | AssistantTextEndEvent
+    | ToolCallStartEvent
+    | ToolCallOutputDeltaEvent
+    | ToolCallEndEvent
+    | SteeringInjectedEvent
+    | TurnLimitEvent
+    | LoopDetectionEvent
+    | WarningEvent
+    | ErrorEvent
+    | InterruptedEvent
+    | InputInterruptedEvent
+    | EventsMissedEvent
+    | ApprovalRequestEvent
+    | ApprovalResolvedEvent
+    | SubagentSpawnedEvent
+    | SubagentInputEvent
+    | SubagentCompletedEvent
+    | SubagentFailedEvent
+    | SubagentClosedEvent
+)
+"""Every event kind. A new kind is a new :class:`EventBody` subclass added here."""
+
+EVENT_TYPES: Mapping[str, type[EventData]] = MappingProxyType(
+    {cls.kind: cls for cls in typing.get_args(EventData)}
+)
+"""The Struct of each kind, by its name on the wire."""
+
+EPHEMERAL_KINDS: frozenset[str] = frozenset(
+    kind for kind, cls in EVENT_TYPES.items() if not cls.durable
+)
+"""Deltas: shown live, not worth keeping once the full text has been sent."""
+
+
+class SessionEvent(msgspec.Struct, frozen=True):
+    """One event of one session; ``seq`` counts up from 1 within it, without gaps.
+
+    ``data`` is the typed body; ``kind`` is its name (what the store's column and the
+    wire frame's ``kind`` hold)."""
+
+    session_id: str
+    seq: int
+    timestamp: float
+    data: EventData
+
+    @property
+    def kind(self) -> str:
+        return self.data.kind
+
+
+class UnknownEventKind(ValueError):
+    """Stored or received data named a kind this version does not know."""
+
+
+def event_data(kind: str, fields: Mapping[str, Any]) -> EventData:
+    """The typed body of a ``kind`` event from its plain fields (a frame's ``data``).
+
+    Raises :class:`UnknownEventKind` for a kind this version does not know and
+    ``msgspec.ValidationError`` for fields that do not fit it."""
+    cls = EVENT_TYPES.get(kind)
+    if cls is None:
+        raise UnknownEventKind(f"unknown event kind {kind!r}")
+    return msgspec.convert(fields, cls)
+
+
+def decode_event_data(kind: str, blob: bytes) -> EventData:
+    """The typed body of a stored event (its ``data`` column, JSON)."""
+    cls = EVENT_TYPES.get(kind)
+    if cls is None:
+        raise UnknownEventKind(f"unknown event kind {kind!r}")
+    return msgspec.json.decode(blob, type=cls)
+
+
+def event_fields(data: EventData) -> dict[str, Any]:
+    """The body's fields as the ``data`` object of a frame (by their wire names)."""
+    return msgspec.to_builtins(data)
+
+
+def event_record(event: SessionEvent) -> dict[str, Any]:
+    """An event as one plain object: ``session_id``, ``seq``, ``timestamp``, ``kind``
+    and ``data`` (as in a session's ``pending_approvals``)."""
+    return {
+        "session_id": event.session_id,
+        "seq": event.seq,
+        "timestamp": event.timestamp,
+        "kind": event.kind,
+        "data": event_fields(event.data),
+    }
+
+
+__all__ = [
+    "EPHEMERAL_KINDS",
+    "EVENT_TYPES",
+    "ApprovalRequestEvent",
+    "ApprovalResolvedEvent",
+    "AssistantReasoningDeltaEvent",
+    "AssistantTextDeltaEvent",
+    "AssistantTextEndEvent",
+    "AssistantTextStartEvent",
+    "CalledTool",
+    "ErrorEvent",
+    "EventBody",
+    "EventData",
+    "EventsMissedEvent",
+    "InputInterruptedEvent",
+    "InterruptedEvent",
+    "LoopDetectionEvent",
+    "ProcessingEndEvent",
+    "SessionEndEvent",
+    "SessionEvent",
+    "SessionStartEvent",
+    "SteeringInjectedEvent",
+    "SubagentClosedEvent",
+    "SubagentCompletedEvent",
+    "SubagentFailedEvent",
+    "SubagentInputEvent",
+    "SubagentSpawnedEvent",
+    "ToolCallEndEvent",
+    "ToolCallOutputDeltaEvent",
+    "ToolCallStartEvent",
+    "TurnLimitEvent",
+    "UnknownEventKind",
+    "UserInputEvent",
+    "WarningEvent",
+    "decode_event_data",
+    "event_data",
+    "event_fields",
+    "event_record",
+]
