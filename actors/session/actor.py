@@ -1,31 +1,31 @@
 """The session actor: the agentic loop of coding-agent-loop-spec §2 as an actor.
 
 Requests arrive in the mailbox (submit, steer, follow up, interrupt, abort, change
-settings); the loop (:mod:`actors.session.loop`) runs as a task in the actor's own
-nursery, so a steering message or an abort is handled while the model streams or
-a command runs. Aborting cancels that task: the model's HTTP stream closes, the
-environment requests of running tools are abandoned (which kills their process
-groups), and the subagents are closed.
+settings); the loop (:class:`~actors.session.loop.AgenticLoop`, an object the actor
+owns) runs as a task in the actor's own nursery, so a steering message or an abort
+is handled while the model streams or a command runs. Aborting cancels that task:
+the model's HTTP stream closes, the environment requests of running tools are
+abandoned (which kills their process groups), and the subagents are closed.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections import deque
+from collections.abc import Awaitable, Callable
 
 import msgspec
-import trio
 
 from actors.kernel import Actor, ActorError, ActorRef, Rejection, handler
 from actors.models.session import ModelSession
 from actors.session.events import EventHub, Subscription
-from actors.session.loop import AgenticLoop
+from actors.session.loop import AgenticLoop, LoopParts
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, take_snapshot
 from actors.session.subagents import AgentManager
 from actors.session.tool_round import ToolRunner
 from actors.tools.core.agents import AGENT_TOOLS
-from protocol.events import SessionEndEvent, SessionStartEvent
+from environments.wrappers import ScopedEnvironment
+from protocol.events import EventData, SessionEndEvent, SessionEvent, SessionStartEvent
 from protocol.session import (
     Abort,
     CloseSession,
@@ -51,8 +51,12 @@ class SessionClosed(Rejection):
     code = "session_closed"
 
 
-class SessionActor(AgenticLoop, Actor):
-    """One conversation with one model profile, in one execution environment."""
+class SessionActor(Actor):
+    """One conversation with one model profile, in one execution environment.
+
+    The actor owns an :class:`AgenticLoop` (the conversation and its processing)
+    and an :class:`AgentManager` (its subagents), and serves the manager as its
+    :class:`~actors.session.subagents.ParentSession`."""
 
     mailbox_size = 256
 
@@ -74,41 +78,52 @@ class SessionActor(AgenticLoop, Actor):
         ``snapshot`` reuses an environment snapshot (a subagent in its parent's
         environment sees the same one) instead of taking a new one at start."""
         self.id = session_id or f"s-{secrets.token_hex(4)}"
-        self.config = config or SessionConfig()
-        self.agent_depth = agent_depth
+        config = config or SessionConfig()
+        self._agent_depth = agent_depth
         self.profile = profile.derive()
         for tool in AGENT_TOOLS:
-            if agent_depth < self.config.max_subagent_depth:
+            if agent_depth < config.max_subagent_depth:
                 self.profile.registry.register(tool)
             else:
                 self.profile.registry.unregister(tool.name)
         self.environment = environment
         self.gateway = gateway
-        self.state: SessionState = "idle"
-        self.history: list[Turn] = list(history or ())
-        self.steering: deque[str] = deque()
-        self.follow_ups: deque[str] = deque()
         self.hub = EventHub(self.id, first_seq)
         self.snapshot = snapshot
-        self.model: ModelSession | None = None
-        self.tools: ToolRunner | None = None
         self.agents = AgentManager(self)
-        self._init_loop()
+        self.loop = AgenticLoop(
+            self.profile, config, self.hub, list(history or ()), agent_depth,
+            self.agents.close_all,
+        )  # fmt: skip
+        self._tools: ToolRunner | None = None
+
+    @property
+    def config(self) -> SessionConfig:
+        return self.loop.config
+
+    @property
+    def agent_depth(self) -> int:
+        return self._agent_depth
+
+    @property
+    def state(self) -> SessionState:
+        return self.loop.state
 
     # -- lifecycle -----------------------------------------------------------
 
     async def on_start(self) -> None:
-        self.model = await ModelSession.connect(self.gateway)
+        model = await ModelSession.connect(self.gateway)
         if self.snapshot is None:
             self.snapshot = await take_snapshot(self.environment, self.profile)
-        self.tools = ToolRunner(
+        self._tools = ToolRunner(
             self.hub, self.environment, self.snapshot.working_directory, self.agents
         )
-        self.ctx.nursery.start_soon(self.tools.emit_deltas)
+        self.loop.parts = LoopParts(model, self._tools, self.snapshot)
+        self.ctx.nursery.start_soon(self._tools.emit_deltas)
         self.hub.emit(
             SessionStartEvent(
                 profile=self.profile.id,
-                model=self._model_name(),
+                model=self.loop.model_name,
                 working_directory=self.snapshot.working_directory,
                 agent_depth=self.agent_depth,
             )
@@ -122,37 +137,28 @@ class SessionActor(AgenticLoop, Actor):
     @handler
     async def submit(self, message: Submit) -> None:
         self._refuse_if_closed()
-        if self.state == "processing":
-            self.follow_ups.append(message.text)
+        if self.loop.state == "processing":
+            self.loop.follow_ups.append(message.text)
             return
-        self.state = "processing"
-        self._idle = trio.Event()
-        self.ctx.nursery.start_soon(self._run_inputs, message.text)
+        self.loop.begin()
+        self.ctx.nursery.start_soon(self._process, message.text)
 
     @handler
     async def steer(self, message: Steer) -> None:
         self._refuse_if_closed()
-        self.steering.append(message.text)
+        self.loop.steering.append(message.text)
 
     @handler
     async def follow_up(self, message: FollowUp) -> None:
         self._refuse_if_closed()
-        if self.state == "processing":
-            self.follow_ups.append(message.text)
+        if self.loop.state == "processing":
+            self.loop.follow_ups.append(message.text)
         else:
             await self.submit(Submit(message.text))
 
     @handler
     async def interrupt(self, message: Interrupt) -> None:
-        if self.state != "processing":
-            return
-        if not message.immediate:
-            self._stop_after_step = True
-            return
-        self._interrupting = True
-        if self._work is not None:
-            self._work.cancel()
-        await self._idle.wait()
+        await self.loop.interrupt(message.immediate)
 
     @handler
     async def abort(self, message: Abort) -> None:
@@ -169,32 +175,26 @@ class SessionActor(AgenticLoop, Actor):
             for name in message.__struct_fields__
             if getattr(message, name) is not msgspec.UNSET
         }
-        self.config = msgspec.structs.replace(self.config, **changes)
-        return self.config
+        self.loop.config = msgspec.structs.replace(self.loop.config, **changes)
+        return self.loop.config
 
     @handler(concurrent=True)
     async def wait_idle(self, message: WaitIdle) -> SessionOutcome:
-        await self._idle.wait()
-        return SessionOutcome(
-            state=self.state,
-            output=self._last_text,
-            success=self._stop_reason == "completed" and self.state != "closed",
-            turns_used=self._model_turns,
-            stop_reason="closed" if self.state == "closed" else self._stop_reason,
-            error=self._last_error,
-        )
+        await self.loop.wait_idle()
+        return self.loop.outcome()
 
     @handler
     async def get_snapshot(self, message: GetSnapshot) -> SessionSnapshot:
+        loop = self.loop
         return SessionSnapshot(
             session_id=self.id,
-            state=self.state,
+            state=loop.state,
             profile=self.profile.id,
-            model=self._model_name(),
-            history=list(self.history),
-            config=self.config,
-            pending_steering=list(self.steering),
-            pending_follow_ups=list(self.follow_ups),
+            model=loop.model_name,
+            history=list(loop.history),
+            config=loop.config,
+            pending_steering=list(loop.steering),
+            pending_follow_ups=list(loop.follow_ups),
         )
 
     @handler
@@ -211,6 +211,11 @@ class SessionActor(AgenticLoop, Actor):
         """A subagent crashed: that is a failed result for us, not our failure."""
         self.agents.child_failed(message.address, f"{message.error_type}: {message.message}")
 
+    async def _process(self, text: str) -> None:
+        fatal = await self.loop.run_inputs(text)
+        if fatal is not None:
+            await self._close(fatal)
+
     async def _forward(self, subscription: Subscription, ref: ActorRef) -> None:
         """Tell ``ref`` each event; a ref that has stopped ends its subscription."""
         try:
@@ -221,24 +226,59 @@ class SessionActor(AgenticLoop, Actor):
         finally:
             self.hub.unsubscribe(subscription)
 
+    # -- serving the subagent manager (ParentSession) -------------------------
+
+    def emit(self, data: EventData) -> SessionEvent:
+        return self.hub.emit(data)
+
+    def start_soon(self, task: Callable[[], Awaitable[None]]) -> None:
+        self.ctx.nursery.start_soon(task)
+
+    async def stop_child(self, ref: ActorRef) -> None:
+        await self.ctx.stop(ref)
+
+    async def spawn_subagent(
+        self, agent_id: str, working_dir: str | None, model: str | None, max_turns: int | None,
+        depth_limit: int,
+    ) -> tuple[ActorRef, ActorRef | None]:  # fmt: skip
+        # The scope is our child, not the subagent's: a subagent at the depth limit
+        # may not spawn anything, its environment view included.
+        scope = None
+        if working_dir:
+            view = ScopedEnvironment(self.environment, working_dir)
+            scope = await self.ctx.spawn(view, name=f"scopes/{agent_id}")
+        child = SessionActor(
+            self.profile.derive(model=model),
+            scope or self.environment,
+            self.gateway,
+            msgspec.structs.replace(self.config, max_turns=max_turns or 0, model=None),
+            session_id=f"{self.id}.{agent_id}",
+            agent_depth=self.agent_depth + 1,
+            snapshot=None if scope else self.snapshot,
+        )
+        try:
+            ref = await self.ctx.spawn(child, name=f"agents/{agent_id}", depth_limit=depth_limit)
+        except BaseException:
+            if scope is not None:
+                await self.ctx.stop(scope)
+            raise
+        return ref, scope
+
     # -- closing -------------------------------------------------------------
 
     def _refuse_if_closed(self) -> None:
-        if self.state == "closed":
+        if self.loop.state == "closed":
             raise SessionClosed(f"session {self.id} is closed")
 
     async def _close(self, reason: str) -> None:
         """Cancel the work in progress, close the subagents, then end the session."""
-        if self.state == "closed":
+        if self.loop.state == "closed":
             return
-        if self._work is not None:
-            self._work.cancel()
-        await self._idle.wait()
+        self.loop.cancel()
+        await self.loop.wait_idle()
         await self.agents.close_all()
-        self.state = "closed"
-        self.steering.clear()
-        self.follow_ups.clear()
-        if self.tools is not None:
-            self.tools.close()
-        self.hub.emit(SessionEndEvent(reason, "closed", len(self.history)))
+        self.loop.close()
+        if self._tools is not None:
+            self._tools.close()
+        self.hub.emit(SessionEndEvent(reason, "closed", len(self.loop.history)))
         self.hub.close()

@@ -1,14 +1,19 @@
-"""The agentic loop of coding-agent-loop-spec §2.5, as the session actor's own task.
+"""The agentic loop of coding-agent-loop-spec §2.5: a plain object the session owns.
 
-``AgenticLoop`` is mixed into :class:`~actors.session.actor.SessionActor`, which
-owns the state it works on; keeping the loop here keeps each module to one job.
+The session actor (:mod:`actors.session.actor`) creates one :class:`AgenticLoop`,
+hands it what it works with (profile, settings, event hub, the subagents to close
+when an input ends), connects the model, tools and environment snapshot when it
+starts, and runs :meth:`AgenticLoop.run_inputs` as a task in its own nursery. The
+loop never calls back into the actor: a fatal error is what ``run_inputs``
+returns, and the actor closes itself.
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import trio
 
@@ -18,10 +23,14 @@ from actors.models.errors import (
     ContextLengthError,
     ModelError,
 )
+from actors.models.session import ModelSession
+from actors.session.events import EventHub
 from actors.session.history import MessageLog, history_chars
 from actors.session.loop_detection import call_signature, detect_loop, loop_warning
 from actors.session.model_turn import call_model
-from actors.session.prompt import build_system_prompt
+from actors.session.profiles import ProviderProfile
+from actors.session.prompt import EnvironmentSnapshot, build_system_prompt
+from actors.session.tool_round import ToolRunner
 from protocol.events import (
     AssistantTextEndEvent,
     CalledTool,
@@ -38,6 +47,7 @@ from protocol.llm import Message, Request, Response, ToolCall, ToolChoice, ToolR
 from protocol.session import (
     AssistantTurn,
     SessionConfig,
+    SessionOutcome,
     SessionState,
     SteeringTurn,
     StopReason,
@@ -46,35 +56,45 @@ from protocol.session import (
     UserTurn,
 )
 
-if TYPE_CHECKING:
-    from actors.models.session import ModelSession
-    from actors.session.events import EventHub
-    from actors.session.profiles import ProviderProfile
-    from actors.session.prompt import EnvironmentSnapshot
-    from actors.session.subagents import AgentManager
-    from actors.session.tool_round import ToolRunner
-
 INTERRUPTED_RESULT = "Interrupted before the tool finished."
 
 
+@dataclass(frozen=True)
+class LoopParts:
+    """What the loop needs once the session has started: the model, the tool
+    runner in the session's environment, and the environment's snapshot."""
+
+    model: ModelSession
+    tools: ToolRunner
+    snapshot: EnvironmentSnapshot
+
+
 class AgenticLoop:
-    """Submit-to-idle processing: model calls, tool rounds, limits, steering."""
+    """Submit-to-idle processing: model calls, tool rounds, limits, steering.
 
-    # State owned by the session actor (declared for type checkers).
-    config: SessionConfig
-    profile: ProviderProfile
-    hub: EventHub
-    history: list[Turn]
-    steering: deque[str]
-    follow_ups: deque[str]
-    state: SessionState
-    model: ModelSession | None
-    tools: ToolRunner | None
-    snapshot: EnvironmentSnapshot | None
-    agents: AgentManager
-    agent_depth: int
+    It owns the conversation (``history``), the queued steering and follow-ups, the
+    settings and the loop's state; the session actor reads and changes them only
+    from its own handlers (one task at a time)."""
 
-    def _init_loop(self) -> None:
+    def __init__(
+        self,
+        profile: ProviderProfile,
+        config: SessionConfig,
+        hub: EventHub,
+        history: list[Turn],
+        agent_depth: int,
+        close_subagents: Callable[[], Awaitable[None]],
+    ) -> None:
+        self.profile = profile
+        self.config = config
+        self.hub = hub
+        self.history = history
+        self.agent_depth = agent_depth
+        self._close_subagents = close_subagents
+        self.state: SessionState = "idle"
+        self.steering: deque[str] = deque()
+        self.follow_ups: deque[str] = deque()
+        self.parts: LoopParts | None = None
         self._work: trio.CancelScope | None = None
         self._idle = trio.Event()
         self._idle.set()
@@ -90,16 +110,66 @@ class AgenticLoop:
         self._interrupting = False
         self._stop_after_step = False
 
-    def _model_name(self) -> str:
+    @property
+    def model_name(self) -> str:
         return self.config.model or self.profile.model
 
-    async def _close(self, reason: str) -> None:
-        raise NotImplementedError
+    def _parts(self) -> LoopParts:
+        if self.parts is None:
+            raise RuntimeError("the session has not started")
+        return self.parts
+
+    # -- what the session actor asks of the loop -----------------------------
+
+    def begin(self) -> None:
+        """Mark the session busy before the input's task starts (a WaitIdle sent
+        right after the submit must wait for it)."""
+        self.state = "processing"
+        self._idle = trio.Event()
+
+    async def wait_idle(self) -> None:
+        await self._idle.wait()
+
+    def cancel(self) -> None:
+        """Cancel the work in progress (the model stream, running tools)."""
+        if self._work is not None:
+            self._work.cancel()
+
+    async def interrupt(self, immediate: bool) -> None:
+        """Stop the current input but keep the session: at once (the step in
+        progress is cancelled), or after the current step."""
+        if self.state != "processing":
+            return
+        if not immediate:
+            self._stop_after_step = True
+            return
+        self._interrupting = True
+        self.cancel()
+        await self._idle.wait()
+
+    def close(self) -> None:
+        """The session is closed: nothing queued will run."""
+        self.state = "closed"
+        self.steering.clear()
+        self.follow_ups.clear()
+
+    def outcome(self) -> SessionOutcome:
+        closed = self.state == "closed"
+        return SessionOutcome(
+            state=self.state,
+            output=self._last_text,
+            success=self._stop_reason == "completed" and not closed,
+            turns_used=self._model_turns,
+            stop_reason="closed" if closed else self._stop_reason,
+            error=self._last_error,
+        )
 
     # -- inputs --------------------------------------------------------------
 
-    async def _run_inputs(self, text: str | None) -> None:
-        """Process ``text``, then each queued follow-up, until none is left."""
+    async def run_inputs(self, text: str | None) -> str | None:
+        """Process ``text``, then each queued follow-up, until none is left.
+
+        Returns why the session must close (an error no retry can fix), or None."""
         try:
             with trio.CancelScope() as scope:
                 self._work = scope
@@ -112,7 +182,7 @@ class AgenticLoop:
             if scope.cancelled_caught and self._interrupting:
                 self._stop_reason = "interrupted"
                 self.hub.emit(InterruptedEvent())
-            await self.agents.close_all()
+            await self._close_subagents()
         finally:
             self._work = None
             self._interrupting = False
@@ -121,8 +191,7 @@ class AgenticLoop:
             if self._fatal is None and self.state != "closed":
                 self.hub.emit(ProcessingEndEvent(self.state))
             self._idle.set()
-        if self._fatal is not None:
-            await self._close(self._fatal)
+        return self._fatal
 
     def _next_input(self) -> str | None:
         return self.follow_ups.popleft() if self.follow_ups else None
@@ -178,9 +247,8 @@ class AgenticLoop:
         return True
 
     async def _run_round(self, calls: list[ToolCall]) -> list[ToolResult]:
-        assert self.tools is not None
         try:
-            return await self.tools.run_round(calls, self.profile, self.config)
+            return await self._parts().tools.run_round(calls, self.profile, self.config)
         except trio.Cancelled:
             # Every call must keep an answer, or the next request would carry tool
             # calls without results, which providers refuse.
@@ -191,11 +259,11 @@ class AgenticLoop:
     # -- the model -----------------------------------------------------------
 
     def _request(self) -> Request:
-        assert self.snapshot is not None
         config = self.config
-        system = build_system_prompt(self.profile, self.snapshot, config.user_instructions)
+        snapshot = self._parts().snapshot
+        system = build_system_prompt(self.profile, snapshot, config.user_instructions)
         return Request(
-            model=self._model_name(),
+            model=self.model_name,
             messages=[Message.system(system), *self._messages.messages(self.history)],
             tools=self.profile.tools(),
             tool_choice=ToolChoice("auto"),
@@ -205,10 +273,9 @@ class AgenticLoop:
 
     async def _ask_model(self) -> Response | None:
         """The model's answer, or None after reporting why there is none."""
-        assert self.model is not None
         try:
             return await call_model(
-                self.model, self._request(), self.hub, self.profile.supports_streaming
+                self._parts().model, self._request(), self.hub, self.profile.supports_streaming
             )
         except (AuthenticationError, AccessDeniedError) as error:
             self._report(error)

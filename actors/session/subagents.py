@@ -12,16 +12,17 @@ never a failure of the parent, and no child outlives its parent's input.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import msgspec
 import trio
 
 from actors.kernel import ActorError, ActorRef, DepthLimitError
 from actors.tools.registry import ToolFailure
-from environments.wrappers import ScopedEnvironment
 from protocol.events import (
+    EventData,
     SubagentClosedEvent,
     SubagentCompletedEvent,
     SubagentFailedEvent,
@@ -30,6 +31,7 @@ from protocol.events import (
 )
 from protocol.session import (
     Interrupt,
+    SessionConfig,
     SessionOutcome,
     Steer,
     SubAgentResult,
@@ -38,8 +40,36 @@ from protocol.session import (
     WaitIdle,
 )
 
-if TYPE_CHECKING:
-    from actors.session.actor import SessionActor
+
+class ParentSession(Protocol):
+    """What the manager needs of the session it serves (the session actor provides
+    it): its settings and depth, its event stream, and its children's lives."""
+
+    @property
+    def config(self) -> SessionConfig: ...
+
+    @property
+    def agent_depth(self) -> int: ...
+
+    def emit(self, data: EventData) -> object:
+        """Add an event to the session's stream."""
+        ...
+
+    async def spawn_subagent(
+        self, agent_id: str, working_dir: str | None, model: str | None, max_turns: int | None,
+        depth_limit: int,
+    ) -> tuple[ActorRef, ActorRef | None]:  # fmt: skip
+        """Start a child session (in a subdirectory view of the environment when
+        ``working_dir`` is set): its ref, and the view's ref if there is one."""
+        ...
+
+    async def stop_child(self, ref: ActorRef) -> None:
+        """Stop one of the session's children and wait until it has stopped."""
+        ...
+
+    def start_soon(self, task: Callable[[], Awaitable[None]]) -> None:
+        """Run ``task`` in the session's own nursery (it ends with the session)."""
+        ...
 
 
 @dataclass(eq=False)
@@ -57,7 +87,7 @@ class SubAgent:
 class AgentManager:
     """Spawn, steer, wait for and close one session's subagents."""
 
-    def __init__(self, parent: SessionActor) -> None:
+    def __init__(self, parent: ParentSession) -> None:
         self.parent = parent
         self.agents: dict[str, SubAgent] = {}
         self._ids = itertools.count(1)
@@ -76,7 +106,8 @@ class AgentManager:
 
     async def spawn(
         self, task: str, working_dir: str | None, model: str | None, max_turns: int | None
-    ) -> SubAgent:
+    ) -> SubAgentResult:
+        """Start a subagent on ``task``; its result says ``running``."""
         parent = self.parent
         config = parent.config
         remaining = config.max_subagent_depth - parent.agent_depth
@@ -103,43 +134,26 @@ class AgentManager:
         model: str | None,
         max_turns: int | None,
         remaining: int,
-    ) -> SubAgent:
-        from actors.session.actor import SessionActor  # the child is a session too
-
-        parent = self.parent
+    ) -> SubAgentResult:
         agent_id = f"a-{next(self._ids)}"
-        # The scope is the parent's child, not the subagent's: a subagent at the
-        # depth limit may not spawn anything, its environment view included.
-        scope = None
-        if working_dir:
-            view = ScopedEnvironment(parent.environment, working_dir)
-            scope = await parent.ctx.spawn(view, name=f"scopes/{agent_id}")
-        child = SessionActor(
-            parent.profile.derive(model=model),
-            scope or parent.environment,
-            parent.gateway,
-            msgspec.structs.replace(parent.config, max_turns=max_turns or 0, model=None),
-            session_id=f"{parent.id}.{agent_id}",
-            agent_depth=parent.agent_depth + 1,
-            snapshot=None if scope else parent.snapshot,
-        )
         try:
-            ref = await parent.ctx.spawn(
-                child, name=f"agents/{agent_id}", depth_limit=remaining - 1
+            ref, scope = await self.parent.spawn_subagent(
+                agent_id, working_dir, model, max_turns, depth_limit=remaining - 1
             )
         except DepthLimitError as exc:
             raise ToolFailure(f"Subagent depth limit: {exc}") from None
         agent = SubAgent(agent_id, ref.address, ref, scope)
         self.agents[agent_id] = agent
-        parent.hub.emit(SubagentSpawnedEvent(agent_id, ref.address, task))
+        self.parent.emit(SubagentSpawnedEvent(agent_id, ref.address, task))
         await self._start(agent, task)
-        return agent
+        return self.result_of(agent)
 
     async def _start(self, agent: SubAgent, text: str) -> None:
         agent.status = "running"
         agent.finished = trio.Event()
         await agent.ref.tell(Submit(text))
-        self.parent.ctx.nursery.start_soon(self._watch, agent, agent.finished)
+        finished = agent.finished
+        self.parent.start_soon(lambda: self._watch(agent, finished))
 
     async def _watch(self, agent: SubAgent, finished: trio.Event) -> None:
         """Wait for the child's input to end and record its result."""
@@ -161,7 +175,7 @@ class AgentManager:
             agent.id, agent.address, status, output, status == "completed", turns
         )
         event = SubagentCompletedEvent if status == "completed" else SubagentFailedEvent
-        self.parent.hub.emit(event(agent.id, agent.address, output, turns))
+        self.parent.emit(event(agent.id, agent.address, output, turns))
         agent.finished.set()
 
     def child_failed(self, address: str, error: str) -> None:
@@ -174,7 +188,7 @@ class AgentManager:
         agent = self.get(agent_id)
         if agent.status == "closed":
             raise ToolFailure(f"Subagent {agent_id} is closed.")
-        self.parent.hub.emit(SubagentInputEvent(agent_id, agent.address, interrupt))
+        self.parent.emit(SubagentInputEvent(agent_id, agent.address, interrupt))
         if interrupt and agent.status == "running":
             await agent.ref.ask(Interrupt(immediate=True))
             await agent.finished.wait()
@@ -193,6 +207,10 @@ class AgentManager:
                 await agent.finished.wait()
         return [self.result_of(agent) for agent in agents]
 
+    def results(self) -> list[SubAgentResult]:
+        """Every subagent this session has had, in the order they were spawned."""
+        return [self.result_of(agent) for agent in self.agents.values()]
+
     def result_of(self, agent: SubAgent) -> SubAgentResult:
         if agent.status == "running" or agent.result is None:
             return SubAgentResult(agent.id, agent.address, agent.status, "", False, 0)
@@ -201,14 +219,14 @@ class AgentManager:
     async def close(self, agent_id: str) -> SubAgentResult:
         agent = self.get(agent_id)
         if agent.status != "closed":
-            await self.parent.ctx.stop(agent.ref)
+            await self.parent.stop_child(agent.ref)
             if agent.scope is not None:
-                await self.parent.ctx.stop(agent.scope)
+                await self.parent.stop_child(agent.scope)
             if agent.result is None:
                 agent.result = SubAgentResult(agent.id, agent.address, "closed", "", False, 0)
             agent.status = "closed"
             agent.finished.set()
-            self.parent.hub.emit(SubagentClosedEvent(agent.id, agent.address))
+            self.parent.emit(SubagentClosedEvent(agent.id, agent.address))
         return self.result_of(agent)
 
     async def close_all(self) -> None:

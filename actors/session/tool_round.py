@@ -1,6 +1,7 @@
-"""Running a round of tool calls for a session: events around each call, the full
-output in TOOL_CALL_END, the truncated output for the model, and live output
-deltas of running commands.
+"""Running a round of tool calls for a session: the calls in parallel when the
+profile allows (results in call order), events around each call, the full output
+in TOOL_CALL_END, the truncated output for the model, and live output deltas of
+running commands. This is the one place a round is run.
 
 Deltas come from the environment actor; they are queued in a bounded channel and
 turned into events by the session's own task, so only session tasks touch its
@@ -11,20 +12,22 @@ TOOL_CALL_END carries the complete output.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 import trio
 
 from actors.kernel import ActorRef
 from actors.session.events import EventHub
 from actors.session.profiles import ProviderProfile
-from actors.tools.core.context import ToolContext
-from actors.tools.registry import run_in_order
+from actors.tools.core.context import Subagents, ToolContext
 from actors.tools.truncation import truncate_tool_output
 from protocol.environment import ExecOutput
 from protocol.events import ToolCallEndEvent, ToolCallOutputDeltaEvent, ToolCallStartEvent
 from protocol.llm import ToolCall, ToolResult
 from protocol.session import SessionConfig
+
+T = TypeVar("T")
 
 DELTA_BACKLOG = 1024
 _UNDELIVERABLE = (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError)
@@ -49,7 +52,11 @@ class ToolRunner:
     """Executes the model's tool calls in a session's environment."""
 
     def __init__(
-        self, hub: EventHub, environment: ActorRef, working_dir: str, agents: object = None
+        self,
+        hub: EventHub,
+        environment: ActorRef,
+        working_dir: str,
+        agents: Subagents | None = None,
     ) -> None:
         self.hub = hub
         self.environment = environment
@@ -96,3 +103,22 @@ class ToolRunner:
 
     def close(self) -> None:
         self._deltas_in.close()
+
+
+async def run_in_order(
+    calls: Sequence[ToolCall],
+    run: Callable[[ToolCall], Awaitable[T]],
+    parallel: bool,
+) -> list[T]:
+    """Run each call with ``run``, all at once when ``parallel``; results in call order."""
+    if not parallel or len(calls) < 2:
+        return [await run(call) for call in calls]
+    outcomes: list[T | None] = [None] * len(calls)
+
+    async def run_one(index: int, call: ToolCall) -> None:
+        outcomes[index] = await run(call)
+
+    async with trio.open_nursery() as nursery:
+        for index, call in enumerate(calls):
+            nursery.start_soon(run_one, index, call)
+    return [outcome for outcome in outcomes if outcome is not None]

@@ -1,9 +1,9 @@
-"""The tool registry, and running a round of the model's tool calls.
+"""The tool registry, and running one of the model's tool calls.
 
 Whatever goes wrong with a call (an unknown tool, arguments that are not JSON or do
 not fit, the tool raising) becomes an error result the model can read and react
-to; it never ends the loop. A round's calls run in parallel when the profile
-allows it, and their results keep the order of the calls.
+to; it never ends the loop. A whole round of calls is the session's job
+(:mod:`actors.session.tool_round`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import msgspec
-import trio
 
 from actors.tools.schema import InvalidArguments, check_against_schema, parse_arguments, schema_of
 from protocol.llm import ToolCall, ToolDefinition
@@ -110,31 +109,6 @@ class ToolRegistry:
         except Exception as exc:  # a tool's failure is a result for the model
             return _error(call, f"Tool error ({call.name}): {exc}")
         return ToolOutcome(call.id, call.name, output, False)
-
-    async def run_round(
-        self, calls: Sequence[ToolCall], context: Any, parallel: bool
-    ) -> list[ToolOutcome]:
-        """Run a round of calls, concurrently when ``parallel``; results in call order."""
-        return await run_in_order(calls, lambda call: self.run(call, context), parallel)
-
-
-async def run_in_order(
-    calls: Sequence[ToolCall],
-    run: Callable[[ToolCall], Awaitable[T]],
-    parallel: bool,
-) -> list[T]:
-    """Run each call with ``run``, all at once when ``parallel``; results in call order."""
-    if not parallel or len(calls) < 2:
-        return [await run(call) for call in calls]
-    outcomes: list[T | None] = [None] * len(calls)
-
-    async def run_one(index: int, call: ToolCall) -> None:
-        outcomes[index] = await run(call)
-
-    async with trio.open_nursery() as nursery:
-        for index, call in enumerate(calls):
-            nursery.start_soon(run_one, index, call)
-    return [outcome for outcome in outcomes if outcome is not None]
 
 
 def _error(call: ToolCall, message: str) -> ToolOutcome:

@@ -8,6 +8,7 @@ import msgspec
 import trio
 import trio.testing
 
+from actors.session.tool_round import run_in_order
 from actors.tools.registry import Tool, ToolRegistry
 from protocol.llm import ToolCall
 
@@ -100,7 +101,9 @@ async def test_a_parallel_round_runs_concurrently_and_keeps_call_order() -> None
     outcomes: list[Any] = []
 
     async def run() -> None:
-        outcomes.extend(await registry.run_round(calls, None, parallel=True))
+        outcomes.extend(
+            await run_in_order(calls, lambda call: registry.run(call, None), parallel=True)
+        )
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(run)

@@ -7,12 +7,12 @@ from typing import Annotated
 
 import msgspec
 
-from actors.tools.core.context import ToolContext
+from actors.tools.core.context import Subagents, ToolContext
 from actors.tools.registry import Tool, ToolFailure
 from protocol.session import SubAgentResult
 
 
-def _manager(context: ToolContext):
+def _manager(context: ToolContext) -> Subagents:
     if context.agents is None:
         raise ToolFailure("Subagents are not available in this session.")
     return context.agents
@@ -40,7 +40,7 @@ async def spawn_agent(arguments: SpawnAgentParams, context: ToolContext) -> str:
         arguments.task, arguments.working_dir, arguments.model, arguments.max_turns
     )
     return (
-        f"Spawned subagent {agent.id} ({agent.address}). It works in parallel; "
+        f"Spawned subagent {agent.agent_id} ({agent.address}). It works in parallel; "
         "use wait to collect its result."
     )
 
@@ -84,12 +84,10 @@ class ListAgentsParams(msgspec.Struct, frozen=True):
 
 
 async def list_agents(arguments: ListAgentsParams, context: ToolContext) -> str:
-    manager = _manager(context)
-    if not manager.agents:
+    results = _manager(context).results()
+    if not results:
         return "No subagents."
-    return "\n".join(
-        f"{agent.id} {agent.address} {agent.status}" for agent in manager.agents.values()
-    )
+    return "\n".join(f"{r.agent_id} {r.address} {r.status}" for r in results)
 
 
 AGENT_TOOLS = (

@@ -3,10 +3,33 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from actors.kernel import ActorRef
-from protocol.environment import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS
+from protocol.environment import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, ExecOutput
+from protocol.session import SubAgentResult
+
+
+class OutputSink(Protocol):
+    """Receives a running command's output deltas (an actor ref fits, too)."""
+
+    async def tell(self, message: ExecOutput) -> None: ...
+
+
+class Subagents(Protocol):
+    """What the subagent tools ask of the session's subagent manager."""
+
+    async def spawn(
+        self, task: str, working_dir: str | None, model: str | None, max_turns: int | None
+    ) -> SubAgentResult: ...
+
+    async def send_input(self, agent_id: str, message: str, interrupt: bool) -> str: ...
+
+    async def wait(self, agent_ids: list[str], timeout_ms: int | None) -> list[SubAgentResult]: ...
+
+    async def close(self, agent_id: str) -> SubAgentResult: ...
+
+    def results(self) -> list[SubAgentResult]: ...
 
 
 @dataclass(frozen=True)
@@ -21,8 +44,8 @@ class ToolContext:
     working_dir: str
     default_timeout_ms: int = DEFAULT_TIMEOUT_MS
     max_timeout_ms: int = MAX_TIMEOUT_MS
-    output_to: Any = None
-    agents: Any = None
+    output_to: OutputSink | None = None
+    agents: Subagents | None = None
     """The session's subagent manager, for the subagent tools."""
 
     def timeout_ms(self, requested: int | None) -> int:
