@@ -31,7 +31,7 @@ class HeadTail:
         self._tail_size = 0
         self.omitted = 0
 
-    def keep(self, chunk: bytes) -> None:
+    def keep(self, chunk: bytes | bytearray) -> None:
         room = self._half - len(self._head)
         if room > 0:
             self._head += chunk[:room]
@@ -65,11 +65,11 @@ class DeltaForwarder:
     """Decodes a stream's chunks incrementally and tells them to ``output_to``."""
 
     def __init__(self, stream: Stream, output_to: Any) -> None:
-        self.stream = stream
+        self.stream: Stream = stream
         self._output_to = output_to
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
-    async def forward(self, chunk: bytes) -> None:
+    async def forward(self, chunk: bytes | bytearray) -> None:
         text = self._decoder.decode(chunk)
         if text:
             await self._output_to.tell(ExecOutput(self.stream, text))
@@ -82,7 +82,7 @@ class OutputCollector(HeadTail):
         super().__init__(cap)
         self._deltas = DeltaForwarder(stream, output_to) if output_to is not None else None
 
-    async def feed(self, chunk: bytes) -> None:
+    async def feed(self, chunk: bytes | bytearray) -> None:
         if not chunk:
             return
         self.keep(chunk)

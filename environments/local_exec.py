@@ -31,8 +31,11 @@ async def _pump(stream: trio.abc.ReceiveStream, collector: OutputCollector) -> N
         await collector.feed(chunk)
 
 
-def exit_status(returncode: int) -> int:
-    """Shell convention: a command killed by signal N exits with 128 + N."""
+def exit_status(returncode: int | None) -> int:
+    """Shell convention: a command killed by signal N exits with 128 + N (-1: the
+    process has not been reaped, which cannot happen after ``wait``)."""
+    if returncode is None:
+        return -1
     return 128 - returncode if returncode < 0 else returncode
 
 
@@ -54,14 +57,15 @@ async def run_local_command(
             stderr=subprocess.PIPE,
         )
         async with opened as process:
-            assert process.stdout is not None and process.stderr is not None
+            out_stream, err_stream = process.stdout, process.stderr
+            assert out_stream is not None and err_stream is not None
             async with trio.open_nursery() as readers:
                 drained = trio.Event()
 
                 async def read_both() -> None:
                     async with trio.open_nursery() as both:
-                        both.start_soon(_pump, process.stdout, stdout)
-                        both.start_soon(_pump, process.stderr, stderr)
+                        both.start_soon(_pump, out_stream, stdout)
+                        both.start_soon(_pump, err_stream, stderr)
                     drained.set()
 
                 readers.start_soon(read_both)
@@ -69,7 +73,7 @@ async def run_local_command(
                     await process.wait()
                 if deadline.cancelled_caught:
                     timed_out = True
-                    await terminate_groups({process.pid})
+                    await terminate_groups({process.pid}, owner.runtime.kill_grace)
                     await process.wait()
                 with trio.move_on_after(DRAIN_AFTER_EXIT):
                     await drained.wait()

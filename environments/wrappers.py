@@ -19,13 +19,19 @@ from environments.base import EnvironmentActor
 from environments.errors import EnvironmentUnavailable, ReadOnly
 from protocol.environment import (
     WRITE_REQUESTS,
+    DeleteFile,
     Describe,
     EnvironmentInfo,
     EnvironmentRequest,
     ExecCommand,
     ExecResult,
+    FileExists,
     Glob,
     Grep,
+    ListDirectory,
+    ReadFile,
+    StatPath,
+    WriteFile,
 )
 
 log = logging.getLogger("troupe.environments")
@@ -127,6 +133,13 @@ class ScopedEnvironment(ForwardingEnvironment):
                 )
             case Grep() | Glob():
                 request = msgspec.structs.replace(request, path=self.scoped(request.path))
-            case _ if hasattr(request, "path"):
+            case (
+                ReadFile()
+                | WriteFile()
+                | FileExists()
+                | StatPath()
+                | DeleteFile()
+                | ListDirectory()
+            ):
                 request = msgspec.structs.replace(request, path=self.scoped(request.path))
         return await self.forward(request)

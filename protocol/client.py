@@ -16,13 +16,18 @@ Requests are numbered by the client; ``request`` returns the reply frame or rais
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import trio
-from trio_websocket import ConnectionClosed, WebSocketConnection, open_websocket_url
+from trio_websocket import (
+    ConnectionClosed,
+    WebSocketConnection,
+    open_websocket_url,
+)
 
+from protocol.asks import Asks
 from protocol.wire import (
     PROTOCOL_VERSION,
     Encoding,
@@ -30,6 +35,7 @@ from protocol.wire import (
     Event,
     Hello,
     Reply,
+    Request,
     ServerDecoder,
     Welcome,
     encode_client,
@@ -69,7 +75,7 @@ class TroupeClient:
 
     def __init__(self, websocket: WebSocketConnection, encoding: Encoding, welcome: Welcome):
         self.websocket = websocket
-        self.encoding = encoding
+        self.encoding: Encoding = encoding
         self.welcome = welcome
         self._decoder = ServerDecoder(encoding)
         self._ids = itertools.count(1)
@@ -79,23 +85,26 @@ class TroupeClient:
         """Error frames without a request id (a frame the server could not read)."""
         self.closed: ConnectionClosed | None = None
 
-    async def request(self, kind: type[R], /, **fields: Any) -> R:
-        """Send ``kind(id=..., **fields)`` and return its reply."""
+    async def request(self, kind: type[Asks[R]], /, **fields: Any) -> R:
+        """Send ``kind(id=..., **fields)`` and return its reply (the type the request
+        declares, e.g. ``SessionCreated`` for ``CreateSession``)."""
         request_id = next(self._ids)
         slot = _Slot()
         self._waiting[request_id] = slot
+        make = cast(Callable[..., object], kind)
+        request = make(id=request_id, **fields)
+        if not isinstance(request, Request):
+            raise TypeError(f"{kind.__name__} is not a request of this protocol")
         try:
-            await self.websocket.send_message(
-                encode_client(kind(id=request_id, **fields), self.encoding)  # type: ignore[arg-type]
-            )
+            await self.websocket.send_message(encode_client(request, self.encoding))
             await slot.done.wait()
         finally:
             self._waiting.pop(request_id, None)
         if isinstance(slot.frame, ErrorReply):
             raise RequestError(slot.frame)
         if slot.frame is None:
-            raise ConnectionClosed(self.closed.reason if self.closed else None)  # type: ignore[arg-type]
-        return slot.frame  # type: ignore[return-value]
+            raise ConnectionClosed(self.closed.reason if self.closed else None)
+        return cast(R, slot.frame)
 
     async def events(self) -> AsyncIterator[Event]:
         """Every event of every subscription, in arrival order, until disconnected."""
@@ -149,7 +158,7 @@ async def connect(
     header_token: bool = True,
     client: str = "troupe-python",
     max_frame_bytes: int = 16 * 1024 * 1024,
-) -> AsyncIterator[TroupeClient]:
+) -> AsyncGenerator[TroupeClient]:
     """Connect, say hello, and run the reader until the block ends.
 
     ``header_token`` sends the token as ``Authorization: Bearer``; otherwise it

@@ -7,9 +7,11 @@ or relative to the environment's working directory.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
+
+from protocol.asks import Asks
 
 DEFAULT_TIMEOUT_MS = 10_000
 MAX_TIMEOUT_MS = 600_000
@@ -17,11 +19,15 @@ DEFAULT_READ_LIMIT = 2_000
 DEFAULT_MAX_RESULTS = 100
 
 
-class _Request(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
-    """Base of every environment request (tagged, for the wire)."""
+R = TypeVar("R")
 
 
-class ReadFile(_Request, frozen=True):
+class _Request(msgspec.Struct, Asks[R], frozen=True, tag=True, tag_field="type"):
+    """Base of every environment request (tagged, for the wire); answered with an
+    ``R``. ``AddSSHHost`` is answered with the new environment's actor ref."""
+
+
+class ReadFile(_Request["FileContent"], frozen=True):
     """Read text; ``offset`` is the 1-based first line, ``limit`` the number of lines.
 
     ``exact`` returns the whole text as stored (line endings and final newline kept,
@@ -35,37 +41,37 @@ class ReadFile(_Request, frozen=True):
     exact: bool = False
 
 
-class WriteFile(_Request, frozen=True):
+class WriteFile(_Request["WriteResult"], frozen=True):
     """Write the whole file, creating it and its parent directories when needed."""
 
     path: str
     content: str
 
 
-class FileExists(_Request, frozen=True):
+class FileExists(_Request[bool], frozen=True):
     path: str
 
 
-class StatPath(_Request, frozen=True):
+class StatPath(_Request["PathKind"], frozen=True):
     """What is at ``path``: a :class:`PathKind`."""
 
     path: str
 
 
-class DeleteFile(_Request, frozen=True):
+class DeleteFile(_Request[None], frozen=True):
     """Remove a file (never a directory)."""
 
     path: str
 
 
-class ListDirectory(_Request, frozen=True):
+class ListDirectory(_Request["list[DirEntry]"], frozen=True):
     """Entries under ``path`` down to ``depth`` levels (1 = direct children only)."""
 
     path: str = "."
     depth: int = 1
 
 
-class ExecCommand(_Request, frozen=True):
+class ExecCommand(_Request["ExecResult"], frozen=True):
     """Run ``command`` with ``bash -c`` in its own process group.
 
     ``timeout_ms`` defaults to 10 s and is capped at 10 minutes. ``output_to``, when
@@ -80,7 +86,7 @@ class ExecCommand(_Request, frozen=True):
     output_to: Any = None
 
 
-class Grep(_Request, frozen=True):
+class Grep(_Request["GrepResult"], frozen=True):
     pattern: str
     path: str | None = None
     glob_filter: str | None = None
@@ -88,26 +94,26 @@ class Grep(_Request, frozen=True):
     max_results: int = DEFAULT_MAX_RESULTS
 
 
-class Glob(_Request, frozen=True):
+class Glob(_Request["GlobResult"], frozen=True):
     """Files matching ``pattern`` (``**`` recurses) under ``path``, newest first."""
 
     pattern: str
     path: str | None = None
 
 
-class Initialize(_Request, frozen=True):
+class Initialize(_Request[None], frozen=True):
     """Prepare the environment (connect, create the working directory)."""
 
 
-class Cleanup(_Request, frozen=True):
+class Cleanup(_Request[None], frozen=True):
     """End running commands and release connections; the actor keeps running."""
 
 
-class Describe(_Request, frozen=True):
+class Describe(_Request["EnvironmentInfo"], frozen=True):
     """Ask for the working directory, platform and OS version."""
 
 
-class AddSSHHost(_Request, frozen=True):
+class AddSSHHost(_Request[Any], frozen=True):
     """Open an SSH environment at ``ssh://user@host:port`` or a ``~/.ssh/config`` alias.
 
     Empty ``known_hosts``/``client_keys``/``config_files`` mean the user's defaults
@@ -119,8 +125,8 @@ class AddSSHHost(_Request, frozen=True):
     name: str
     working_dir: str | None = None
     known_hosts: str | None = None
-    client_keys: list[str] = msgspec.field(default_factory=list)
-    config_files: list[str] = msgspec.field(default_factory=list)
+    client_keys: list[str] = msgspec.field(default_factory=list[str])
+    config_files: list[str] = msgspec.field(default_factory=list[str])
     channels_per_connection: int = 8
 
 

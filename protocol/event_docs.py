@@ -35,15 +35,16 @@ def _type_name(schema: dict[str, Any]) -> str:
 
 def _fields(schema: dict[str, Any]) -> str:
     required = set(schema.get("required", ()))
-    parts = []
-    for name, field in schema.get("properties", {}).items():
+    parts: list[str] = []
+    properties: dict[str, dict[str, Any]] = schema.get("properties", {})
+    for name, field in properties.items():
         optional = "" if name in required else " (optional)"
         parts.append(f"`{name}`: {_type_name(field)}{optional}")
     return "<br>".join(parts) or "(none)"
 
 
 def _summary(cls: type) -> str:
-    text = " ".join(inspect.getdoc(cls).split()) if inspect.getdoc(cls) else ""
+    text = " ".join((inspect.getdoc(cls) or "").split())
     return text.replace("|", "\\|")
 
 

@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
+from protocol.asks import Asks
 from protocol.llm import Message, ToolCall, ToolResult, Usage
+
+if TYPE_CHECKING:
+    from protocol.events import SessionEvent
 
 SessionState = Literal["idle", "processing", "awaiting_input", "closed"]
 
@@ -69,31 +73,31 @@ class SessionConfig(msgspec.Struct, frozen=True):
     context_warning_ratio: float = 0.8
 
 
-class Submit(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
     """Start processing ``text``; while busy it is queued after the current input."""
 
     text: str
 
 
-class Steer(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+class Steer(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
     """Inject ``text`` after the current tool round (on the next submit when idle)."""
 
     text: str
 
 
-class FollowUp(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+class FollowUp(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
     """Process ``text`` once the current input is done."""
 
     text: str
 
 
-class Abort(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+class Abort(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
     """Stop now: cancel the model stream, kill commands, and close the session."""
 
     reason: str = "aborted"
 
 
-class Interrupt(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+class Interrupt(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
     """Stop the current work but keep the session open (it returns to idle).
 
     ``immediate`` cancels the step in progress (a tool still running gets an
@@ -103,11 +107,11 @@ class Interrupt(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
     immediate: bool = True
 
 
-class CloseSession(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+class CloseSession(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
     """Close an idle session (a busy one is aborted)."""
 
 
-class UpdateConfig(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+class UpdateConfig(msgspec.Struct, Asks[SessionConfig], frozen=True, tag=True, tag_field="type"):
     """Change settings between turns; unset fields keep their value."""
 
     reasoning_effort: str | msgspec.UnsetType | None = msgspec.UNSET
@@ -116,16 +120,31 @@ class UpdateConfig(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
     max_tool_rounds_per_input: int | msgspec.UnsetType = msgspec.UNSET
 
 
-class WaitIdle(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+class WaitIdle(msgspec.Struct, Asks["SessionOutcome"], frozen=True, tag=True, tag_field="type"):
     """Answered, with a :class:`SessionOutcome`, when the session is no longer
     processing (idle, awaiting input, or closed)."""
 
 
-class GetSnapshot(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+class GetSnapshot(msgspec.Struct, Asks["SessionSnapshot"], frozen=True, tag=True, tag_field="type"):
     pass
 
 
-class Subscribe(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+class EventStream(Protocol):
+    """A subscription to one session's events, in process (what ``Subscribe`` is
+    answered with): an async iterator that ends when the session closes."""
+
+    session_id: str
+
+    def __aiter__(self) -> EventStream: ...
+
+    async def __anext__(self) -> SessionEvent: ...
+
+    def close(self) -> None:
+        """Stop receiving (the iterator ends)."""
+        ...
+
+
+class Subscribe(msgspec.Struct, Asks[EventStream], frozen=True, tag=True, tag_field="type"):
     """In process: answered with a Subscription (an async iterator of events).
     ``buffer`` bounds what a slow reader may fall behind by; ``after_seq`` starts
     with the recent durable events numbered after it (0: from SESSION_START)."""
@@ -134,7 +153,7 @@ class Subscribe(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
     after_seq: int | None = None
 
 
-class SubscribeRef(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+class SubscribeRef(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
     """Deliver every event to ``ref`` (an actor that handles SessionEvent) with
     ``tell``. A slow ref only holds up its own forwarding: it falls behind, bounded
     by ``buffer``, and receives an ``events_missed`` event. Not sent over the wire."""

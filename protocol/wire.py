@@ -9,7 +9,7 @@ them with examples.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -134,7 +134,7 @@ class Codec:
             loose = None
         request_id = None
         if isinstance(loose, dict):
-            candidate = loose.get("id")
+            candidate: object = cast("dict[str, object]", loose).get("id")
             if isinstance(candidate, int | str) and not isinstance(candidate, bool):
                 request_id = candidate
         text = str(error)

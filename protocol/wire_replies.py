@@ -14,7 +14,9 @@ import msgspec
 from protocol.environment import ExecResult, FileContent, WriteResult
 from protocol.events import EventData, UnknownEventKind, event_data
 from protocol.session import SessionConfig, Turn
-from protocol.wire_requests import Encoding, RequestId
+
+RequestId = int | str
+Encoding = Literal["json", "msgpack"]
 
 ErrorCode = str
 """Stable error names. The gateway's own: ``bad_frame`` (not JSON/msgpack, or the

@@ -9,14 +9,27 @@ Sessions are named by id (``s-3f2a``) or by actor address
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TypeVar
 
 import msgspec
 
+from protocol.asks import Asks
 from protocol.session import SessionConfig
-
-RequestId = int | str
-Encoding = Literal["json", "msgpack"]
+from protocol.wire_replies import (
+    ConfigUpdated,
+    Encoding,
+    EnvironmentAdded,
+    EnvironmentList,
+    ExecReply,
+    FileReply,
+    Ok,
+    RequestId,
+    SessionCreated,
+    SessionDetail,
+    SessionList,
+    Subscribed,
+    WriteReply,
+)
 
 
 class Hello(msgspec.Struct, frozen=True, tag="hello", tag_field="type"):
@@ -33,11 +46,16 @@ class Hello(msgspec.Struct, frozen=True, tag="hello", tag_field="type"):
     client: str = ""
 
 
-class _Request(msgspec.Struct, frozen=True, tag_field="type"):
+R = TypeVar("R")
+
+
+class _Request(msgspec.Struct, Asks[R], frozen=True, tag_field="type"):
+    """A request; its reply is an ``R`` (or an ``error`` frame)."""
+
     id: RequestId
 
 
-class CreateSession(_Request, frozen=True, tag="create_session"):
+class CreateSession(_Request[SessionCreated], frozen=True, tag="create_session"):
     """Start a session. ``environment`` is an environment's address
     (``/environments/ssh/build-box``); ``working_dir`` instead starts a local
     environment there. Neither: the server's default local environment."""
@@ -48,39 +66,39 @@ class CreateSession(_Request, frozen=True, tag="create_session"):
     config: SessionConfig | None = None
 
 
-class ListSessions(_Request, frozen=True, tag="list_sessions"):
+class ListSessions(_Request[SessionList], frozen=True, tag="list_sessions"):
     pass
 
 
-class GetSession(_Request, frozen=True, tag="get_session"):
+class GetSession(_Request[SessionDetail], frozen=True, tag="get_session"):
     """The session's summary and its history of turns."""
 
     session: str
 
 
-class SubmitInput(_Request, frozen=True, tag="submit"):
+class SubmitInput(_Request[Ok], frozen=True, tag="submit"):
     session: str
     text: str
 
 
-class SteerSession(_Request, frozen=True, tag="steer"):
+class SteerSession(_Request[Ok], frozen=True, tag="steer"):
     session: str
     text: str
 
 
-class FollowUpSession(_Request, frozen=True, tag="follow_up"):
+class FollowUpSession(_Request[Ok], frozen=True, tag="follow_up"):
     session: str
     text: str
 
 
-class AbortSession(_Request, frozen=True, tag="abort"):
+class AbortSession(_Request[Ok], frozen=True, tag="abort"):
     """Cancel the work in progress and close the session. Disconnecting never does."""
 
     session: str
     reason: str = "aborted"
 
 
-class InterruptSession(_Request, frozen=True, tag="interrupt"):
+class InterruptSession(_Request[Ok], frozen=True, tag="interrupt"):
     """Stop the current work but keep the session open. ``immediate`` false (the
     default) lets the current step finish and stops before the next model call."""
 
@@ -88,7 +106,7 @@ class InterruptSession(_Request, frozen=True, tag="interrupt"):
     immediate: bool = False
 
 
-class UpdateSessionConfig(_Request, frozen=True, tag="update_config"):
+class UpdateSessionConfig(_Request[ConfigUpdated], frozen=True, tag="update_config"):
     """Change settings for the next model call; absent fields keep their value."""
 
     session: str
@@ -98,7 +116,7 @@ class UpdateSessionConfig(_Request, frozen=True, tag="update_config"):
     max_tool_rounds_per_input: int | None = None
 
 
-class SubscribeSession(_Request, frozen=True, tag="subscribe"):
+class SubscribeSession(_Request[Subscribed], frozen=True, tag="subscribe"):
     """Replay the durable events with ``seq > after_seq``, then follow live.
 
     Pending approval requests older than ``after_seq`` are sent again (with
@@ -108,25 +126,25 @@ class SubscribeSession(_Request, frozen=True, tag="subscribe"):
     after_seq: int = 0
 
 
-class UnsubscribeSession(_Request, frozen=True, tag="unsubscribe"):
+class UnsubscribeSession(_Request[Ok], frozen=True, tag="unsubscribe"):
     session: str
 
 
-class ResolveApproval(_Request, frozen=True, tag="resolve_approval"):
+class ResolveApproval(_Request[Ok], frozen=True, tag="resolve_approval"):
     session: str
     request_id: str
     approved: bool
     message: str | None = None
 
 
-class ExecInEnvironment(_Request, frozen=True, tag="exec"):
+class ExecInEnvironment(_Request[ExecReply], frozen=True, tag="exec"):
     environment: str
     command: str
     timeout_ms: int | None = None
     working_dir: str | None = None
 
 
-class ReadEnvironmentFile(_Request, frozen=True, tag="read_file"):
+class ReadEnvironmentFile(_Request[FileReply], frozen=True, tag="read_file"):
     environment: str
     path: str
     offset: int | None = None
@@ -134,17 +152,17 @@ class ReadEnvironmentFile(_Request, frozen=True, tag="read_file"):
     line_numbers: bool = True
 
 
-class WriteEnvironmentFile(_Request, frozen=True, tag="write_file"):
+class WriteEnvironmentFile(_Request[WriteReply], frozen=True, tag="write_file"):
     environment: str
     path: str
     content: str
 
 
-class ListEnvironments(_Request, frozen=True, tag="list_environments"):
+class ListEnvironments(_Request[EnvironmentList], frozen=True, tag="list_environments"):
     pass
 
 
-class AddSSHEnvironment(_Request, frozen=True, tag="add_ssh_environment"):
+class AddSSHEnvironment(_Request[EnvironmentAdded], frozen=True, tag="add_ssh_environment"):
     """Connect to ``ssh://user@host:port`` (or a ``~/.ssh/config`` alias); the
     environment's address becomes ``/environments/ssh/<name>``."""
 
@@ -155,7 +173,7 @@ class AddSSHEnvironment(_Request, frozen=True, tag="add_ssh_environment"):
     client_keys: list[str] = []
 
 
-class RemoveEnvironment(_Request, frozen=True, tag="remove_environment"):
+class RemoveEnvironment(_Request[Ok], frozen=True, tag="remove_environment"):
     """Stop an environment added over the wire (by its address or SSH name)."""
 
     environment: str

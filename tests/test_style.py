@@ -31,3 +31,21 @@ def test_ruff_check_is_clean() -> None:
 def test_ruff_format_is_clean() -> None:
     done = ruff("format", "--check", ".")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_pyright_finds_no_type_errors() -> None:
+    """The type checker runs in the test command (settings in pyproject.toml: strict
+    on protocol/ and actors/kernel/). The pyright package runs on the machine's
+    Node.js, which .ci/run installs when it is missing."""
+    beside = Path(sys.executable).with_name("pyright")
+    found = str(beside) if beside.exists() else shutil.which("pyright")
+    if found is None:
+        pytest.skip("pyright is not installed (it comes with the test extra)")
+    if shutil.which("node") is None:
+        pytest.skip("Node.js is missing (apt-get install nodejs; .ci/run does it)")
+    done = subprocess.run(
+        [found, "--pythonpath", sys.executable],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
+    assert "0 errors" in done.stdout

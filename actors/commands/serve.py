@@ -17,7 +17,8 @@ from actors.server.server import ServerConfig, run_server
 
 
 def config_from(args: argparse.Namespace) -> ServerConfig:
-    origins = frozenset({"loopback", *(args.allow_origin or [])})
+    allowed: list[str] = args.allow_origin or []
+    origins = frozenset({"loopback", *allowed})
     return ServerConfig(
         data_dir=data_dir(args),
         host=args.host,

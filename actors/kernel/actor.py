@@ -13,7 +13,7 @@ import logging
 import types
 import typing
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import msgspec
 
@@ -36,7 +36,7 @@ class _Declaration:
 
     __slots__ = ("concurrent", "types")
 
-    def __init__(self, types: tuple[type, ...], concurrent: bool) -> None:
+    def __init__(self, types: tuple[object, ...], concurrent: bool) -> None:
         self.types = types
         self.concurrent = concurrent
 
@@ -70,7 +70,7 @@ def handler(*args: Any, concurrent: bool = False) -> Any:
     return mark
 
 
-def _annotated_types(fn: Callable[..., Any]) -> tuple[type, ...]:
+def _annotated_types(fn: Callable[..., Any]) -> tuple[object, ...]:
     params = list(inspect.signature(fn).parameters)
     if len(params) != 2:
         raise TypeError(f"handler {fn.__qualname__} must take (self, message)")
@@ -111,10 +111,9 @@ def dispatch_table(cls: type[Actor]) -> DispatchTable:
             if not isinstance(declaration, _Declaration):
                 continue
             for message_type in declaration.types or _annotated_types(member):
-                is_struct = isinstance(message_type, type) and issubclass(
-                    message_type, msgspec.Struct
-                )
-                if not is_struct:
+                if not (
+                    isinstance(message_type, type) and issubclass(message_type, msgspec.Struct)
+                ):
                     raise TypeError(
                         f"{cls.__qualname__}.{name} handles {message_type!r}, "
                         "but messages must be msgspec Structs"
@@ -139,8 +138,9 @@ class Actor:
     children, stop them and own OS processes.
     """
 
-    mailbox_size: ClassVar[int] = 64
-    """Capacity of the mailbox; ``tell`` waits while it is full."""
+    mailbox_size: int = 64
+    """Capacity of the mailbox; ``tell`` waits while it is full (a class may set
+    its own, an instance too, before it is spawned)."""
 
     ctx: Cell
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Generator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,7 @@ import trio
 
 from actors.kernel.actor import dispatch_table
 from actors.kernel.errors import DeadActorError
-from actors.kernel.processes import KILL_GRACE, live_groups, terminate_groups
+from actors.kernel.processes import live_groups, terminate_groups
 from actors.kernel.ref import ActorRef, Ask
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ class Cell:
         "_cancel_pending",
         "_child_counter",
         "_done_event",
+        "_nursery",
         "_process_groups",
         "actor",
         "address",
@@ -55,7 +56,6 @@ class Cell:
         "handlers",
         "inbox",
         "mailbox",
-        "nursery",
         "parent",
         "ready",
         "ref",
@@ -84,9 +84,9 @@ class Cell:
         self.handlers: dict[type, HandlerFunction] = table.functions
         self.concurrent: frozenset[type] = table.concurrent
         self.failure: Exception | None = None
-        self.inbox, self.mailbox = trio.open_memory_channel[Any](mailbox_size)
+        self.inbox, self.mailbox = trio.open_memory_channel[object](mailbox_size)
         self.children: dict[str, Cell] = {}
-        self.nursery: trio.Nursery | None = None
+        self._nursery: trio.Nursery | None = None
         self.ready: trio.Event | None = trio.Event()
         self.start_error: Exception | None = None
         self.stop_requested = False
@@ -141,7 +141,7 @@ class Cell:
         self.inbox.close()
 
     @contextmanager
-    def track_process_group(self, pgid: int) -> Iterator[None]:
+    def track_process_group(self, pgid: int) -> Generator[None]:
         """Register a process group this actor started, so shutdown can end it."""
         if self._process_groups is None:
             self._process_groups = set()
@@ -154,10 +154,11 @@ class Cell:
     @asynccontextmanager
     async def owned_process(
         self, command: str | Sequence[str], **options: Any
-    ) -> AsyncIterator[trio.Process]:
+    ) -> AsyncGenerator[trio.Process]:
         """Start ``command`` as the leader of a new process group owned by this actor.
 
-        Leaving the block ends whatever is left of the group (SIGTERM, 2 s, SIGKILL),
+        Leaving the block ends whatever is left of the group (SIGTERM, the runtime's
+        ``kill_grace``, SIGKILL),
         even when the leader already exited but a background child lingers, and even
         when the block is cancelled: no process outlives its owner.
         """
@@ -169,9 +170,10 @@ class Cell:
                 # Shielded so a cancelled owner still ends its processes; bounded so
                 # a process that cannot be killed (D state) cannot hang the owner.
                 with trio.CancelScope(shield=True) as scope:
-                    scope.deadline = trio.current_time() + KILL_GRACE + _REAP_BOUND
+                    kill_grace = self.runtime.kill_grace
+                    scope.deadline = trio.current_time() + kill_grace + _REAP_BOUND
                     if live_groups({process.pid}):
-                        await terminate_groups({process.pid}, KILL_GRACE)
+                        await terminate_groups({process.pid}, kill_grace)
                     await process.wait()
                     for pipe in (process.stdin, process.stdout, process.stderr):
                         if pipe is not None:
@@ -207,14 +209,26 @@ class Cell:
 
     def cancel(self) -> None:
         """Cancel the actor and everything below it, now."""
-        if self.nursery is not None:
-            self.nursery.cancel_scope.cancel()
+        if self._nursery is not None:
+            self._nursery.cancel_scope.cancel()
         else:
             self._cancel_pending = True
 
+    @property
+    def started(self) -> bool:
+        """True once the actor runs in its own nursery."""
+        return self._nursery is not None
+
+    @property
+    def nursery(self) -> trio.Nursery:
+        """The nursery the actor runs in (its tasks and children live there)."""
+        if self._nursery is None:
+            raise RuntimeError(f"{self.address} has not started yet")
+        return self._nursery
+
     def open_nursery(self, nursery: trio.Nursery) -> None:
         """Adopt the nursery the actor runs in (and honour a cancel that came first)."""
-        self.nursery = nursery
+        self._nursery = nursery
         if self._cancel_pending:
             nursery.cancel_scope.cancel()
 

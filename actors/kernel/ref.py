@@ -9,7 +9,7 @@ any sender still blocked on it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import trio
 
@@ -18,9 +18,12 @@ from actors.kernel.errors import (
     DeadActorError,
     UnhandledMessageError,
 )
+from protocol.asks import Asks
 
 if TYPE_CHECKING:
     from actors.kernel.cell import Cell
+
+R = TypeVar("R")
 
 DEFAULT_ASK_TIMEOUT = 30.0
 
@@ -30,7 +33,7 @@ class Ask:
 
     __slots__ = ("abandoned", "done", "error", "message", "scope", "value")
 
-    def __init__(self, message: Any) -> None:
+    def __init__(self, message: object) -> None:
         self.message = message
         self.done = trio.Event()
         self.value: Any = None
@@ -85,8 +88,18 @@ class ActorRef:
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             raise DeadActorError(self.address) from None
 
-    async def ask(self, message: Any, *, timeout: float | None = DEFAULT_ASK_TIMEOUT) -> Any:
+    @overload
+    async def ask(self, message: Asks[R], *, timeout: float | None = DEFAULT_ASK_TIMEOUT) -> R: ...
+
+    @overload
+    async def ask(self, message: object, *, timeout: float | None = DEFAULT_ASK_TIMEOUT) -> Any: ...
+
+    async def ask(self, message: object, *, timeout: float | None = DEFAULT_ASK_TIMEOUT) -> Any:
         """Deliver ``message`` and return the handler's reply.
+
+        A request that inherits ``Asks[R]`` (:mod:`protocol.asks`) declares its
+        reply, so the type checker knows what ``ask`` returns; any other message
+        gets ``Any``.
 
         ``timeout`` covers both waiting for mailbox space and waiting for the reply;
         ``None`` waits as long as it takes. Raises :class:`AskTimeoutError` past it,

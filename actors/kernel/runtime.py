@@ -45,14 +45,24 @@ class Runtime:
 
     ``max_depth`` bounds how deep the tree may grow (top-level actors are depth 1);
     ``grace`` is how long each actor gets, once asked to stop, before it is
-    cancelled.
+    cancelled; ``kill_grace`` how long an owned process group gets between SIGTERM
+    and SIGKILL (2 s, the design's ladder; tests may use less).
     """
 
-    def __init__(self, *, max_depth: int = DEFAULT_MAX_DEPTH, grace: float = DEFAULT_GRACE):
+    def __init__(
+        self,
+        *,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        grace: float = DEFAULT_GRACE,
+        kill_grace: float = KILL_GRACE,
+    ):
         if max_depth < 1:
             raise ValueError("max_depth must be at least 1")
+        if kill_grace < 0:
+            raise ValueError("kill_grace cannot be negative")
         self.max_depth = max_depth
         self.grace = grace
+        self.kill_grace = kill_grace
         self._registry: dict[str, Cell] = {}
         self._roots: dict[str, Cell] = {}
         self._root_counter = 0
@@ -107,7 +117,7 @@ class Runtime:
             await stack.aclose()
 
     def _shutdown_bound(self) -> float:
-        return (self.grace + KILL_GRACE) * (self.max_depth + 1) + 1.0
+        return (self.grace + self.kill_grace) * (self.max_depth + 1) + 1.0
 
     # -- the tree ------------------------------------------------------------
 
@@ -154,7 +164,7 @@ class Runtime:
         if parent is None:
             nursery, depth, limit, base = self._nursery, 1, self.max_depth, ROOT
         else:
-            if parent.stop_requested or parent.nursery is None:
+            if parent.stop_requested or not parent.started:
                 raise StoppingError(f"{parent.address} is stopping")
             nursery, depth, limit, base = (
                 parent.nursery,

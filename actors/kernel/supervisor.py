@@ -11,7 +11,7 @@ children, close the mailbox, wait out the grace period, then cancel.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import trio
 
@@ -36,10 +36,9 @@ async def _message_loop(cell: Cell) -> None:
     handlers = cell.handlers
     concurrent = cell.concurrent
     nursery = cell.nursery
-    assert nursery is not None
     async for item in cell.mailbox:
-        kind = type(item)
-        if kind is not Ask:
+        if not isinstance(item, Ask):
+            kind = type(item)
             if kind in concurrent:
                 nursery.start_soon(_run_concurrently, cell, handlers[kind], item)
             else:
@@ -125,7 +124,7 @@ async def run_cell(cell: Cell) -> None:
         cell.runtime.forget(cell)
         if cell.process_groups:
             with trio.CancelScope(shield=True):
-                await terminate_groups(cell.process_groups)
+                await terminate_groups(cell.process_groups, cell.runtime.kill_grace)
         cell.mark_finished()
     if cell.start_error is None:
         await _report_exit(cell, cell.failure)
@@ -133,9 +132,13 @@ async def run_cell(cell: Cell) -> None:
 
 def _unwrap(exc: Exception) -> Exception:
     """A group of one is reported as its member, which is what a reader wants."""
-    while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
+    current = exc
+    while isinstance(current, ExceptionGroup):
+        members: tuple[Exception, ...] = cast("ExceptionGroup[Exception]", current).exceptions
+        if len(members) != 1:
+            break
+        current = members[0]
+    return cast(Exception, current)
 
 
 async def _serve(cell: Cell) -> None:
@@ -199,7 +202,7 @@ async def stop_subtrees(cells: list[Cell], grace: float) -> None:
         await stop_cells(cells, grace)
         return
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(terminate_groups, groups)
+        nursery.start_soon(terminate_groups, groups, cells[0].runtime.kill_grace)
         await stop_cells(cells, grace)
 
 

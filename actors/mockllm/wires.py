@@ -83,7 +83,8 @@ def count_tool_results(wire: str, body: Any) -> int:
     if not isinstance(body, dict):
         return 0
     if wire == "openai_responses":
-        items = body.get("input") if isinstance(body.get("input"), list) else []
+        items = body.get("input")
+        items = items if isinstance(items, list) else []
         return sum(1 for item in items if item.get("type") == "function_call_output")
     if wire == "openai_chat":
         return sum(1 for m in body.get("messages") or () if m.get("role") == "tool")
@@ -139,7 +140,8 @@ def count_model_turns(wire: str, body: Any) -> int:
     if not isinstance(body, dict):
         return 0
     if wire == "openai_responses":
-        items = body.get("input") if isinstance(body.get("input"), list) else []
+        items = body.get("input")
+        items = items if isinstance(items, list) else []
         turns, in_answer = 0, False
         for item in items:
             from_model = item.get("role") == "assistant" or item.get("type") in (

@@ -1,19 +1,17 @@
 """The model gateway actor: one per provider endpoint.
 
-It owns the endpoint's pooled httpx client, its concurrency cap and its retry
-policy. Admission goes through the actor's mailbox, so requests from every session
-and subagent are admitted strictly in the order they asked; the HTTP exchange itself
-runs in the caller's task (see :mod:`actors.models.session`), so a caller's
-cancellation closes its own stream at once and a slow stream never blocks the
-actor.
+It owns the endpoint's pooled httpx client, its concurrency cap (an
+:class:`Admission`: a fair ``trio.CapacityLimiter`` every caller waits on, so
+requests from every session and subagent are admitted strictly in the order they
+asked) and its retry policy. The HTTP exchange itself runs in the caller's task
+(see :mod:`actors.models.session`), so a caller's cancellation closes its own
+stream at once and a slow stream never blocks the actor.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 import httpx
 import msgspec
@@ -24,39 +22,42 @@ from actors.models.adapter import Adapter
 from actors.models.config import Endpoint
 from actors.models.registry import adapter_for
 from actors.models.retry import RetryPolicy
+from protocol.asks import Asks
 
 
-class Ticket:
-    """A caller's place in the admission queue; ``granted`` is set when it may go."""
+class Admission:
+    """The endpoint's concurrency cap, shared by every caller of one gateway.
 
-    __slots__ = ("granted", "withdrawn")
+    A ``trio.CapacityLimiter`` does the admitting: it is fair (waiters are admitted
+    in the order they asked) and a cancelled waiter simply leaves its queue, so no
+    slot can leak. Each slot is borrowed on behalf of its own token, so one task may
+    hold several (a session streaming while its subagents ask in the same task is
+    not refused). The counts are for :class:`GatewayStats`."""
 
-    def __init__(self) -> None:
-        self.granted = trio.Event()
-        self.withdrawn = False
+    def __init__(self, limit: int) -> None:
+        self.limiter = trio.CapacityLimiter(limit)
+        self.admitted = 0
+        self.max_in_flight = 0
+        self.retries = 0
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncGenerator[None]:
+        """Hold one of the endpoint's slots for the duration of the block."""
+        token = object()
+        await self.limiter.acquire_on_behalf_of(token)
+        try:
+            self.admitted += 1
+            self.max_in_flight = max(self.max_in_flight, self.limiter.borrowed_tokens)
+            yield
+        finally:
+            self.limiter.release_on_behalf_of(token)
 
 
-class Admit(msgspec.Struct, frozen=True):
-    """Queue ``ticket``; sent with ``tell`` so that a cancelled caller cannot leak a slot."""
-
-    ticket: Any
-
-
-class Leave(msgspec.Struct, frozen=True):
-    """Give the slot back (or leave the queue before being admitted)."""
-
-    ticket: Any
-
-
-class Retried(msgspec.Struct, frozen=True):
-    """Counted for the statistics."""
-
-
-class Connect(msgspec.Struct, frozen=True):
+class Connect(msgspec.Struct, Asks["Connection"], frozen=True):
     """Ask for what a caller needs to talk to the endpoint (see ``ModelSession``)."""
 
 
-class GetStats(msgspec.Struct, frozen=True):
+class GetStats(msgspec.Struct, Asks["GatewayStats"], frozen=True):
     pass
 
 
@@ -71,12 +72,14 @@ class GatewayStats(msgspec.Struct, frozen=True):
 
 
 class Connection(msgspec.Struct, frozen=True):
-    """The shared parts a caller uses for its own HTTP exchange."""
+    """The shared parts a caller uses for its own HTTP exchange: the pooled client,
+    the wire adapter, the retry policy, and the admission every caller waits on."""
 
-    client: Any
-    adapter: Any
+    client: httpx.AsyncClient
+    adapter: Adapter
     policy: RetryPolicy
     endpoint: Endpoint
+    admission: Admission
 
 
 class ModelGateway(Actor):
@@ -94,11 +97,7 @@ class ModelGateway(Actor):
         self.adapter: Adapter = adapter_for(endpoint)
         self._transport = transport
         self.client: httpx.AsyncClient | None = None
-        self.in_flight = 0
-        self.queue: deque[Ticket] = deque()
-        self.max_in_flight = 0
-        self.admitted = 0
-        self.retries = 0
+        self.admission = Admission(endpoint.max_concurrency)
 
     async def on_start(self) -> None:
         t = self.endpoint.timeouts
@@ -118,50 +117,23 @@ class ModelGateway(Actor):
 
     @handler
     async def connect(self, message: Connect) -> Connection:
-        return Connection(self.client, self.adapter, self.policy, self.endpoint)
-
-    @handler
-    async def admit(self, message: Admit) -> None:
-        ticket: Ticket = message.ticket
-        if self.in_flight < self.endpoint.max_concurrency and not self.queue:
-            self._grant(ticket)
-        else:
-            self.queue.append(ticket)
-
-    @handler
-    async def leave(self, message: Leave) -> None:
-        ticket: Ticket = message.ticket
-        if not ticket.granted.is_set():
-            ticket.withdrawn = True  # skipped when its turn comes
-            return
-        self.in_flight -= 1
-        while self.queue and self.in_flight < self.endpoint.max_concurrency:
-            waiting = self.queue.popleft()
-            if not waiting.withdrawn:
-                self._grant(waiting)
-
-    @handler
-    async def retried(self, message: Retried) -> None:
-        self.retries += 1
+        if self.client is None:
+            raise RuntimeError("the gateway has not started")
+        return Connection(self.client, self.adapter, self.policy, self.endpoint, self.admission)
 
     @handler
     async def stats(self, message: GetStats) -> GatewayStats:
-        waiting = sum(1 for ticket in self.queue if not ticket.withdrawn)
+        admission = self.admission
+        limiter = admission.limiter
         return GatewayStats(
             self.endpoint.name,
             self.endpoint.max_concurrency,
-            self.in_flight,
-            waiting,
-            self.max_in_flight,
-            self.admitted,
-            self.retries,
+            limiter.borrowed_tokens,
+            limiter.statistics().tasks_waiting,
+            admission.max_in_flight,
+            admission.admitted,
+            admission.retries,
         )
-
-    def _grant(self, ticket: Ticket) -> None:
-        self.in_flight += 1
-        self.admitted += 1
-        self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        ticket.granted.set()
 
 
 @asynccontextmanager

@@ -100,8 +100,7 @@ def input_items(request: Request) -> list[dict[str, Any]]:
                 pending.clear()
 
         for part in message.content:
-            kind = type(part)
-            if kind is ToolCall:
+            if isinstance(part, ToolCall):
                 flush(message.role)
                 items.append(
                     {
@@ -111,7 +110,7 @@ def input_items(request: Request) -> list[dict[str, Any]]:
                         "arguments": part.raw_arguments or encode(part.arguments).decode(),
                     }
                 )
-            elif kind is ToolResult:
+            elif isinstance(part, ToolResult):
                 flush(message.role)
                 items.append(
                     {
@@ -120,7 +119,7 @@ def input_items(request: Request) -> list[dict[str, Any]]:
                         "output": result_text(part),
                     }
                 )
-            elif kind is ThinkingPart:
+            elif isinstance(part, ThinkingPart):
                 flush(message.role)
                 if part.provider == PROVIDER and part.id and part.signature:
                     summary = [{"type": "summary_text", "text": part.text}] if part.text else []

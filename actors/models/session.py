@@ -1,7 +1,7 @@
 """The caller's side of a gateway: ``complete`` and ``stream`` with admission and retries.
 
 A :class:`ModelSession` runs in the caller's task. Each attempt waits for admission
-by the gateway actor (in order), makes one HTTP exchange through the gateway's
+under the gateway's cap (in order), makes one HTTP exchange through the gateway's
 pooled client, and gives the slot back; between attempts it sleeps the policy's
 backoff without holding a slot. A stream is retried only until its first event;
 after that a failure is its last event (:class:`StreamFailed`).
@@ -9,25 +9,15 @@ after that a failure is its last event (:class:`StreamFailed`).
 
 from __future__ import annotations
 
-import contextlib
 import random
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import trio
 
-from actors.kernel import ActorRef, DeadActorError
+from actors.kernel import ActorRef
 from actors.models.errors import ModelError, RequestTimeoutError
-from actors.models.gateway import (
-    Admit,
-    Connect,
-    Connection,
-    GatewayStats,
-    GetStats,
-    Leave,
-    Retried,
-    Ticket,
-)
+from actors.models.gateway import Connect, Connection, GatewayStats, GetStats
 from actors.models.transport import EventStream, complete_once
 from protocol.llm import Request, Response
 
@@ -47,23 +37,15 @@ class ModelSession:
     async def stats(self) -> GatewayStats:
         return await self.gateway.ask(GetStats())
 
-    @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
+    def slot(self) -> AbstractAsyncContextManager[None]:
         """Hold one of the endpoint's concurrent slots, admitted in order."""
-        ticket = Ticket()
-        await self.gateway.tell(Admit(ticket))
-        try:
-            await ticket.granted.wait()
-            yield
-        finally:
-            with trio.CancelScope(shield=True), contextlib.suppress(DeadActorError):
-                await self.gateway.tell(Leave(ticket))  # a stopped gateway has no slots
+        return self.connection.admission.slot()
 
     async def _backoff(self, attempt: int, error: ModelError) -> None:
         delay = self.connection.policy.delay(attempt, error, self.rng)
         if delay is None:
             raise error
-        await self.gateway.tell(Retried())
+        self.connection.admission.retries += 1
         await trio.sleep(delay)
 
     async def complete(self, request: Request) -> Response:

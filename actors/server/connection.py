@@ -22,6 +22,7 @@ from trio_websocket import ConnectionClosed, WebSocketConnection
 from actors.kernel import Actor, handler
 from actors.server.dispatch import Services, answer, error_reply
 from actors.server.subscription import SessionSubscription
+from protocol.asks import Asks
 from protocol.wire import (
     CLOSE_SHUTTING_DOWN,
     CLOSE_TOO_SLOW,
@@ -56,7 +57,7 @@ class ConnectionStats(msgspec.Struct, frozen=True):
     subscriptions: list[str]
 
 
-class GetConnectionStats(msgspec.Struct, frozen=True):
+class GetConnectionStats(msgspec.Struct, Asks[ConnectionStats], frozen=True):
     pass
 
 

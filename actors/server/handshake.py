@@ -8,6 +8,8 @@ application code: 4001 unauthorized, 4002 no hello, 4003 version mismatch.
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import msgspec
 import trio
 from trio_websocket import WebSocketConnection, WebSocketRequest
@@ -74,10 +76,9 @@ async def read_hello(websocket: WebSocketConnection, policy: Policy, authorized:
             await _refuse(websocket, CLOSE_UNAUTHORIZED, "unauthorized", text)
         return frame
     await _refuse(websocket, CLOSE_EXPECTED_HELLO, "bad_frame", "no hello frame in time")
-    raise AssertionError("unreachable")
 
 
-async def _refuse(websocket: WebSocketConnection, code: int, error: str, text: str) -> None:
+async def _refuse(websocket: WebSocketConnection, code: int, error: str, text: str) -> NoReturn:
     codec = Codec("json")
     with trio.move_on_after(2):
         await websocket.send_message(codec.encode(ErrorReply(None, error, text)))

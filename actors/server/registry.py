@@ -1,80 +1,33 @@
-"""The server's sessions: creating them, starting stored ones again, and keeping
-the store up to date.
+"""The server's sessions: creating them, finding them, and starting stored ones again.
 
-Each SessionActor gets the store as an event sink before it starts, so its very
-first event is durable. The registry also watches the events (state changes, new
-history) and saves the conversation's turns as they are added, asking the session
-for a snapshot; on resume the session starts from that history and numbers its
-events on from the last stored one.
+Each SessionActor gets the store as an event sink before it starts (see
+:mod:`actors.server.store_sync`), so its very first event is durable; on resume
+the session starts from its stored history and numbers its events on from the
+last stored one.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 import msgspec
 import trio
 
-from actors.kernel import ActorError, ActorRef, Rejection, Runtime, UnknownAddressError
+from actors.kernel import ActorRef, Runtime, UnknownAddressError
 from actors.server.approvals import Approvals
 from actors.server.environments import Environments
 from actors.server.models import Models
+from actors.server.records import Record, SessionNotFound
 from actors.server.recovery import recover_session, repair_history
+from actors.server.store_sync import StoreSync
 from actors.session.actor import SessionActor
 from actors.store import Store
 from actors.store.db import SessionRow
-from protocol.events import ProcessingEndEvent, SessionEndEvent, SessionEvent, UserInputEvent
-from protocol.session import GetSnapshot, SessionConfig, Turn
+from protocol.events import SessionEvent
+from protocol.session import SessionConfig
 from protocol.wire import SessionInfo
 
-_HISTORY_KINDS = frozenset(
-    {"user_input", "assistant_text_start", "assistant_text_end", "steering_injected",
-     "loop_detection", "processing_end", "session_end", "turn_limit"}
-)  # fmt: skip
 _config = msgspec.json.Decoder(SessionConfig)
-
-
-class SessionNotFound(Rejection):
-    code = "not_found"
-
-
-@dataclass
-class Record:
-    """What the registry knows of one session, live or stored."""
-
-    row: SessionRow
-    config: SessionConfig
-    last_seq: int = 0
-    state: str = "idle"
-    interrupted: bool = False
-    actor: SessionActor | None = None
-    ref: ActorRef | None = None
-    history_saved: int = 0
-    history_wanted: trio.Event = field(default_factory=trio.Event)
-    approvals: Approvals | None = None
-    starting: trio.Lock = field(default_factory=trio.Lock)
-
-    @property
-    def live(self) -> bool:
-        return self.ref is not None and self.ref.alive
-
-    def info(self) -> SessionInfo:
-        status = "closed" if self.state == "closed" else ("live" if self.live else "stored")
-        return SessionInfo(
-            session_id=self.row.id,
-            address=f"/sessions/{self.row.id}",
-            profile=self.row.profile,
-            model=self.config.model or self.row.model,
-            environment=self.row.environment,
-            state=self.state,
-            status=status,
-            last_seq=self.last_seq,
-            created=self.row.created,
-            updated=time.time() if self.live else self.row.updated,
-            interrupted=self.interrupted,
-            config=self.config,
-        )
 
 
 class SessionRegistry:
@@ -94,11 +47,11 @@ class SessionRegistry:
         self.models = models
         self._nursery = nursery
         self.records: dict[str, Record] = {}
-        self.frozen = False
+        self.sync = StoreSync(store)
 
     def freeze(self) -> None:
         """Stop recording: the server is going down and its sessions will resume."""
-        self.frozen = True
+        self.sync.freeze()
 
     async def recover(self) -> None:
         """Load every stored session, closing what a crash left open."""
@@ -191,52 +144,9 @@ class SessionRegistry:
     async def _spawn(self, record: Record, actor: SessionActor) -> None:
         record.actor = actor
         record.approvals = Approvals(actor.hub.emit)
-        actor.hub.add_sink(lambda event: self._observe(record, event))
+        actor.hub.add_sink(lambda event: self.sync.observe(record, event))
         record.ref = await self.runtime.spawn(actor, name=f"sessions/{record.row.id}")
-        self._nursery.start_soon(self._save_history, record, record.ref)
-
-    # -- keeping the store up to date ----------------------------------------
-
-    def _observe(self, record: Record, event: SessionEvent) -> None:
-        """A hub sink: quick, never raises (it runs inside the session's emit)."""
-        if self.frozen:
-            return
-        self.store.append_event(event)
-        if event.seq > record.last_seq:
-            record.last_seq = event.seq
-        state = None
-        match event.data:
-            case UserInputEvent():
-                state = "processing"
-            case ProcessingEndEvent(state=ended):
-                state = ended
-            case SessionEndEvent():
-                state = "closed"
-        if state is not None and state != record.state:
-            record.state = state
-            record.interrupted = False
-            self.store.put_state(record.row.id, state)
-        if event.kind in _HISTORY_KINDS:
-            record.history_wanted.set()
-
-    async def _save_history(self, record: Record, ref: ActorRef) -> None:
-        """Store new turns whenever events say the history grew, until the actor stops."""
-        while ref.alive:
-            await record.history_wanted.wait()
-            record.history_wanted = trio.Event()
-            try:
-                snapshot = await ref.ask(GetSnapshot(), timeout=30)
-            except ActorError:
-                return
-            self._store_turns(record, snapshot.history)
-            if record.state == "closed":
-                return
-
-    def _store_turns(self, record: Record, history: list[Turn]) -> None:
-        new = history[record.history_saved :]
-        if new:
-            self.store.put_history(record.row.id, record.history_saved, new)
-            record.history_saved = len(history)
+        self._nursery.start_soon(self.sync.save_history, record, record.ref)
 
     def pending_approvals(self, session: str) -> list[SessionEvent]:
         record = self.record(session)

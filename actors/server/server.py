@@ -45,6 +45,8 @@ class ServerConfig(msgspec.Struct, frozen=True):
     slow_client_timeout: float = 5.0
     """Seconds the outbox may stay full before the client is disconnected (4008)."""
     grace: float = 3.0
+    kill_grace: float = 2.0
+    """Seconds between SIGTERM and SIGKILL for the commands the server's sessions run."""
     advertise: bool = True
     """Write ``server.json`` (the URL) in the data dir for ``troupe sessions``/``attach``;
     an embedded server (``troupe run``) does not."""
@@ -85,7 +87,7 @@ async def run_server(
     token = load_or_create_token(config.data_dir)
     async with (
         open_store(config.data_dir) as store,
-        Runtime(grace=config.grace) as runtime,
+        Runtime(grace=config.grace, kill_grace=config.kill_grace) as runtime,
         trio.open_nursery() as nursery,
     ):
         environments = Environments(runtime, config.working_dir)

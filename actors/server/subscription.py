@@ -18,10 +18,9 @@ import msgspec
 
 from actors.kernel import Rejection
 from actors.server.registry import SessionNotFound, SessionRegistry
-from actors.session.events import Subscription
 from actors.store import Store
 from protocol.events import EventsMissedEvent, SessionEvent, event_fields
-from protocol.session import Subscribe
+from protocol.session import EventStream, Subscribe
 from protocol.wire import Event, RequestId, Subscribed
 
 LIVE_BUFFER = 4096
@@ -47,7 +46,7 @@ class SessionSubscription:
         self.cursor = max(0, after_seq)
         self.send = send
         self.session_id: str | None = None
-        self._live: Subscription | None = None
+        self._live: EventStream | None = None
         self._last_seq = 0
 
     async def open(self) -> None:
@@ -67,7 +66,7 @@ class SessionSubscription:
             if live is not None:
                 live.close()
 
-    async def _open(self) -> tuple[Subscription | None, int]:
+    async def _open(self) -> tuple[EventStream | None, int]:
         registry = self.registry
         key = self.session
         if key.startswith("/") and key.strip("/").count("/") > 1:
@@ -114,7 +113,7 @@ class SessionSubscription:
             if event.seq <= self.cursor:
                 await self.send(self._frame(event, resent=True))
 
-    async def _follow(self, live: Subscription) -> None:
+    async def _follow(self, live: EventStream) -> None:
         async for event in live:
             if isinstance(event.data, EventsMissedEvent):
                 assert self.session_id is not None

@@ -110,7 +110,12 @@ def apply(connection: sqlite3.Connection, ops: list[Op]) -> None:
 
 def sessions(connection: sqlite3.Connection) -> list[SessionRow]:
     rows = connection.execute("SELECT * FROM sessions ORDER BY created").fetchall()
-    return [SessionRow(*row[:7], bool(row[7]), *row[8:]) for row in rows]
+    return [
+        SessionRow(
+            row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]), row[8], row[9]
+        )
+        for row in rows
+    ]
 
 
 def last_seqs(connection: sqlite3.Connection) -> dict[str, int]:

@@ -207,7 +207,7 @@ class HostPool:
         finally:
             await self.release(link)
         status = result.exit_status if result.exit_status is not None else -1
-        return status, bytes(result.stdout or b""), bytes(result.stderr or b"")
+        return status, _as_bytes(result.stdout), _as_bytes(result.stderr)
 
     async def sftp(self) -> asyncssh.SFTPClient:
         """The SFTP client of a live link (one per pool; it uses no command slot)."""
@@ -232,3 +232,10 @@ class HostPool:
         self._links.clear()
         async with self.condition:
             self.condition.notify_all()
+
+
+def _as_bytes(output: str | bytes | None) -> bytes:
+    """A completed process's output (asyncssh types it as text or bytes)."""
+    if output is None:
+        return b""
+    return output.encode() if isinstance(output, str) else bytes(output)

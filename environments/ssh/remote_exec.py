@@ -95,8 +95,11 @@ async def run_remote_command(
             await _kill_group(bridge, pool, command)
         raise
     finally:
+        outcome = None
         with trio.CancelScope(shield=True), trio.move_on_after(_KILL_BOUND):
             outcome = await bridge.run(command.finish())
+    if outcome is None:
+        raise TimeoutError(f"the SSH channel of {request.command!r} did not close in time")
     if outcome.exit_status is None and outcome.pgid is not None and not timed_out:
         await bridge.run(pool.remember_orphan(outcome.pgid))
     return _result(pool, request, cwd, outcome, timed_out, timeout_ms, started)

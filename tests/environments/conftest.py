@@ -18,6 +18,7 @@ from environments.local import LocalEnvironment
 from environments.ssh.environment import SSHBridge
 from protocol.environment import AddSSHHost
 from tests.environments.sshd import TEST_USER, SSHDUnavailable, SSHServer, start_sshd
+from tests.waiting import TEST_KILL_GRACE
 
 ENVIRONMENT_KINDS = ["local", "ssh-root", "ssh-user"]
 
@@ -49,7 +50,7 @@ def sshd() -> Iterator[SSHServer]:
 
 @pytest.fixture
 async def runtime() -> AsyncIterator[Runtime]:
-    async with Runtime(grace=2.0) as rt:
+    async with Runtime(grace=2.0, kill_grace=TEST_KILL_GRACE) as rt:
         yield rt
 
 

@@ -14,7 +14,7 @@ from environments.errors import EnvironmentUnavailable, FileNotFound, ReadOnly
 from environments.local import LocalEnvironment
 from environments.wrappers import LoggingEnvironment, ReadOnlyEnvironment
 from protocol.environment import ExecCommand, ReadFile, WriteFile
-from tests.environments.helpers import alive
+from tests.waiting import wait_for_file, wait_until_gone
 
 HANG_GUARD = 20
 
@@ -56,12 +56,10 @@ async def test_abandoning_a_request_at_the_wrapper_stops_the_inner_command(
     with trio.fail_after(HANG_GUARD):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(logged.ask, command)
-            while not (tmp_path / "pid").exists():  # noqa: ASYNC110 - written by the command
-                await trio.sleep(0.02)
+            await wait_for_file(tmp_path / "pid")
             nursery.cancel_scope.cancel()
         leader = int((tmp_path / "pid").read_text())
-        while alive([leader]):  # noqa: ASYNC110 - the kill ladder runs after the caller left
-            await trio.sleep(0.05)
+        await wait_until_gone([leader])
 
 
 async def test_wrapper_of_a_stopped_environment_answers_with_a_typed_error(

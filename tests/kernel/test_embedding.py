@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from actors.kernel import Runtime
+from actors.kernel import ActorRef, Runtime
 from tests.kernel.sample_actors import Add, Recorder, Total
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,11 +36,12 @@ async def test_runtime_started_in_the_hosts_own_nursery() -> None:
 
 
 async def test_hosts_own_exception_propagates_unwrapped_after_shutdown() -> None:
+    spawned: list[ActorRef] = []
     with pytest.raises(KeyError):
         async with Runtime() as rt:
-            ref = await rt.spawn(Recorder())
+            spawned.append(await rt.spawn(Recorder()))
             raise KeyError("the host's bug")
-    assert not ref.alive
+    assert spawned and not spawned[0].alive
 
 
 async def test_shutdown_after_the_host_cancelled_the_runtime_returns_at_once() -> None:

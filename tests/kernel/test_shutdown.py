@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
+import pytest
 import trio
 
-from actors.kernel import Actor, Runtime, handler
+from actors.kernel import KILL_GRACE, Actor, Runtime, handler
 from tests.kernel.host_processes import running_in_group
 from tests.kernel.sample_actors import StopLog, Stubborn
+from tests.waiting import TEST_KILL_GRACE, wait_for_file, wait_until
 
 HANG_GUARD = 15
 
@@ -38,11 +40,10 @@ class CommandRunner(Actor):
             await proc.wait()
 
 
-async def wait_for_file(path: Path) -> None:
-    """Poll for a marker that another process (the command) writes."""
-    with trio.fail_after(HANG_GUARD):
-        while not await trio.Path(path).exists():  # noqa: ASYNC110 - written by a child process
-            await trio.sleep(0.02)
+async def owns_its_group(runner: CommandRunner) -> None:
+    """The command may write its marker before the actor has recorded its group
+    (the actor resumes after the process started): wait for the record too."""
+    await wait_until(lambda: bool(runner.ctx.process_groups), what="the group to be tracked")
 
 
 async def test_children_stop_before_their_parents() -> None:
@@ -83,10 +84,11 @@ async def test_actor_ignoring_the_stop_request_is_cancelled_after_the_grace_peri
 async def test_shutdown_ends_a_process_group_that_traps_sigterm(tmp_path: Path) -> None:
     runner = CommandRunner()
     with trio.fail_after(HANG_GUARD):
-        async with Runtime() as rt:
+        async with Runtime(kill_grace=TEST_KILL_GRACE) as rt:
             ref = await rt.spawn(runner, name="environments/local")
             await ref.tell(RunCommand(STUBBORN_COMMAND, str(tmp_path)))
             await wait_for_file(tmp_path / "ready")
+            await owns_its_group(runner)
             (pgid,) = runner.ctx.process_groups
             background_child = int((tmp_path / "child.pid").read_text())
             members = running_in_group(pgid)
@@ -104,13 +106,15 @@ async def test_stopping_one_actor_ends_its_processes_and_spares_its_sibling(
     sibling_dir.mkdir()
     victim, sibling = CommandRunner(), CommandRunner()
     with trio.fail_after(HANG_GUARD):
-        async with Runtime() as rt:
+        async with Runtime(kill_grace=TEST_KILL_GRACE) as rt:
             victim_ref = await rt.spawn(victim)
             sibling_ref = await rt.spawn(sibling)
             await victim_ref.tell(RunCommand(STUBBORN_COMMAND, str(victim_dir)))
             await sibling_ref.tell(RunCommand(STUBBORN_COMMAND, str(sibling_dir)))
             await wait_for_file(victim_dir / "ready")
             await wait_for_file(sibling_dir / "ready")
+            await owns_its_group(victim)
+            await owns_its_group(sibling)
             (victim_group,) = victim.ctx.process_groups
             (sibling_group,) = sibling.ctx.process_groups
             await rt.stop(victim_ref)
@@ -122,13 +126,23 @@ async def test_stopping_one_actor_ends_its_processes_and_spares_its_sibling(
 
 async def test_cancelled_host_still_leaves_no_process(tmp_path: Path) -> None:
     runner = CommandRunner()
+    groups: set[int] = set()
     with trio.fail_after(HANG_GUARD), trio.CancelScope() as host_scope:
-        async with Runtime() as rt:
+        async with Runtime(kill_grace=TEST_KILL_GRACE) as rt:
             ref = await rt.spawn(runner)
             await ref.tell(RunCommand(STUBBORN_COMMAND, str(tmp_path)))
             await wait_for_file(tmp_path / "ready")
-            (pgid,) = runner.ctx.process_groups
+            await owns_its_group(runner)
+            groups.update(runner.ctx.process_groups)
             host_scope.cancel()
             await trio.sleep_forever()
     assert host_scope.cancelled_caught
-    assert running_in_group(pgid) == []
+    assert len(groups) == 1
+    assert running_in_group(groups.pop()) == []
+
+
+def test_the_kill_grace_is_a_runtime_setting() -> None:
+    assert Runtime().kill_grace == KILL_GRACE == 2.0
+    assert Runtime(kill_grace=TEST_KILL_GRACE).kill_grace == TEST_KILL_GRACE
+    with pytest.raises(ValueError):
+        Runtime(kill_grace=-1.0)

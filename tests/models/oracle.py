@@ -129,7 +129,7 @@ def responses_object(resp: dict[str, Any], exp: Expected | None = None) -> Expec
     elif status == "incomplete":
         reason = (resp.get("incomplete_details") or {}).get("reason")
         exp.finish = {"max_output_tokens": "length", "content_filter": "content_filter"}.get(
-            reason, "other"
+            str(reason), "other"
         )
     else:
         exp.finish = "other"
@@ -237,7 +237,7 @@ def gemini(payloads: list[Any]) -> Expected:
         exp.finish = "tool_calls"
     else:
         exp.finish = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "content_filter"}.get(
-            raw_finish, "other"
+            str(raw_finish), "other"
         )
     return exp
 

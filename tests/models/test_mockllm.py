@@ -71,15 +71,17 @@ async def test_real_sse_over_http(wire: str, path: str, body: dict, tail: bytes)
 async def test_rounds_mode_answers_n_tool_calls_then_text(connect: Connect) -> None:
     async with connect("anthropic", Script(rounds=3, rounds_tool="step")) as (server, session):
         history = [Message.user("go")]
+        responses = []
         with trio.fail_after(HANG_GUARD):
             for _ in range(10):
                 response = await session.complete(Request("m", history))
+                responses.append(response)
                 if not response.tool_calls:
                     break
                 call: ToolCall = response.tool_calls[0]
                 assert call.name == "step"
                 history += [response.message, Message.tool_result(call.id, "ok")]
-    assert response.text == "done"
+    assert responses[-1].text == "done"
     assert len(server.requests) == 4
 
 

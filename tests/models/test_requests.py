@@ -9,7 +9,7 @@ import trio
 
 from actors.mockllm import Script, ToolCallSpec, Turn
 from actors.models import ConfigurationError, endpoint_from_env
-from actors.models.config import endpoint
+from actors.models.config import Wire, endpoint
 from actors.models.registry import adapter_for
 from protocol.llm import (
     Finish,
@@ -49,7 +49,7 @@ HISTORY = [
 ]
 
 
-def body(wire: str, request: Request, *, stream: bool = True) -> dict:
+def body(wire: Wire, request: Request, *, stream: bool = True) -> dict:
     call = adapter_for(endpoint(wire, "http://127.0.0.1:9", "key-1")).build(request, stream=stream)
     return msgspec.json.decode(call.body)
 

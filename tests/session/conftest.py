@@ -19,12 +19,12 @@ from actors.mockllm import MockLLMServer, Script, serve_mock_llm
 from actors.models import RetryPolicy, open_gateway
 from actors.models.config import Timeouts, Wire, endpoint
 from actors.session.actor import SessionActor
-from actors.session.events import Subscription
 from actors.session.profiles import PROFILES
 from environments.local import LocalEnvironment
 from protocol.events import EventBody, SessionEvent
-from protocol.session import SessionConfig, Submit, Subscribe, WaitIdle
+from protocol.session import EventStream, SessionConfig, Submit, Subscribe, WaitIdle
 from tests.event_schema import check_event_frame
+from tests.waiting import TEST_KILL_GRACE
 
 WIRE_OF_PROFILE: dict[str, Wire] = {
     "openai": "openai_responses",
@@ -43,7 +43,7 @@ class Agent:
     actor: SessionActor
     server: MockLLMServer
     workdir: Path
-    events: Subscription
+    events: EventStream
     seen: list[SessionEvent]
 
     async def run(self, text: str) -> list[SessionEvent]:
@@ -89,7 +89,9 @@ def start_agent(tmp_path: Path) -> StartAgent:
         workdir = real_tmp / "work"
         workdir.mkdir(exist_ok=True)
         async with AsyncExitStack() as stack:
-            runtime = await stack.enter_async_context(Runtime(grace=3.0))
+            runtime = await stack.enter_async_context(
+                Runtime(grace=3.0, kill_grace=TEST_KILL_GRACE)
+            )
             server = await stack.enter_async_context(serve_mock_llm(script))
             ep = endpoint(
                 WIRE_OF_PROFILE[profile],

@@ -22,9 +22,9 @@ from protocol.session import (
     UpdateConfig,
     WaitIdle,
 )
-from tests.environments.helpers import alive
 from tests.session.conftest import HANG_GUARD, StartAgent
 from tests.session.scripts import body_text, call, turns
+from tests.waiting import wait_for_file, wait_until_gone
 
 
 async def test_model_change_takes_effect_on_the_next_call(start_agent: StartAgent) -> None:
@@ -111,13 +111,11 @@ async def test_immediate_interrupt_keeps_the_session_open(start_agent: StartAgen
         await agent.ref.tell(Submit("start something long"))
         with trio.fail_after(HANG_GUARD):
             await agent.drain_until("tool_call_start")
-            while not (agent.workdir / "pid").exists():  # noqa: ASYNC110 - written by the command
-                await trio.sleep(0.02)
+            await wait_for_file(agent.workdir / "pid")
             await agent.ref.ask(Interrupt())
             await agent.drain_until("processing_end")
             leader = int((agent.workdir / "pid").read_text())
-            while alive([leader]):  # noqa: ASYNC110 - the kill ladder runs in the environment
-                await trio.sleep(0.05)
+            await wait_until_gone([leader])
         assert "interrupted" in agent.kinds()
         outcome = await agent.ref.ask(WaitIdle())
         assert (outcome.state, outcome.stop_reason) == ("idle", "interrupted")

@@ -27,9 +27,9 @@ from protocol.session import (
     Subscribe,
     WaitIdle,
 )
-from tests.environments.helpers import alive
 from tests.session.conftest import HANG_GUARD, StartAgent
 from tests.session.scripts import body_text, call, turns
+from tests.waiting import wait_for_file, wait_until, wait_until_gone
 
 
 async def test_s5_1_text_only_answer_ends_after_one_call(start_agent: StartAgent) -> None:
@@ -91,12 +91,10 @@ async def test_s5_5_abort_mid_stream_closes_cleanly(start_agent: StartAgent) -> 
     async with start_agent("anthropic", script) as agent:
         await agent.ref.tell(Submit("talk"))
         with trio.fail_after(HANG_GUARD):
-            while not agent.server.requests:  # noqa: ASYNC110 - the server's own record
-                await trio.sleep(0.01)
+            await wait_until(lambda: bool(agent.server.requests), what="the model request")
             await agent.ref.ask(Abort("user pressed stop"))
             await agent.drain_until("session_end")
-            while agent.server.disconnects == 0:  # noqa: ASYNC110 - the server's own record
-                await trio.sleep(0.01)
+            await wait_until(lambda: agent.server.disconnects > 0, what="the stream to close")
         end = agent.of(SessionEndEvent)[0]
         assert end == SessionEndEvent("user pressed stop", "closed", 1)
         assert (await agent.ref.ask(GetSnapshot())).state == "closed"
@@ -122,13 +120,11 @@ async def test_s5_8_abort_during_a_command_kills_it(start_agent: StartAgent) -> 
         await agent.ref.tell(Submit("run forever"))
         with trio.fail_after(HANG_GUARD):
             await agent.drain_until("tool_call_start")
-            while not (agent.workdir / "pid").exists():  # noqa: ASYNC110 - written by the command
-                await trio.sleep(0.02)
+            await wait_for_file(agent.workdir / "pid")
             await agent.ref.ask(Abort())
             await agent.drain_until("session_end")
             leader = int((agent.workdir / "pid").read_text())
-            while alive([leader]):  # noqa: ASYNC110 - the kill ladder ends it within ~2 s
-                await trio.sleep(0.05)
+            await wait_until_gone([leader])
 
 
 async def test_session_turn_limit_holds_across_inputs(start_agent: StartAgent) -> None:

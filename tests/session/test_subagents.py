@@ -19,9 +19,9 @@ from protocol.events import (
     ToolCallEndEvent,
 )
 from protocol.session import Abort, SessionConfig, Submit, Subscribe
-from tests.environments.helpers import alive
 from tests.session.conftest import HANG_GUARD, WIRE_OF_PROFILE, Agent, StartAgent
 from tests.session.scripts import body_text, call, tool_names
+from tests.waiting import wait_for_file, wait_until_gone
 
 
 def conversations(parent: list[Any], **children: list[Any]) -> dict[str, Any]:
@@ -45,12 +45,6 @@ def bodies_of(agent: Agent, profile: str, match: str) -> list[Any]:
 
 def wait_output(agent: Agent) -> str:
     return next(e.output for e in agent.of(ToolCallEndEvent) if e.tool_name == "wait")
-
-
-async def wait_for_file(path: Any) -> None:
-    with trio.fail_after(HANG_GUARD):
-        while not path.exists():  # noqa: ASYNC110 - written by a command
-            await trio.sleep(0.02)
 
 
 @pytest.mark.parametrize("profile", ["openai", "anthropic", "gemini"])
@@ -163,9 +157,7 @@ async def test_wait_with_a_timeout_then_close_kills_the_childs_command(
         assert "status=running success=false" in wait_output(agent)
         assert agent.of(SubagentClosedEvent)[0].agent_id == "a-1"
         leader = int((agent.workdir / "slow.pid").read_text())
-        with trio.fail_after(HANG_GUARD):
-            while alive([leader]):  # noqa: ASYNC110 - the kill ladder runs in the environment
-                await trio.sleep(0.05)
+        await wait_until_gone([leader])
 
 
 async def test_aborting_the_parent_stops_every_descendant(start_agent: StartAgent) -> None:
@@ -192,8 +184,7 @@ async def test_aborting_the_parent_stops_every_descendant(start_agent: StartAgen
             for child in children:
                 await child.wait_stopped()
             pids = [int((agent.workdir / f"l{n}.pid").read_text()) for n in (1, 2)]
-            while alive(pids):  # noqa: ASYNC110 - the kill ladder runs in the environment
-                await trio.sleep(0.05)
+            await wait_until_gone(pids)
             await agent.drain_until("session_end")
         assert len(agent.of(SubagentClosedEvent)) == 2
 

@@ -70,6 +70,7 @@ async def test_an_oversized_frame_closes_only_that_connection(start_stack: Start
             with trio.fail_after(HANG_GUARD), pytest.raises(ConnectionClosed) as closed:
                 await ws.send_message(big)
                 await ws.get_message()
+            assert closed.value.reason is not None
             assert closed.value.reason.code == CLOSE_TOO_BIG
         assert (await other.request(ListSessions)).sessions == []
 
@@ -99,13 +100,15 @@ async def test_tokens_and_origins(start_stack: StartStack) -> None:
                 assert (reply["type"], reply["code"]) == ("error", error)
                 with trio.fail_after(HANG_GUARD), pytest.raises(ConnectionClosed) as closed:
                     await ws.get_message()
-                assert closed.value.reason.code == close_code
+                assert closed.value.reason is not None
+            assert closed.value.reason.code == close_code
         async with await raw(stack, stack.token) as ws:
             await ws.send_message(json.dumps({"type": "list_sessions", "id": 1}))
             reply = json.loads(await ws.get_message())
             assert reply["code"] == "bad_frame"
             with trio.fail_after(HANG_GUARD), pytest.raises(ConnectionClosed) as closed:
                 await ws.get_message()
+            assert closed.value.reason is not None
             assert closed.value.reason.code == CLOSE_EXPECTED_HELLO
         with pytest.raises(ConnectionRefused):
             async with connect(stack.url, "bad", header_token=False):

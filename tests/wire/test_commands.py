@@ -13,6 +13,7 @@ import trio
 from actors.commands.interact import Follower
 from actors.mockllm import Script, serve_mock_llm
 from protocol.wire import AbortSession, CreateSession
+from tests.waiting import wait_until
 from tests.wire.conftest import REPO, StartStack, events_until, shell_turns, subscribe
 
 
@@ -108,10 +109,12 @@ async def test_typed_lines_steer_stop_and_approve(start_stack: StartStack) -> No
 
         record = stack.server.registry.record(session)
         assert record.state == "idle"  # interrupted, not closed
+        approvals = record.approvals
+        assert approvals is not None
         answered: list[tuple[bool, str | None]] = []
 
         async def ask() -> None:
-            answered.append(await record.approvals.request("command", "make deploy"))
+            answered.append(await approvals.request("command", "make deploy"))
 
         async with stack.client() as other:
             await subscribe(other, session)
@@ -122,7 +125,9 @@ async def test_typed_lines_steer_stop_and_approve(start_stack: StartStack) -> No
                     await subscribe(watcher, session)
                     nursery.start_soon(approver.run, None)
                     await events_until(watcher, "approval_request")
-                    while not approver.outcome.pending_approvals:  # noqa: ASYNC110 - its reader
-                        await trio.sleep(0.01)
+                    await wait_until(
+                        lambda: bool(approver.outcome.pending_approvals),
+                        what="the approver to see the request",
+                    )
                     await approver.typed("yes")
         assert answered == [(True, None)]

@@ -14,7 +14,9 @@ import trio
 from actors.mockllm import Script, serve_mock_llm
 from protocol.client import connect
 from protocol.events import EPHEMERAL_KINDS
+from protocol.session import UserTurn
 from protocol.wire import CreateSession, GetSession, ListSessions, SubmitInput
+from tests.waiting import wait_until
 from tests.wire.conftest import HANG_GUARD, events_until, shell_turns, subscribe, troupe_serve
 
 SLOW = "echo $$ > command.pid; echo started; exec sleep 60"
@@ -34,9 +36,12 @@ async def test_sigkill_then_restart_keeps_events_and_continues(tmp_path: Path) -
                     await subscribe(client, session)
                     await client.request(SubmitInput, session=session, text="first input")
                     received = await events_until(client, "tool_call_start")
-                    with trio.fail_after(HANG_GUARD):
-                        while len((await client.request(GetSession, session=session)).history) < 2:  # noqa: ASYNC110 - the store's record
-                            await trio.sleep(0.02)
+
+                    async def stored_two_turns() -> bool:
+                        detail = await client.request(GetSession, session=session)
+                        return len(detail.history) >= 2
+
+                    await wait_until(stored_two_turns, what="two stored turns")
                     serve.process.send_signal(signal.SIGKILL)
                     with trio.fail_after(HANG_GUARD):
                         await serve.process.wait()
@@ -60,7 +65,8 @@ async def test_sigkill_then_restart_keeps_events_and_continues(tmp_path: Path) -
             assert stored[-2:][0][1] == "input_interrupted"
             assert replay[-1].data == {"state": "idle", "interrupted": True}
             detail = await client.request(GetSession, session=session)
-            assert detail.history[0].content == "first input"
+            first = detail.history[0]
+            assert isinstance(first, UserTurn) and first.content == "first input"
 
             await client.request(SubmitInput, session=session, text="second input")
             after = await events_until(client, "processing_end")

@@ -35,11 +35,12 @@ async def test_pending_approvals_are_resent_and_resolved(start_stack: StartStack
             await subscribe(client, session)
             await events_until(client, "session_start")
         record = stack.server.registry.record(session)
-        assert record.approvals is not None
+        approvals = record.approvals
+        assert approvals is not None
         decisions: list[tuple[bool, str | None]] = []
 
         async def policy() -> None:
-            decisions.append(await record.approvals.request("command", "rm -rf build"))
+            decisions.append(await approvals.request("command", "rm -rf build"))
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(policy)

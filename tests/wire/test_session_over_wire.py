@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import trio
-
 from protocol.client import RequestError
 from protocol.wire import (
     CreateSession,
     GetSession,
     ListSessions,
     SessionCreated,
+    SessionDetail,
     SubmitInput,
 )
-from tests.wire.conftest import HANG_GUARD, StartStack, events_until, shell_turns, subscribe
+from tests.waiting import wait_until
+from tests.wire.conftest import StartStack, events_until, shell_turns, subscribe
 
 
 async def test_whole_session_over_the_wire(start_stack: StartStack) -> None:
@@ -38,13 +38,15 @@ async def test_whole_session_over_the_wire(start_stack: StartStack) -> None:
 
         listed = await client.request(ListSessions)
         assert [s.session_id for s in listed.sessions] == [session]
-        with trio.fail_after(HANG_GUARD):
-            while True:
-                detail = await client.request(GetSession, session=session)
-                if len(detail.history) >= 4:
-                    break
-                await trio.sleep(0.05)
-        assert [type(t).__name__ for t in detail.history][:2] == ["UserTurn", "AssistantTurn"]
+        details: list[SessionDetail] = []
+
+        async def four_turns_stored() -> bool:
+            details.append(await client.request(GetSession, session=session))
+            return len(details[-1].history) >= 4
+
+        await wait_until(four_turns_stored, what="four stored turns", interval=0.05)
+        kinds = [type(t).__name__ for t in details[-1].history]
+        assert kinds[:2] == ["UserTurn", "AssistantTurn"]
 
 
 async def test_unknown_session_is_a_typed_error(start_stack: StartStack) -> None:

@@ -1,0 +1,57 @@
+"""What the server knows of each session, live or stored."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import trio
+
+from actors.kernel import ActorRef, Rejection
+from actors.server.approvals import Approvals
+from actors.session.actor import SessionActor
+from actors.store.db import SessionRow
+from protocol.session import SessionConfig
+from protocol.wire import SessionInfo
+
+
+class SessionNotFound(Rejection):
+    code = "not_found"
+
+
+@dataclass
+class Record:
+    """What the registry knows of one session, live or stored."""
+
+    row: SessionRow
+    config: SessionConfig
+    last_seq: int = 0
+    state: str = "idle"
+    interrupted: bool = False
+    actor: SessionActor | None = None
+    ref: ActorRef | None = None
+    history_saved: int = 0
+    history_wanted: trio.Event = field(default_factory=trio.Event)
+    approvals: Approvals | None = None
+    starting: trio.Lock = field(default_factory=trio.Lock)
+
+    @property
+    def live(self) -> bool:
+        return self.ref is not None and self.ref.alive
+
+    def info(self) -> SessionInfo:
+        status = "closed" if self.state == "closed" else ("live" if self.live else "stored")
+        return SessionInfo(
+            session_id=self.row.id,
+            address=f"/sessions/{self.row.id}",
+            profile=self.row.profile,
+            model=self.config.model or self.row.model,
+            environment=self.row.environment,
+            state=self.state,
+            status=status,
+            last_seq=self.last_seq,
+            created=self.row.created,
+            updated=time.time() if self.live else self.row.updated,
+            interrupted=self.interrupted,
+            config=self.config,
+        )
