@@ -147,7 +147,7 @@ async def ssh_figures(server: SSHServer, user: str, workdir: Path, quick: bool) 
 
 
 def main() -> None:
-    args = parse_args(__doc__.splitlines()[0])
+    args = parse_args((__doc__ or "").splitlines()[0])
     directory = Path(tempfile.mkdtemp(prefix="troupe-bench-"))
     try:
         local, raw = trio.run(local_figures, 30 if args.quick else 200, directory)

@@ -77,7 +77,7 @@ async def raw_rounds(url: str, rounds: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    args = parse_args(__doc__.splitlines()[0])
+    args = parse_args((__doc__ or "").splitlines()[0])
     rounds = 30 if args.quick else 200
     process, url = start_mock_llm("--rounds", str(rounds))
     try:

@@ -117,7 +117,7 @@ def parse_rate(wire: str, repeat: int) -> float:
 
 
 def main() -> None:
-    args = parse_args(__doc__.splitlines()[0])
+    args = parse_args((__doc__ or "").splitlines()[0])
     requests = 800 if args.quick else 4000
     streams = 50 if args.quick else 300
     child, url = start_scripted(Script([Turn(text=TEXT)], delta_size=16))

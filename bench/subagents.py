@@ -30,7 +30,7 @@ from actors.models.config import endpoint
 from actors.session.actor import SessionActor
 from actors.session.profiles import ProviderProfile, anthropic_profile
 from bench.mock_provider import NOOP_TOOL, start_scripted
-from bench.report import Figure, emit, parse_args
+from bench.report import Figure, compare, emit, parse_args, ratios, sample_figures
 from environments.local import LocalEnvironment
 from protocol.session import SessionConfig, Submit, WaitIdle
 
@@ -60,19 +60,22 @@ def profile() -> ProviderProfile:
 
 
 async def run(url: str, workdir: Path, agents: int, fan_out: bool) -> float:
-    """Seconds from the first submit to the last session going idle."""
+    """Seconds from starting the sessions to the last one going idle.
+
+    The timer starts before any session is spawned on both sides: the fan-out's
+    subagents start inside it, so the independent sessions must too."""
     config = SessionConfig(max_subagents=agents, enable_loop_detection=False)
     async with Runtime() as runtime:
         ep = endpoint("anthropic", url, "bench-key", max_concurrency=32)
         async with open_gateway(runtime, ep) as gateway:
             env = await runtime.spawn(LocalEnvironment(workdir))
             count = 1 if fan_out else agents
+            text = "PARENT: fan out" if fan_out else CHILD_TASK
+            start = time.perf_counter()
             sessions = [
                 await runtime.spawn(SessionActor(profile(), env, gateway, config))
                 for _ in range(count)
             ]
-            text = "PARENT: fan out" if fan_out else CHILD_TASK
-            start = time.perf_counter()
             async with trio.open_nursery() as nursery:
                 for session in sessions:
                     nursery.start_soon(finish, session, text)
@@ -105,24 +108,33 @@ async def bytes_per_session(url: str, workdir: Path, count: int) -> float:
 
 
 def main() -> None:
-    args = parse_args(__doc__.splitlines()[0])
+    args = parse_args((__doc__ or "").splitlines()[0])
     agents, rounds = (20, 5) if args.quick else (100, 10)
+    repeats = 3 if args.quick else 5
     with tempfile.TemporaryDirectory() as directory:
         workdir = Path(directory)
         process, url = start_scripted(script(agents, rounds))
         try:
-            fan_out = trio.run(run, url, workdir, agents, True)
-            independent = trio.run(run, url, workdir, agents, False)
+            samples = compare(
+                {
+                    "fan_out": lambda: trio.run(run, url, workdir, agents, True),
+                    "independent": lambda: trio.run(run, url, workdir, agents, False),
+                },
+                repeats,
+            )
             per_session = trio.run(bytes_per_session, url, workdir, 50)
         finally:
             process.terminate()
             process.wait()
+    fan_out, independent = samples["fan_out"], samples["independent"]
+    ratio = ratios(fan_out, independent)
     figures = [
         Figure("subagents", "subagents", agents, ""),
         Figure("rounds_each", "rounds each", rounds, ""),
-        Figure("fan_out_s", f"1 parent, {agents} subagents", fan_out, "s"),
-        Figure("independent_s", f"{agents} independent sessions", independent, "s"),
-        Figure("fan_out_ratio", "fan-out / independent", fan_out / independent, "x"),
+        Figure("repeats", "repeats per side (alternating, after a warm-up)", repeats, ""),
+        *sample_figures("fan_out_s", f"1 parent, {agents} subagents", fan_out, "s"),
+        *sample_figures("independent_s", f"{agents} independent sessions", independent, "s"),
+        *sample_figures("fan_out_ratio", "fan-out / independent", ratio, "x"),
         Figure("bytes_per_subagent", "memory per idle subagent session", per_session, "B"),
     ]
     emit("Troupe subagents", figures, args.json)
