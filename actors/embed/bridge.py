@@ -1,0 +1,323 @@
+"""The crossing from asyncio into a trio run on a thread of its own.
+
+A call from asyncio becomes a trio task: it is handed to trio with
+``TrioToken.run_sync_soon`` (thread-safe, never blocks) and its outcome comes back
+into an asyncio future with ``loop.call_soon_threadsafe``. Neither loop ever waits on
+a lock and no thread sits blocked per call: both threads stay in their own event
+loops. Cancelling the asyncio caller cancels the trio task's scope, so abandoning a
+call abandons its work, as it does inside trio; trio's ``Cancelled`` never reaches
+asyncio and asyncio's ``CancelledError`` never reaches trio. Errors cross as
+themselves; an ``ExceptionGroup`` of one is unwrapped to its member.
+
+This is the SSH bridge (``environments/ssh/bridge.py``) turned around: there a
+trio actor owns an asyncio loop on a thread; here an asyncio host owns a trio run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Generic, TypeVar
+
+import trio
+
+from actors.kernel import StoppingError
+
+T = TypeVar("T")
+H = TypeVar("H")
+
+STREAM_BATCH = 256
+"""Items one crossing may carry back to asyncio when a stream has a backlog."""
+
+
+def unwrap(error: BaseException) -> BaseException:
+    """A group of one is its member: a reader wants the error, not the wrapping."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
+def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
+    """On the asyncio loop: complete the future unless its caller gave up."""
+    if future.done():
+        return
+    if error is None:
+        future.set_result(value)
+    else:
+        future.set_exception(error)
+
+
+class _Call:
+    """One asyncio caller's request, running as a trio task."""
+
+    __slots__ = ("args", "cancelled", "fn", "future", "loop", "scope")
+
+    def __init__(
+        self,
+        fn: Callable[..., Awaitable[Any]],
+        args: tuple[Any, ...],
+        future: asyncio.Future[Any],
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self.fn = fn
+        self.args = args
+        self.future = future
+        self.loop = loop
+        self.scope: trio.CancelScope | None = None
+        self.cancelled = False
+
+    def start(self, nursery: trio.Nursery) -> None:
+        """On trio's thread, from ``run_sync_soon``: must not raise."""
+        try:
+            nursery.start_soon(self._run)
+        except RuntimeError:  # the nursery has closed: the runtime is gone
+            self._post(None, StoppingError("the embedded runtime has stopped"))
+
+    def cancel(self) -> None:
+        """On trio's thread: the asyncio caller gave up."""
+        self.cancelled = True
+        if self.scope is not None:
+            self.scope.cancel()
+
+    async def _run(self) -> None:
+        settled = False
+        try:
+            with trio.CancelScope() as scope:
+                self.scope = scope
+                if self.cancelled:
+                    scope.cancel()
+                value = await self.fn(*self.args)
+                self._post(value, None)
+                settled = True
+        except Exception as error:
+            self._post(None, unwrap(error))
+            settled = True
+        finally:
+            if not settled:  # cancelled from outside (the runtime is stopping)
+                self._post(None, StoppingError("the embedded runtime stopped before answering"))
+
+    def _post(self, value: Any, error: BaseException | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the asyncio loop is closed: nobody waits
+            self.loop.call_soon_threadsafe(_settle, self.future, value, error)
+
+
+Emit = Callable[[Any], Awaitable[None]]
+"""Hands one item to the asyncio reader; waits while the reader's buffer is full."""
+
+
+class _Pump:
+    """Runs a producer on the trio side into a bounded channel that asyncio drains in
+    batches; the producer's error reaches the reader after the items before it."""
+
+    def __init__(self, produce: Callable[[Emit], Awaitable[None]], buffer: int) -> None:
+        self.produce = produce
+        self.send, self.receive = trio.open_memory_channel[Any](buffer)
+        self.scope = trio.CancelScope()
+        self.error: BaseException | None = None
+
+    async def run(self) -> None:
+        with self.scope:
+            try:
+                async with self.send:
+                    await self.produce(self.send.send)
+            except Exception as error:  # handed to the reader, never to the bridge's nursery
+                self.error = unwrap(error)
+
+    async def next_batch(self) -> list[Any]:
+        """The next items (waiting for at least one); empty once the stream has ended."""
+        try:
+            batch = [await self.receive.receive()]
+        except trio.EndOfChannel:
+            if self.error is not None:
+                raise self.error from None
+            return []
+        with contextlib.suppress(trio.WouldBlock, trio.EndOfChannel):
+            while len(batch) < STREAM_BATCH:
+                batch.append(self.receive.receive_nowait())
+        return batch
+
+
+def iterate_into(
+    open_iterable: Callable[..., Awaitable[AsyncIterable[Any]]], *args: Any
+) -> Callable[[Emit], Awaitable[None]]:
+    """A producer that sends every item of ``await open_iterable(*args)``, then closes it."""
+
+    async def produce(emit: Emit) -> None:
+        iterable = await open_iterable(*args)
+        try:
+            async for item in iterable:
+                await emit(item)
+        finally:
+            await _close_iterable(iterable)
+
+    return produce
+
+
+async def _close_iterable(iterable: Any) -> None:
+    aclose = getattr(iterable, "aclose", None)
+    if aclose is not None:
+        with trio.CancelScope(shield=True):
+            await aclose()
+    elif callable(getattr(iterable, "close", None)):
+        iterable.close()  # a session Subscription: stop buffering for a reader that left
+
+
+class TrioThread(Generic[H]):
+    """A trio run on its own thread, hosting what ``open_host`` opens, and the crossing
+    into it. Open and close it on an asyncio loop; call it from any asyncio loop.
+
+    ``open_host`` is called on the trio thread; leaving its context (the runtime's
+    shutdown ladder) is what closing the thread does. While it closes, calls still
+    in flight keep going; whatever is left afterwards fails with
+    :class:`StoppingError`.
+    """
+
+    def __init__(self, open_host: Callable[[], AbstractAsyncContextManager[H]], name: str) -> None:
+        self._open_host = open_host
+        self._name = name
+        self._thread: threading.Thread | None = None
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._nursery: trio.Nursery | None = None
+        self._stop: trio.Event | None = None
+        self._finished: asyncio.Future[None] | None = None
+        self._host: H | None = None
+
+    @property
+    def host(self) -> H:
+        """The hosted object; use it only from trio code on the runtime's thread."""
+        if self._host is None:
+            raise StoppingError("the embedded runtime is not running")
+        return self._host
+
+    @property
+    def running(self) -> bool:
+        return self._finished is not None and not self._finished.done()
+
+    # -- opening and closing (on the host's asyncio loop) ---------------------
+
+    async def start(self) -> H:
+        """Start the thread and wait, without blocking the loop, until the host is open."""
+        if self._thread is not None:
+            raise RuntimeError("a TrioThread starts once")
+        loop = asyncio.get_running_loop()
+        started: asyncio.Future[H] = loop.create_future()
+        self._finished = loop.create_future()
+        self._thread = threading.Thread(
+            target=self._serve, args=(loop, started), name=self._name, daemon=False
+        )
+        self._thread.start()
+        try:
+            return await asyncio.shield(started)
+        except asyncio.CancelledError:
+            await self.close()  # a host cancelled while starting still gets the ladder
+            raise
+        except Exception:  # the host could not open: its error, once the thread has ended
+            with contextlib.suppress(Exception):
+                await self.close()
+            raise
+
+    async def close(self) -> None:
+        """Run the host's shutdown on its thread and wait for the thread to end.
+
+        Not cancellable half-way: a cancelled caller still waits for the ladder (it is
+        bounded by the runtime's own deadlines), then the cancellation goes on."""
+        finished, thread = self._finished, self._thread
+        if finished is None or thread is None:
+            return
+        self._request_stop()
+        cancelled = False
+        while not finished.done():
+            try:
+                await asyncio.shield(finished)
+            except asyncio.CancelledError:
+                cancelled = True
+        thread.join()  # it has finished trio.run: this returns at once
+        if cancelled:
+            raise asyncio.CancelledError
+        error = finished.exception()
+        if error is not None:
+            raise error
+
+    def _request_stop(self) -> None:
+        token, stop = self._token, self._stop
+        if token is not None and stop is not None:
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(stop.set)
+
+    # -- the thread ----------------------------------------------------------
+
+    def _serve(self, loop: asyncio.AbstractEventLoop, started: asyncio.Future[H]) -> None:
+        outcome: BaseException | None = None
+        try:
+            trio.run(self._main, loop, started)
+        except BaseException as error:
+            outcome = unwrap(error)
+        finally:
+            self._host = None
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                loop.call_soon_threadsafe(_settle, started, None, outcome or StoppingError(
+                    "the embedded runtime stopped while starting"))  # fmt: skip
+                assert self._finished is not None
+                loop.call_soon_threadsafe(_settle, self._finished, None, outcome)
+
+    async def _main(self, loop: asyncio.AbstractEventLoop, started: asyncio.Future[H]) -> None:
+        self._token = trio.lowlevel.current_trio_token()
+        self._stop = trio.Event()
+        async with trio.open_nursery() as calls:
+            self._nursery = calls
+            try:
+                async with self._open_host() as host:
+                    self._host = host
+                    loop.call_soon_threadsafe(_settle, started, host, None)
+                    await self._stop.wait()
+            finally:
+                calls.cancel_scope.cancel()
+
+    # -- crossing (from any asyncio loop) -------------------------------------
+
+    async def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Await ``fn(*args)`` on the trio thread; cancelling this cancels it there."""
+        token, nursery = self._token, self._nursery
+        if token is None or nursery is None or not self.running:
+            raise StoppingError("the embedded runtime is not running")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        call = _Call(fn, args, future, loop)
+        try:
+            token.run_sync_soon(call.start, nursery)
+        except trio.RunFinishedError:
+            raise StoppingError("the embedded runtime has stopped") from None
+        try:
+            return await future
+        except asyncio.CancelledError:
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(call.cancel)
+            raise
+
+    async def stream(
+        self, produce: Callable[[Emit], Awaitable[None]], *, buffer: int = 1024
+    ) -> AsyncIterator[Any]:
+        """Iterate, from asyncio, what ``produce(emit)`` emits on the trio side.
+
+        Items are read ahead into a bounded buffer (``buffer`` items: the producer
+        waits beyond it) and cross in batches; leaving the loop early cancels the
+        producer."""
+        pump: _Pump = await self.call(self._start_pump, produce, buffer)
+        try:
+            while batch := await self.call(pump.next_batch):
+                for item in batch:
+                    yield item
+        finally:
+            token = self._token
+            if token is not None:
+                with contextlib.suppress(trio.RunFinishedError):
+                    token.run_sync_soon(pump.scope.cancel)
+
+    async def _start_pump(self, produce: Callable[[Emit], Awaitable[None]], buffer: int) -> _Pump:
+        pump = _Pump(produce, buffer)
+        assert self._nursery is not None
+        self._nursery.start_soon(pump.run)
+        return pump

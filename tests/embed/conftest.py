@@ -1,0 +1,84 @@
+"""Real parts for the asyncio-host tests: ``troupe mock-llm`` and ``troupe serve`` as
+processes, scripts that run real shell commands, and ``ps`` to see what survived."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.kernel.host_processes import running_in_group
+
+__all__ = ["running_in_group"]
+
+REPO = Path(__file__).resolve().parents[2]
+HANG_GUARD = 30
+
+SLOW_COMMAND = "echo $$ > slow.pid; echo started; exec sleep 60"
+"""A command that records its process group and would run for a minute."""
+LATE_COMMAND = "sleep 1.5; echo finished > late.txt"
+"""A command that outlives a client that disconnects right after it starts."""
+
+
+def _shell(command: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "shell", "arguments": {"command": command}}]}
+
+
+SCRIPT: dict[str, Any] = {
+    "conversations": [
+        {"match": "quick", "turns": [_shell("echo hello from troupe"), {"text": "All done."}]},
+        {"match": "slow", "turns": [_shell(SLOW_COMMAND), {"text": "Slow done."}]},
+        {"match": "late", "turns": [_shell(LATE_COMMAND), {"text": "Late done."}]},
+        {"match": "steer", "turns": [_shell("sleep 1"), {"text": "Steered."}]},
+    ],
+    "turns": [{"text": "Nothing scripted for this."}],
+}
+
+
+@contextlib.contextmanager
+def process_printing_url(
+    command: list[str], **options: Any
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """Start ``command``; yield it with the URL ending its first line; kill it on exit."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=REPO, **options)
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert first, f"{command[3]} exited: {process.wait(HANG_GUARD)}"
+        yield process, first.split()[-1]
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(HANG_GUARD)
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    root = Path(os.path.realpath(tmp_path))
+    (root / "work").mkdir()
+    return root
+
+
+@pytest.fixture
+def mock_llm(work: Path) -> Iterator[str]:
+    """``troupe mock-llm`` with :data:`SCRIPT`; yields its base URL."""
+    script = work / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    command = [sys.executable, "-m", "actors.cli", "mock-llm", "--script", str(script)]
+    with process_printing_url(command) as (_, url):
+        yield url
+
+
+def kill_group(pid_file: Path) -> None:
+    """Clean up after a failed test: never leave the slow command behind."""
+    if pid_file.exists():
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.killpg(int(pid_file.read_text()), signal.SIGKILL)
