@@ -1,4 +1,4 @@
-"""A Python client for the Troupe WebSocket protocol, on trio-websocket.
+"""A Python client for the Troupe WebSocket protocol, for trio and asyncio programs.
 
     async with connect(url, token) as client:
         created = await client.request(CreateSession)
@@ -11,6 +11,13 @@
 Requests are numbered by the client; ``request`` returns the reply frame or raises
 :class:`RequestError` with the server's error code. Events arrive in order on
 :meth:`TroupeClient.events`.
+
+The client is written on anyio, so the same code runs under ``trio.run`` and under
+``asyncio.run`` (FastAPI, aiohttp, ...). The WebSocket underneath is trio-websocket
+on trio and ``websockets`` on asyncio; either way a closed connection raises
+:class:`ConnectionClosed` (trio-websocket's, re-exported here) and a server that
+refuses the upgrade raises ``trio_websocket.ConnectionRejected`` with its HTTP status.
+An error inside the ``connect`` block leaves it as itself, not in an ExceptionGroup.
 """
 
 from __future__ import annotations
@@ -18,11 +25,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-import trio
-from trio_websocket import ConnectionClosed, WebSocketConnection, open_websocket_url
+import anyio
+import sniffio
+from trio_websocket import ConnectionClosed
 
+from protocol.client_asyncio import open_asyncio_websocket
 from protocol.wire import (
     PROTOCOL_VERSION,
     Encoding,
@@ -37,6 +46,16 @@ from protocol.wire import (
 
 R = TypeVar("R")
 EVENT_QUEUE = 65_536
+
+__all__ = ["ConnectionClosed", "ConnectionRefused", "RequestError", "TroupeClient", "connect"]
+
+
+class MessageSocket(Protocol):
+    """What the client needs of a WebSocket: whole messages in and out."""
+
+    async def send_message(self, message: str | bytes) -> None: ...
+
+    async def get_message(self) -> str | bytes: ...
 
 
 class RequestError(Exception):
@@ -60,21 +79,23 @@ class _Slot:
     __slots__ = ("done", "frame")
 
     def __init__(self) -> None:
-        self.done = trio.Event()
+        self.done = anyio.Event()
         self.frame: Reply | ErrorReply | None = None
 
 
 class TroupeClient:
     """One connection; use :func:`connect`."""
 
-    def __init__(self, websocket: WebSocketConnection, encoding: Encoding, welcome: Welcome):
+    def __init__(self, websocket: MessageSocket, encoding: Encoding, welcome: Welcome):
         self.websocket = websocket
         self.encoding = encoding
         self.welcome = welcome
         self._decoder = ServerDecoder(encoding)
         self._ids = itertools.count(1)
         self._waiting: dict[int | str, _Slot] = {}
-        self._send_events, self._receive_events = trio.open_memory_channel[Event](EVENT_QUEUE)
+        self._send_events, self._receive_events = anyio.create_memory_object_stream[Event](
+            EVENT_QUEUE
+        )
         self.errors: list[ErrorReply] = []
         """Error frames without a request id (a frame the server could not read)."""
         self.closed: ConnectionClosed | None = None
@@ -103,6 +124,7 @@ class TroupeClient:
             yield event
 
     async def next_event(self) -> Event:
+        """The next event; ``anyio.EndOfStream`` once disconnected."""
         return await self._receive_events.receive()
 
     async def read_frames(self) -> None:
@@ -128,7 +150,7 @@ class TroupeClient:
 
 
 async def _handshake(
-    websocket: WebSocketConnection, token: str | None, encoding: Encoding, client: str
+    websocket: MessageSocket, token: str | None, encoding: Encoding, client: str
 ) -> Welcome:
     hello = Hello(PROTOCOL_VERSION, token=token, encoding=encoding, client=client)
     await websocket.send_message(encode_client(hello, "json"))
@@ -155,14 +177,39 @@ async def connect(
     ``header_token`` sends the token as ``Authorization: Bearer``; otherwise it
     goes in the hello frame (as a browser must)."""
     headers = [(b"authorization", f"Bearer {token}".encode())] if token and header_token else []
-    async with open_websocket_url(
-        url, extra_headers=headers, max_message_size=max_frame_bytes, message_queue_size=64
-    ) as websocket:
+    async with _open_websocket(url, headers, max_frame_bytes) as websocket:
         welcome = await _handshake(websocket, None if header_token else token, encoding, client)
         troupe = TroupeClient(websocket, encoding, welcome)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(troupe.read_frames)
-            try:
-                yield troupe
-            finally:
-                nursery.cancel_scope.cancel()
+        single: BaseException | None = None
+        try:
+            async with anyio.create_task_group() as readers:
+                readers.start_soon(troupe.read_frames)
+                try:
+                    yield troupe
+                finally:
+                    readers.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            single = _single(group)
+            if single is group:
+                raise
+        if single is not None:  # raised outside the handler: no group as its context
+            raise single
+
+
+def _single(group: BaseExceptionGroup) -> BaseException:
+    """The one error a group holds (the caller's own), or the group if it holds more."""
+    error: BaseException = group
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
+def _open_websocket(url: str, headers: list[tuple[bytes, bytes]], max_frame_bytes: int) -> Any:
+    """trio-websocket under trio (as ever), ``websockets`` under asyncio."""
+    if sniffio.current_async_library() == "trio":
+        from trio_websocket import open_websocket_url
+
+        return open_websocket_url(
+            url, extra_headers=headers, max_message_size=max_frame_bytes, message_queue_size=64
+        )
+    return open_asyncio_websocket(url, headers, max_frame_bytes)

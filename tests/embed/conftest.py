@@ -82,3 +82,24 @@ def kill_group(pid_file: Path) -> None:
     if pid_file.exists():
         with contextlib.suppress(ProcessLookupError, ValueError):
             os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+
+
+class Serve:
+    """A running ``troupe serve``: its URL, token and process."""
+
+    def __init__(self, process: subprocess.Popen[str], url: str, token: str) -> None:
+        self.process = process
+        self.url = url
+        self.token = token
+
+
+@pytest.fixture
+def troupe_serve(work: Path, mock_llm: str) -> Iterator[Serve]:
+    """``troupe serve`` on a free loopback port, its models at ``troupe mock-llm``."""
+    data_dir = work / "serve-data"
+    command = [
+        sys.executable, "-m", "actors.cli", "serve", "--port", "0", "--data-dir", str(data_dir),
+        "--workdir", str(work / "work"), "--base-url", mock_llm, "--api-key", "test-key",
+    ]  # fmt: skip
+    with process_printing_url(command) as (process, url):
+        yield Serve(process, url, (data_dir / "token").read_text().strip())
