@@ -9,7 +9,8 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +104,23 @@ def troupe_serve(work: Path, mock_llm: str) -> Iterator[Serve]:
     ]  # fmt: skip
     with process_printing_url(command) as (process, url):
         yield Serve(process, url, (data_dir / "token").read_text().strip())
+
+
+def wait_for_line(path: Path, marker: str, process: subprocess.Popen[Any]) -> str:
+    """The first line of the log at ``path`` containing ``marker``."""
+    deadline = time.monotonic() + HANG_GUARD
+    while time.monotonic() < deadline:
+        for line in path.read_text(errors="replace").splitlines():
+            if marker in line:
+                return line
+        assert process.poll() is None, f"exited {process.returncode}: {path.read_text()}"
+        time.sleep(0.05)
+    raise AssertionError(f"no {marker!r} in {path}: {path.read_text()}")
+
+
+def wait_until(predicate: Callable[[], object], what: str) -> None:
+    """Poll ``predicate`` (a fact only the host can tell, such as ``ps``) up to the guard."""
+    deadline = time.monotonic() + HANG_GUARD
+    while not predicate():
+        assert time.monotonic() < deadline, f"gave up waiting: {what}"
+        time.sleep(0.05)

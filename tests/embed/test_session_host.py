@@ -81,7 +81,9 @@ def test_leaving_a_subscription_cancels_nothing_and_abort_kills(work: Path, mock
 
             slow = (await host.request(CreateSession)).session.session_id
             await host.request(SubmitInput, session=slow, text="slow one")
-            await until(host.events(slow), "tool_call_output_delta", into=[])
+            await until(host.events(slow), "tool_call_start", into=[])
+            while not pid_file.exists() or not pid_file.read_text().strip():  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
             pid = int(pid_file.read_text())
             assert running_in_group(pid)
             await host.request(AbortSession, session=slow, reason="enough")

@@ -1,0 +1,166 @@
+"""examples/fastapi_sessions.py under uvicorn, on a free loopback port, driven with
+httpx against ``troupe mock-llm``: SSE, steering, approvals, disconnect, abort, stop."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import trio
+
+from tests.embed.conftest import (
+    HANG_GUARD,
+    REPO,
+    kill_group,
+    running_in_group,
+    wait_for_line,
+)
+from tests.embed.sse import EventReader, events_until
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+
+
+class Uvicorn:
+    def __init__(self, process: subprocess.Popen[bytes], url: str, log: Path) -> None:
+        self.process = process
+        self.url = url
+        self.log = log
+
+
+@pytest.fixture
+def uvicorn_app(work: Path, mock_llm: str) -> Iterator[Uvicorn]:
+    log = work / "uvicorn.log"
+    environment = {
+        **os.environ,
+        "TROUPE_DATA_DIR": str(work / "data"),
+        "TROUPE_WORKDIR": str(work / "work"),
+        "TROUPE_BASE_URL": mock_llm,
+        "TROUPE_API_KEY": "test-key",
+    }
+    command = [
+        sys.executable, "-m", "uvicorn", "examples.fastapi_sessions:app",
+        "--host", "127.0.0.1", "--port", "0", "--timeout-graceful-shutdown", "2",
+    ]  # fmt: skip
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            command, cwd=REPO, env=environment, stdout=output, stderr=subprocess.STDOUT
+        )
+    try:
+        line = wait_for_line(log, "Uvicorn running on", process)
+        yield Uvicorn(process, line.split("running on ")[1].split()[0], log)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(HANG_GUARD)
+        kill_group(work / "work" / "slow.pid")
+
+
+async def pid_of(pid_file: Path) -> int:
+    """The slow command's pid, once its shell has written it (deltas are live only,
+    so the file, not an output event, says the command is running)."""
+    path = trio.Path(pid_file)
+    while not await path.exists() or not (await path.read_text()).strip():  # noqa: ASYNC110
+        await trio.sleep(0.02)
+    return int(await path.read_text())
+
+
+async def start(client: httpx.AsyncClient, text: str) -> str:
+    response = await client.post("/sessions", json={"text": text})
+    assert response.status_code == 201, response.text
+    return response.json()["session"]
+
+
+async def test_a_session_streams_over_sse_and_takes_steering(uvicorn_app: Uvicorn) -> None:
+    async with httpx.AsyncClient(base_url=uvicorn_app.url, timeout=HANG_GUARD) as client:
+        session = await start(client, "quick one")
+        with trio.fail_after(HANG_GUARD):
+            async with client.stream("GET", f"/sessions/{session}/events") as response:
+                assert response.headers["content-type"].startswith("text/event-stream")
+                events = await events_until(response, "processing_end")
+        kinds = [event.kind for event in events]
+        assert kinds[0] == "session_start" and "tool_call_end" in kinds
+        ids = [event.id for event in events]
+        assert ids == sorted(set(ids)) and ids[0] == 1
+        output = next(e for e in events if e.kind == "tool_call_end").data["data"]["output"]
+        assert "hello from troupe" in output
+        assert events[-1].data["data"]["state"] == "idle"
+
+        steered = await start(client, "steer this one")
+        with trio.fail_after(HANG_GUARD):
+            async with client.stream("GET", f"/sessions/{steered}/events") as response:
+                reader = EventReader(response)
+                await reader.until("tool_call_start")
+                steer = {"text": "and tidy up"}
+                reply = await client.post(f"/sessions/{steered}/steer", json=steer)
+                assert reply.status_code == 202
+                after = await reader.until("processing_end")
+        injected = [e for e in after if e.kind == "steering_injected"]
+        assert injected and "and tidy up" in str(injected[0].data)
+
+
+async def test_errors_and_approvals_answer_through_the_api(uvicorn_app: Uvicorn) -> None:
+    async with httpx.AsyncClient(base_url=uvicorn_app.url, timeout=HANG_GUARD) as client:
+        missing = await client.get("/sessions/s-nope/events")
+        assert missing.status_code == 404 and missing.json()["code"] == "not_found"
+        session = await start(client, "quick approval check")
+        answer = await client.post(
+            f"/sessions/{session}/approvals/ap-unknown", json={"approved": True}
+        )
+        assert answer.status_code == 404 and answer.json()["code"] == "not_found"
+        detail = await client.get(f"/sessions/{session}")
+        assert detail.status_code == 200 and detail.json()["pending"] == []
+        bad = await client.post("/sessions", json={"nothing": 1})
+        assert bad.status_code == 422
+
+
+async def test_disconnect_cancels_nothing_and_abort_kills(uvicorn_app: Uvicorn, work: Path) -> None:
+    async with httpx.AsyncClient(base_url=uvicorn_app.url, timeout=HANG_GUARD) as client:
+        late = await start(client, "late one")
+        with trio.fail_after(HANG_GUARD):
+            async with client.stream("GET", f"/sessions/{late}/events") as response:
+                seen = await events_until(response, "tool_call_start")
+            # the client has gone; the session has not
+            headers = {"Last-Event-ID": str(seen[-1].id)}
+            async with client.stream("GET", f"/sessions/{late}/events", headers=headers) as again:
+                rest = await events_until(again, "processing_end")
+        assert rest[0].id > seen[-1].id
+        assert "tool_call_end" in [e.kind for e in rest]
+        assert (work / "work" / "late.txt").read_text() == "finished\n"
+
+        slow = await start(client, "slow one")
+        pid_file = work / "work" / "slow.pid"
+        with trio.fail_after(HANG_GUARD):
+            async with client.stream("GET", f"/sessions/{slow}/events") as response:
+                reader = EventReader(response)
+                await reader.until("tool_call_start")
+                pid = await pid_of(pid_file)
+                assert running_in_group(pid)
+                aborted = await client.post(f"/sessions/{slow}/abort")
+                assert aborted.status_code == 200
+                ended = await reader.until("session_end")
+        assert ended[-1].kind == "session_end"
+        assert running_in_group(pid) == []
+
+
+async def test_stopping_uvicorn_leaves_no_process(uvicorn_app: Uvicorn, work: Path) -> None:
+    async with httpx.AsyncClient(base_url=uvicorn_app.url, timeout=HANG_GUARD) as client:
+        slow = await start(client, "slow one")
+        with trio.fail_after(HANG_GUARD):
+            async with client.stream("GET", f"/sessions/{slow}/events") as response:
+                await events_until(response, "tool_call_start")
+                pid = await pid_of(work / "work" / "slow.pid")
+                assert running_in_group(pid)
+                uvicorn_app.process.send_signal(signal.SIGTERM)  # with the stream still open
+                await trio.to_thread.run_sync(uvicorn_app.process.wait, HANG_GUARD)
+    # uvicorn shuts down gracefully, then re-raises the signal it caught (-15).
+    assert uvicorn_app.process.returncode in (0, -signal.SIGTERM), uvicorn_app.log.read_text()
+    assert "Application shutdown complete" in uvicorn_app.log.read_text()
+    assert running_in_group(pid) == []  # gone before uvicorn exited
+    assert running_in_group(uvicorn_app.process.pid) == []
