@@ -50,7 +50,12 @@ def uvicorn_app(work: Path, mock_llm: str) -> Iterator[Uvicorn]:
     ]  # fmt: skip
     with log.open("wb") as output:
         process = subprocess.Popen(
-            command, cwd=REPO, env=environment, stdout=output, stderr=subprocess.STDOUT
+            command,
+            cwd=REPO,
+            env=environment,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its group: what it leaves behind is findable
         )
     try:
         line = wait_for_line(log, "Uvicorn running on", process)
