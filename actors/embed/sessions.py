@@ -18,69 +18,18 @@ request), and leaving the block runs the shutdown ladder.
 from __future__ import annotations
 
 import functools
-import itertools
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
 from typing import Any, TypeVar
 
-import msgspec
-import trio
-
-from actors.embed.bridge import Emit, TrioThread
+from actors.embed.bridge import TrioThread
 from actors.embed.runtime import BridgedRef
+from actors.embed.trio_sessions import HostConfig, Sessions, open_sessions
 from actors.kernel import Runtime
-from actors.server.dispatch import Services, answer, error_reply
-from actors.server.environments import Environments
-from actors.server.models import Models, ModelSettings
-from actors.server.registry import SessionRegistry
-from actors.server.subscription import SessionSubscription
-from actors.store import open_store
-from protocol.client import RequestError
-from protocol.wire import ErrorReply, Event
+from protocol.wire import Event
 
 R = TypeVar("R")
-
-
-class HostConfig(msgspec.Struct, frozen=True):
-    """Where the sessions keep their store and work, and which models they use."""
-
-    data_dir: Path
-    working_dir: Path = Path(".")
-    models: ModelSettings = ModelSettings()
-    grace: float = 3.0
-    """Seconds each actor gets to stop before it is cancelled (then SIGKILL at 2 s)."""
-
-
-@dataclass(frozen=True)
-class _Hosted:
-    """What lives on the runtime's thread."""
-
-    runtime: Runtime
-    services: Services
-
-
-@asynccontextmanager
-async def _open_sessions(config: HostConfig) -> AsyncIterator[_Hosted]:
-    """The server's stack without its listener, in the order the server builds it."""
-    async with (
-        open_store(config.data_dir) as store,
-        Runtime(grace=config.grace) as runtime,
-        trio.open_nursery() as nursery,
-    ):
-        environments = Environments(runtime, config.working_dir)
-        models = Models(runtime, config.models)
-        registry = SessionRegistry(runtime, store, environments, models, nursery)
-        await environments.local()
-        await registry.recover()
-        try:
-            yield _Hosted(runtime, Services(registry, environments, store))
-        finally:
-            # As the server does: sessions stopped by the ladder resume next time.
-            registry.freeze()
-            nursery.cancel_scope.cancel()
+T = TypeVar("T")
 
 
 class SessionHost:
@@ -90,10 +39,9 @@ class SessionHost:
 
     def __init__(self, config: HostConfig, *, thread_name: str = "troupe-sessions") -> None:
         self.config = config
-        self._bridge: TrioThread[_Hosted] = TrioThread(
-            functools.partial(_open_sessions, config), thread_name
+        self._bridge: TrioThread[Sessions] = TrioThread(
+            functools.partial(open_sessions, config), thread_name
         )
-        self._ids = itertools.count(1)
 
     async def __aenter__(self) -> SessionHost:
         await self._bridge.start()
@@ -113,41 +61,31 @@ class SessionHost:
 
     async def request(self, kind: type[R], /, **fields: Any) -> R:
         """Answer ``kind(id=..., **fields)`` as the server would; raises
-        :class:`RequestError` with the server's error code."""
-        request = kind(id=next(self._ids), **fields)  # type: ignore[call-arg]
-        reply = await self._bridge.call(answer, self._bridge.host.services, request)
-        if isinstance(reply, ErrorReply):
-            raise RequestError(reply)
-        return reply  # type: ignore[return-value]
+        :class:`protocol.client.RequestError` with the server's error code."""
+        return await self._bridge.call(functools.partial(self._bridge.host.request, kind, **fields))
 
     def events(self, session: str, *, after_seq: int = 0) -> AsyncIterator[Event]:
         """The session's events after ``after_seq``: the stored ones, then live ones,
         as a WebSocket subscriber gets them (pending approvals sent again, marked
         ``resent``). Ends when the session closes; leaving the loop early only
-        unsubscribes. An unknown session raises :class:`RequestError` (``not_found``)."""
-        hosted = self._bridge.host
-        return self._bridge.stream(functools.partial(_subscribe, hosted, session, after_seq))
+        unsubscribes. An unknown session raises :class:`protocol.client.RequestError`
+        (``not_found``)."""
+        subscribe = functools.partial(self._bridge.host.subscribe, session, after_seq)
+        return self._bridge.stream(subscribe)
 
     async def ref(self, address: str) -> BridgedRef:
         """The actor at ``address`` (``/sessions/s-3f2a``), for the kernel's face."""
         runtime = self._bridge.host.runtime
         return BridgedRef(self._bridge, await self._bridge.call(_resolve, runtime, address))
 
+    @property
+    def sessions(self) -> Sessions:
+        """The trio face; only for trio code on the runtime's thread (see :meth:`call`)."""
+        return self._bridge.host
 
-async def _subscribe(hosted: _Hosted, session: str, after_seq: int, emit: Emit) -> None:
-    """On the trio side: a connection's subscription whose frames go to ``emit``."""
-
-    async def send(frame: Any) -> None:
-        if isinstance(frame, Event):
-            await emit(frame)
-
-    services = hosted.services
-    subscription = SessionSubscription(services.registry, services.store, session, after_seq, send)
-    try:
-        await subscription.open()
-    except Exception as error:
-        raise RequestError(error_reply(None, error)) from None
-    await subscription.run(None)
+    async def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Run the trio coroutine function ``fn(*args)`` on the runtime's thread."""
+        return await self._bridge.call(fn, *args)
 
 
 async def _resolve(runtime: Runtime, address: str) -> Any:

@@ -11,7 +11,14 @@ import pytest
 from actors.embed import HostConfig, SessionHost
 from actors.server.models import ModelSettings
 from protocol.client import RequestError
-from protocol.wire import AbortSession, CreateSession, Event, GetSession, SubmitInput
+from protocol.wire import (
+    AbortSession,
+    CreateSession,
+    Event,
+    GetSession,
+    ResolveApproval,
+    SubmitInput,
+)
 from tests.embed.conftest import HANG_GUARD, kill_group, running_in_group
 
 
@@ -116,3 +123,33 @@ def test_the_kernel_face_subscribes_to_a_session(work: Path, mock_llm: str) -> N
 
     kinds = asyncio.run(asyncio.wait_for(main(), HANG_GUARD))
     assert kinds[0] == "session_start" and kinds[-1] == "processing_end"
+
+
+def test_approvals_reach_the_reader_and_are_answered(work: Path, mock_llm: str) -> None:
+    """No policy raises approvals yet; as the server's tests do, the test raises one
+    through the session's Approvals on the runtime's thread."""
+
+    async def main() -> tuple[tuple[bool, str | None], list[Event]]:
+        async with SessionHost(config(work, mock_llm)) as host:
+            session = (await host.request(CreateSession)).session.session_id
+
+            async def ask() -> tuple[bool, str | None]:
+                approvals = host.sessions.services.registry.record(session).approvals
+                assert approvals is not None
+                return await approvals.request("command", "rm -rf build")
+
+            asked = asyncio.create_task(host.call(ask))
+            events = host.events(session)
+            seen = await until(events, "approval_request", into=[])
+            request_id = seen[-1].data["request_id"]
+            await host.request(
+                ResolveApproval, session=session, request_id=request_id, approved=False,
+                message="not today",
+            )  # fmt: skip
+            await until(events, "approval_resolved", into=seen)
+            await events.aclose()
+            return await asked, seen
+
+    decision, seen = asyncio.run(asyncio.wait_for(main(), HANG_GUARD))
+    assert decision == (False, "not today")
+    assert seen[-1].data["approved"] is False
