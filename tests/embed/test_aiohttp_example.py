@@ -23,7 +23,7 @@ from tests.embed.conftest import (
     wait_for_line,
 )
 from tests.embed.sse import EventReader, events_until
-from tests.embed.test_fastapi_example import pid_of, start
+from tests.embed.test_in_process_examples import pid_of, start
 
 pytest.importorskip("aiohttp")
 

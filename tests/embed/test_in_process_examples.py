@@ -1,5 +1,8 @@
-"""examples/fastapi_sessions.py under uvicorn, on a free loopback port, driven with
-httpx against ``troupe mock-llm``: SSE, steering, approvals, disconnect, abort, stop."""
+"""The examples that host sessions in process, each under its own server on a free
+loopback port, driven with httpx against ``troupe mock-llm``: SSE, steering,
+approvals, disconnect, abort, stop. FastAPI under uvicorn (asyncio: SessionHost on
+a thread of its own) and Quart-Trio under hypercorn (trio: run_sessions in the
+app's nursery) answer the same HTTP API."""
 
 from __future__ import annotations
 
@@ -23,20 +26,35 @@ from tests.embed.conftest import (
 )
 from tests.embed.sse import EventReader, events_until
 
-pytest.importorskip("fastapi")
-pytest.importorskip("uvicorn")
+SERVERS = {
+    "fastapi-uvicorn": (
+        ["fastapi", "uvicorn"],
+        ["-m", "uvicorn", "examples.fastapi_sessions:app", "--host", "127.0.0.1",
+         "--port", "0", "--timeout-graceful-shutdown", "2"],
+        "Uvicorn running on",
+    ),
+    "quart-trio-hypercorn": (
+        ["quart_trio", "hypercorn"],
+        ["-m", "hypercorn", "--worker-class", "trio", "--bind", "127.0.0.1:0",
+         "--graceful-timeout", "2", "examples.quart_trio_sessions:app"],
+        "Running on",
+    ),
+}  # fmt: skip
 
 
-class Uvicorn:
+class WebApp:
     def __init__(self, process: subprocess.Popen[bytes], url: str, log: Path) -> None:
         self.process = process
         self.url = url
         self.log = log
 
 
-@pytest.fixture
-def uvicorn_app(work: Path, mock_llm: str) -> Iterator[Uvicorn]:
-    log = work / "uvicorn.log"
+@pytest.fixture(params=sorted(SERVERS))
+def web_app(request: pytest.FixtureRequest, work: Path, mock_llm: str) -> Iterator[WebApp]:
+    modules, arguments, ready = SERVERS[request.param]
+    for module in modules:
+        pytest.importorskip(module)
+    log = work / "server.log"
     environment = {
         **os.environ,
         "TROUPE_DATA_DIR": str(work / "data"),
@@ -44,10 +62,7 @@ def uvicorn_app(work: Path, mock_llm: str) -> Iterator[Uvicorn]:
         "TROUPE_BASE_URL": mock_llm,
         "TROUPE_API_KEY": "test-key",
     }
-    command = [
-        sys.executable, "-m", "uvicorn", "examples.fastapi_sessions:app",
-        "--host", "127.0.0.1", "--port", "0", "--timeout-graceful-shutdown", "2",
-    ]  # fmt: skip
+    command = [sys.executable, *arguments]
     with log.open("wb") as output:
         process = subprocess.Popen(
             command,
@@ -58,8 +73,8 @@ def uvicorn_app(work: Path, mock_llm: str) -> Iterator[Uvicorn]:
             start_new_session=True,  # its group: what it leaves behind is findable
         )
     try:
-        line = wait_for_line(log, "Uvicorn running on", process)
-        yield Uvicorn(process, line.split("running on ")[1].split()[0], log)
+        line = wait_for_line(log, ready, process)
+        yield WebApp(process, line.split("unning on ")[1].split()[0], log)
     finally:
         if process.poll() is None:
             process.kill()
@@ -82,8 +97,8 @@ async def start(client: httpx.AsyncClient, text: str) -> str:
     return response.json()["session"]
 
 
-async def test_a_session_streams_over_sse_and_takes_steering(uvicorn_app: Uvicorn) -> None:
-    async with httpx.AsyncClient(base_url=uvicorn_app.url, timeout=HANG_GUARD) as client:
+async def test_a_session_streams_over_sse_and_takes_steering(web_app: WebApp) -> None:
+    async with httpx.AsyncClient(base_url=web_app.url, timeout=HANG_GUARD) as client:
         session = await start(client, "quick one")
         with trio.fail_after(HANG_GUARD):
             async with client.stream("GET", f"/sessions/{session}/events") as response:
@@ -110,8 +125,8 @@ async def test_a_session_streams_over_sse_and_takes_steering(uvicorn_app: Uvicor
         assert injected and "and tidy up" in str(injected[0].data)
 
 
-async def test_errors_and_approvals_answer_through_the_api(uvicorn_app: Uvicorn) -> None:
-    async with httpx.AsyncClient(base_url=uvicorn_app.url, timeout=HANG_GUARD) as client:
+async def test_errors_and_approvals_answer_through_the_api(web_app: WebApp) -> None:
+    async with httpx.AsyncClient(base_url=web_app.url, timeout=HANG_GUARD) as client:
         missing = await client.get("/sessions/s-nope/events")
         assert missing.status_code == 404 and missing.json()["code"] == "not_found"
         session = await start(client, "quick approval check")
@@ -125,8 +140,8 @@ async def test_errors_and_approvals_answer_through_the_api(uvicorn_app: Uvicorn)
         assert bad.status_code == 422
 
 
-async def test_disconnect_cancels_nothing_and_abort_kills(uvicorn_app: Uvicorn, work: Path) -> None:
-    async with httpx.AsyncClient(base_url=uvicorn_app.url, timeout=HANG_GUARD) as client:
+async def test_disconnect_cancels_nothing_and_abort_kills(web_app: WebApp, work: Path) -> None:
+    async with httpx.AsyncClient(base_url=web_app.url, timeout=HANG_GUARD) as client:
         late = await start(client, "late one")
         with trio.fail_after(HANG_GUARD):
             async with client.stream("GET", f"/sessions/{late}/events") as response:
@@ -154,18 +169,17 @@ async def test_disconnect_cancels_nothing_and_abort_kills(uvicorn_app: Uvicorn, 
         assert running_in_group(pid) == []
 
 
-async def test_stopping_uvicorn_leaves_no_process(uvicorn_app: Uvicorn, work: Path) -> None:
-    async with httpx.AsyncClient(base_url=uvicorn_app.url, timeout=HANG_GUARD) as client:
+async def test_stopping_the_server_leaves_no_process(web_app: WebApp, work: Path) -> None:
+    async with httpx.AsyncClient(base_url=web_app.url, timeout=HANG_GUARD) as client:
         slow = await start(client, "slow one")
         with trio.fail_after(HANG_GUARD):
             async with client.stream("GET", f"/sessions/{slow}/events") as response:
                 await events_until(response, "tool_call_start")
                 pid = await pid_of(work / "work" / "slow.pid")
                 assert running_in_group(pid)
-                uvicorn_app.process.send_signal(signal.SIGTERM)  # with the stream still open
-                await trio.to_thread.run_sync(uvicorn_app.process.wait, HANG_GUARD)
+                web_app.process.send_signal(signal.SIGTERM)  # with the stream still open
+                await trio.to_thread.run_sync(web_app.process.wait, HANG_GUARD)
     # uvicorn shuts down gracefully, then re-raises the signal it caught (-15).
-    assert uvicorn_app.process.returncode in (0, -signal.SIGTERM), uvicorn_app.log.read_text()
-    assert "Application shutdown complete" in uvicorn_app.log.read_text()
-    assert running_in_group(pid) == []  # gone before uvicorn exited
-    assert running_in_group(uvicorn_app.process.pid) == []
+    assert web_app.process.returncode in (0, -signal.SIGTERM), web_app.log.read_text()
+    assert running_in_group(pid) == []  # gone before the server exited
+    assert running_in_group(web_app.process.pid) == []
