@@ -184,6 +184,7 @@ class TrioThread(Generic[H]):
         self._stop: trio.Event | None = None
         self._finished: asyncio.Future[None] | None = None
         self._host: H | None = None
+        self._guard: asyncio.Task[None] | None = None
 
     @property
     def host(self) -> H:
@@ -209,6 +210,7 @@ class TrioThread(Generic[H]):
             target=self._serve, args=(loop, started), name=self._name, daemon=False
         )
         self._thread.start()
+        self._guard = asyncio.create_task(self._stop_when_the_loop_ends(self._finished))
         try:
             return await asyncio.shield(started)
         except asyncio.CancelledError:
@@ -240,6 +242,16 @@ class TrioThread(Generic[H]):
         error = finished.exception()
         if error is not None:
             raise error
+
+    async def _stop_when_the_loop_ends(self, finished: asyncio.Future[None]) -> None:
+        """A host that never left the block: ``asyncio.run`` cancels this task as it
+        ends, and the runtime then runs its ladder (its thread keeps the process
+        alive until the ladder is done)."""
+        try:
+            await asyncio.shield(finished)
+        except asyncio.CancelledError:
+            self._request_stop()
+            raise
 
     def _request_stop(self) -> None:
         token, stop = self._token, self._stop

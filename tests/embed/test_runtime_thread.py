@@ -264,3 +264,16 @@ def test_streams_cross_in_order_and_leaving_early_closes_them(tmp_path: Path) ->
     everything, first = run(main())
     assert everything == list(range(5000))
     assert first == [0, 1, 2]
+
+
+def test_a_host_that_never_leaves_the_block_still_gets_the_ladder() -> None:
+    async def main() -> int:
+        troupe = await RuntimeThread(grace=1.0, thread_name="troupe-forgotten").__aenter__()
+        worker = await troupe.spawn(Worker())
+        return await worker.ask(StartSleeper())  # and asyncio.run ends, block still open
+
+    pid = run(main())
+    for thread in threading.enumerate():
+        if thread.name == "troupe-forgotten":
+            thread.join(HANG_GUARD)
+    assert running_in_group(pid) == []
