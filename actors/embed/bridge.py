@@ -167,7 +167,7 @@ async def _close_iterable(iterable: Any) -> None:
 
 class TrioThread(Generic[H]):
     """A trio run on its own thread, hosting what ``open_host`` opens, and the crossing
-    into it. Open and close it on an asyncio loop; call it from any asyncio loop.
+    into it. Open and close it on one asyncio loop; call it from any asyncio loop.
 
     ``open_host`` is called on the trio thread; leaving its context (the runtime's
     shutdown ladder) is what closing the thread does. While it closes, calls still
@@ -185,6 +185,7 @@ class TrioThread(Generic[H]):
         self._finished: asyncio.Future[None] | None = None
         self._host: H | None = None
         self._guard: asyncio.Task[None] | None = None
+        self._stop_requested = False
 
     @property
     def host(self) -> H:
@@ -254,6 +255,9 @@ class TrioThread(Generic[H]):
             raise
 
     def _request_stop(self) -> None:
+        # The flag first, then the token: if the trio side has not published its
+        # token yet, it will see the flag (see _main), so no request is lost.
+        self._stop_requested = True
         token, stop = self._token, self._stop
         if token is not None and stop is not None:
             with contextlib.suppress(trio.RunFinishedError):
@@ -276,8 +280,10 @@ class TrioThread(Generic[H]):
                 loop.call_soon_threadsafe(_settle, self._finished, None, outcome)
 
     async def _main(self, loop: asyncio.AbstractEventLoop, started: asyncio.Future[H]) -> None:
-        self._token = trio.lowlevel.current_trio_token()
         self._stop = trio.Event()
+        self._token = trio.lowlevel.current_trio_token()
+        if self._stop_requested:  # asked to stop before the token was published
+            self._stop.set()
         async with trio.open_nursery() as calls:
             self._nursery = calls
             try:

@@ -4,6 +4,7 @@ driven with the WebSocket protocol's own request types."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,31 @@ def test_approvals_reach_the_reader_and_are_answered(work: Path, mock_llm: str) 
     decision, seen = asyncio.run(asyncio.wait_for(main(), HANG_GUARD))
     assert decision == (False, "not today")
     assert seen[-1].data["approved"] is False
+
+
+def test_a_host_that_cannot_open_says_why(work: Path, mock_llm: str) -> None:
+    (work / "not-a-directory").write_text("a file where the data directory should be")
+    bad = HostConfig(data_dir=work / "not-a-directory", working_dir=work / "work")
+
+    async def main() -> None:
+        async with SessionHost(bad):
+            raise AssertionError("opened on a file")
+
+    with pytest.raises(OSError) as raised:
+        asyncio.run(asyncio.wait_for(main(), HANG_GUARD))
+    assert not isinstance(raised.value, BaseExceptionGroup)
+    assert not [t for t in threading.enumerate() if t.name == "troupe-sessions"]
+
+
+def test_a_host_cancelled_while_starting_still_stops(work: Path, mock_llm: str) -> None:
+    async def main() -> None:
+        host = SessionHost(config(work, mock_llm))
+        opening = asyncio.create_task(host.__aenter__())
+        await asyncio.sleep(0)
+        opening.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await opening
+        assert not host.running
+
+    asyncio.run(asyncio.wait_for(main(), HANG_GUARD))
+    assert not [t for t in threading.enumerate() if t.name == "troupe-sessions"]
