@@ -39,7 +39,7 @@ def test_a_pending_approval_is_answered_over_http(
     monkeypatch.setenv("TROUPE_API_KEY", "test-key")
     example = load_example()
 
-    async def main() -> tuple[tuple[bool, str | None], list[str], int]:
+    async def main() -> tuple[tuple[bool, str | None], list[str], int, bool]:
         config = uvicorn.Config(example.app, host="127.0.0.1", port=0, log_level="warning")
         server = uvicorn.Server(config)
         serving = asyncio.create_task(server.serve())
@@ -68,20 +68,14 @@ def test_a_pending_approval_is_answered_over_http(
                         json={"approved": True, "message": "go ahead"},
                     )
                     resolved = (await reader.until("approval_resolved"))[-1]
-                return (
-                    (
-                        await asked,
-                        [event["data"]["request_id"] for event in pending],
-                        answer.status_code,
-                    )
-                    if resolved.data["data"]["approved"]
-                    else ((False, None), [], 0)
-                )
+                approved = resolved.data["data"]["approved"]
+                pending_ids = [event["data"]["request_id"] for event in pending]
+                return await asked, pending_ids, answer.status_code, approved
         finally:
             server.should_exit = True
             await serving
 
-    decision, pending, status = asyncio.run(asyncio.wait_for(main(), HANG_GUARD))
-    assert status == 200
+    decision, pending, status, approved = asyncio.run(asyncio.wait_for(main(), HANG_GUARD))
+    assert status == 200 and approved is True
     assert decision == (True, "go ahead")
     assert len(pending) == 1
