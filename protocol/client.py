@@ -29,6 +29,7 @@ from typing import Any, Protocol, TypeVar
 
 import anyio
 import sniffio
+import trio
 from trio_websocket import ConnectionClosed
 
 from protocol.client_asyncio import open_asyncio_websocket
@@ -47,7 +48,14 @@ from protocol.wire import (
 R = TypeVar("R")
 EVENT_QUEUE = 65_536
 
-__all__ = ["ConnectionClosed", "ConnectionRefused", "RequestError", "TroupeClient", "connect"]
+__all__ = [
+    "ConnectionClosed",
+    "ConnectionRefused",
+    "EndOfEvents",
+    "RequestError",
+    "TroupeClient",
+    "connect",
+]
 
 
 class MessageSocket(Protocol):
@@ -65,6 +73,11 @@ class RequestError(Exception):
         super().__init__(f"{error.code}: {error.message}")
         self.code = error.code
         self.error = error
+
+
+class EndOfEvents(trio.EndOfChannel, anyio.EndOfStream):
+    """No more events: the connection has ended. Caught as ``trio.EndOfChannel`` (as
+    before the client ran on asyncio too) or as ``anyio.EndOfStream``."""
 
 
 class ConnectionRefused(Exception):
@@ -124,8 +137,11 @@ class TroupeClient:
             yield event
 
     async def next_event(self) -> Event:
-        """The next event; ``anyio.EndOfStream`` once disconnected."""
-        return await self._receive_events.receive()
+        """The next event; :class:`EndOfEvents` once disconnected."""
+        try:
+            return await self._receive_events.receive()
+        except anyio.EndOfStream:
+            raise EndOfEvents from None
 
     async def read_frames(self) -> None:
         """The reader task: routes replies to their requests and events to the queue."""

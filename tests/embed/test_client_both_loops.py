@@ -7,7 +7,7 @@ import anyio
 import pytest
 from trio_websocket import ConnectionRejected
 
-from protocol.client import ConnectionClosed, RequestError, connect
+from protocol.client import ConnectionClosed, EndOfEvents, RequestError, connect
 from protocol.wire import CreateSession, SubmitInput, SubscribeSession
 from tests.embed.conftest import HANG_GUARD, Serve
 
@@ -69,6 +69,8 @@ async def _server_goes_away(serve: Serve) -> tuple[BaseException, object]:
         async with connect(serve.url, serve.token) as client:
             serve.process.terminate()  # troupe serve stops gracefully on SIGTERM
             events = [event async for event in client.events()]
+            with pytest.raises(EndOfEvents):
+                await client.next_event()
             try:
                 await client.request(CreateSession)
             except ConnectionClosed as closed:
