@@ -16,8 +16,11 @@ trio actor owns an asyncio loop on a thread; here an asyncio host owns a trio ru
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import functools
 import threading
+import weakref
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Generic, TypeVar
@@ -50,22 +53,59 @@ def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None
         future.set_exception(error)
 
 
+def _settle_outcome(outcome: tuple[asyncio.Future[Any], Any, BaseException | None]) -> None:
+    _settle(*outcome)
+
+
+class _Crossing:
+    """Items handed from one thread to an event loop on another, one wake-up per batch.
+
+    The sender asks the receiving loop to ``drain`` (``run_sync_soon`` into trio,
+    ``call_soon_threadsafe`` into asyncio) only when no drain is pending, so many
+    concurrent calls share a wake-up. Correct under the GIL: the sender appends
+    before it reads the flag, the receiver clears the flag before it drains."""
+
+    __slots__ = ("_handle", "_items", "_schedule", "_scheduled")
+
+    def __init__(
+        self, schedule: Callable[[Callable[[], None]], Any], handle: Callable[[Any], None]
+    ) -> None:
+        self._items: collections.deque[Any] = collections.deque()
+        self._scheduled = False
+        self._schedule = schedule
+        self._handle = handle
+
+    def put(self, item: Any) -> None:
+        """On the sending thread; raises what ``schedule`` raises if the loop is gone."""
+        self._items.append(item)
+        if not self._scheduled:
+            self._scheduled = True
+            self._schedule(self._drain)
+
+    def _drain(self) -> None:
+        """On the receiving loop; ``handle`` must not raise."""
+        self._scheduled = False
+        items, handle = self._items, self._handle
+        while items:
+            handle(items.popleft())
+
+
 class _Call:
     """One asyncio caller's request, running as a trio task."""
 
-    __slots__ = ("args", "cancelled", "fn", "future", "loop", "scope")
+    __slots__ = ("args", "cancelled", "fn", "future", "returns", "scope")
 
     def __init__(
         self,
         fn: Callable[..., Awaitable[Any]],
         args: tuple[Any, ...],
         future: asyncio.Future[Any],
-        loop: asyncio.AbstractEventLoop,
+        returns: _Crossing,
     ) -> None:
         self.fn = fn
         self.args = args
         self.future = future
-        self.loop = loop
+        self.returns = returns
         self.scope: trio.CancelScope | None = None
         self.cancelled = False
 
@@ -101,7 +141,11 @@ class _Call:
 
     def _post(self, value: Any, error: BaseException | None) -> None:
         with contextlib.suppress(RuntimeError):  # the asyncio loop is closed: nobody waits
-            self.loop.call_soon_threadsafe(_settle, self.future, value, error)
+            self.returns.put((self.future, value, error))
+
+
+def _start(nursery: trio.Nursery, call: _Call) -> None:
+    call.start(nursery)
 
 
 Emit = Callable[[Any], Awaitable[None]]
@@ -121,10 +165,11 @@ class _Pump:
     async def run(self) -> None:
         with self.scope:
             try:
-                async with self.send:
-                    await self.produce(self.send.send)
+                await self.produce(self.send.send)
             except Exception as error:  # handed to the reader, never to the bridge's nursery
                 self.error = unwrap(error)
+            finally:
+                self.send.close()  # after the error is set: the reader checks it at the end
 
     async def next_batch(self) -> list[Any]:
         """The next items (waiting for at least one); empty once the stream has ended."""
@@ -186,6 +231,11 @@ class TrioThread(Generic[H]):
         self._host: H | None = None
         self._guard: asyncio.Task[None] | None = None
         self._stop_requested = False
+        self._calls: _Crossing | None = None
+        self._returns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Crossing] = (
+            weakref.WeakKeyDictionary()
+        )
+        """Per asyncio loop that has called: the crossing that brings outcomes back."""
 
     @property
     def host(self) -> H:
@@ -234,7 +284,7 @@ class TrioThread(Generic[H]):
         cancelled = False
         while not finished.done():
             try:
-                await asyncio.shield(finished)
+                await asyncio.wait([finished])  # never raises the outcome, never cancels it
             except asyncio.CancelledError:
                 cancelled = True
         thread.join()  # it has finished trio.run: this returns at once
@@ -249,7 +299,7 @@ class TrioThread(Generic[H]):
         ends, and the runtime then runs its ladder (its thread keeps the process
         alive until the ladder is done)."""
         try:
-            await asyncio.shield(finished)
+            await asyncio.wait([finished])
         except asyncio.CancelledError:
             self._request_stop()
             raise
@@ -286,6 +336,7 @@ class TrioThread(Generic[H]):
             self._stop.set()
         async with trio.open_nursery() as calls:
             self._nursery = calls
+            self._calls = _Crossing(self._token.run_sync_soon, functools.partial(_start, calls))
             try:
                 async with self._open_host() as host:
                     self._host = host
@@ -298,14 +349,17 @@ class TrioThread(Generic[H]):
 
     async def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         """Await ``fn(*args)`` on the trio thread; cancelling this cancels it there."""
-        token, nursery = self._token, self._nursery
-        if token is None or nursery is None or not self.running:
+        token, calls = self._token, self._calls
+        if token is None or calls is None or not self.running:
             raise StoppingError("the embedded runtime is not running")
         loop = asyncio.get_running_loop()
+        returns = self._returns.get(loop)
+        if returns is None:
+            returns = self._returns[loop] = _Crossing(loop.call_soon_threadsafe, _settle_outcome)
         future: asyncio.Future[T] = loop.create_future()
-        call = _Call(fn, args, future, loop)
+        call = _Call(fn, args, future, returns)
         try:
-            token.run_sync_soon(call.start, nursery)
+            calls.put(call)
         except trio.RunFinishedError:
             raise StoppingError("the embedded runtime has stopped") from None
         try:
