@@ -21,26 +21,18 @@ import contextlib
 import functools
 import threading
 import weakref
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Generic, TypeVar
 
 import trio
 
+from actors.embed.errors import unwrap
+from actors.embed.streams import Emit, Pump
 from actors.kernel import StoppingError
 
 T = TypeVar("T")
 H = TypeVar("H")
-
-STREAM_BATCH = 256
-"""Items one crossing may carry back to asyncio when a stream has a backlog."""
-
-
-def unwrap(error: BaseException) -> BaseException:
-    """A group of one is its member: a reader wants the error, not the wrapping."""
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-        error = error.exceptions[0]
-    return error
 
 
 def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
@@ -146,68 +138,6 @@ class _Call:
 
 def _start(nursery: trio.Nursery, call: _Call) -> None:
     call.start(nursery)
-
-
-Emit = Callable[[Any], Awaitable[None]]
-"""Hands one item to the asyncio reader; waits while the reader's buffer is full."""
-
-
-class _Pump:
-    """Runs a producer on the trio side into a bounded channel that asyncio drains in
-    batches; the producer's error reaches the reader after the items before it."""
-
-    def __init__(self, produce: Callable[[Emit], Awaitable[None]], buffer: int) -> None:
-        self.produce = produce
-        self.send, self.receive = trio.open_memory_channel[Any](buffer)
-        self.scope = trio.CancelScope()
-        self.error: BaseException | None = None
-
-    async def run(self) -> None:
-        with self.scope:
-            try:
-                await self.produce(self.send.send)
-            except Exception as error:  # handed to the reader, never to the bridge's nursery
-                self.error = unwrap(error)
-            finally:
-                self.send.close()  # after the error is set: the reader checks it at the end
-
-    async def next_batch(self) -> list[Any]:
-        """The next items (waiting for at least one); empty once the stream has ended."""
-        try:
-            batch = [await self.receive.receive()]
-        except trio.EndOfChannel:
-            if self.error is not None:
-                raise self.error from None
-            return []
-        with contextlib.suppress(trio.WouldBlock, trio.EndOfChannel):
-            while len(batch) < STREAM_BATCH:
-                batch.append(self.receive.receive_nowait())
-        return batch
-
-
-def iterate_into(
-    open_iterable: Callable[..., Awaitable[AsyncIterable[Any]]], *args: Any
-) -> Callable[[Emit], Awaitable[None]]:
-    """A producer that sends every item of ``await open_iterable(*args)``, then closes it."""
-
-    async def produce(emit: Emit) -> None:
-        iterable = await open_iterable(*args)
-        try:
-            async for item in iterable:
-                await emit(item)
-        finally:
-            await _close_iterable(iterable)
-
-    return produce
-
-
-async def _close_iterable(iterable: Any) -> None:
-    aclose = getattr(iterable, "aclose", None)
-    if aclose is not None:
-        with trio.CancelScope(shield=True):
-            await aclose()
-    elif callable(getattr(iterable, "close", None)):
-        iterable.close()  # a session Subscription: stop buffering for a reader that left
 
 
 class TrioThread(Generic[H]):
@@ -377,7 +307,7 @@ class TrioThread(Generic[H]):
         Items are read ahead into a bounded buffer (``buffer`` items: the producer
         waits beyond it) and cross in batches; leaving the loop early cancels the
         producer."""
-        pump: _Pump = await self.call(self._start_pump, produce, buffer)
+        pump: Pump = await self.call(self._start_pump, produce, buffer)
         try:
             while batch := await self.call(pump.next_batch):
                 for item in batch:
@@ -388,8 +318,8 @@ class TrioThread(Generic[H]):
                 with contextlib.suppress(trio.RunFinishedError):
                     token.run_sync_soon(pump.scope.cancel)
 
-    async def _start_pump(self, produce: Callable[[Emit], Awaitable[None]], buffer: int) -> _Pump:
-        pump = _Pump(produce, buffer)
+    async def _start_pump(self, produce: Callable[[Emit], Awaitable[None]], buffer: int) -> Pump:
+        pump = Pump(produce, buffer)
         assert self._nursery is not None
         self._nursery.start_soon(pump.run)
         return pump

@@ -20,7 +20,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from types import TracebackType
 from typing import Any, TypeVar
 
-from actors.embed.bridge import TrioThread, iterate_into
+from actors.embed.bridge import TrioThread
+from actors.embed.streams import iterate_into
 from actors.kernel import DEFAULT_ASK_TIMEOUT, Actor, ActorRef, Runtime
 from actors.kernel.runtime import DEFAULT_GRACE, DEFAULT_MAX_DEPTH
 from protocol.session import SessionEvent, Subscribe
