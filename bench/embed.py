@@ -8,7 +8,9 @@ Both sides are measured alternately, each REPEATS times after the same warm-up; 
 figures are per ask (min and median of the rounds). "Bridge overhead" is asyncio
 minus trio. For context, the floor of any thread crossing is shown too: a bare
 round trip through ``TrioToken.run_sync_soon`` and ``call_soon_threadsafe``, which
-is two thread wake-ups and bounds what any two-thread design can reach.
+is two thread wake-ups and bounds what any two-thread design can reach. CPU time
+per ask (the process's, both threads) is shown as well: unlike wall time it does not
+count waiting for a core, so it says what the bridge itself costs on a busy machine.
 """
 
 from __future__ import annotations
@@ -92,14 +94,20 @@ async def _token() -> trio.lowlevel.TrioToken:
 
 async def measure(count: int) -> dict[str, list[float]]:
     rounds: dict[str, list[float]] = {
-        key: [] for key in ("trio", "asyncio", "floor", "trio_many", "asyncio_many")
-    }
+        key: []
+        for key in ("trio", "asyncio", "floor", "trio_many", "asyncio_many", "trio_cpu",
+                    "asyncio_cpu")
+    }  # fmt: skip
     async with RuntimeThread() as troupe:
         bridged = await troupe.spawn(Echo(), name="echo")
         ref = bridged.ref
         for warm_up in (True, *([False] * REPEATS)):  # alternate sides, warm both alike
+            cpu = time.process_time()
             trio_s = await troupe.call(asks_in_trio, ref, count)
+            trio_cpu = time.process_time() - cpu
+            cpu = time.process_time()
             asyncio_s = await asks_from_asyncio(bridged, count)
+            asyncio_cpu = time.process_time() - cpu
             floor_s = await bare_crossings(troupe, count)
             trio_many = await troupe.call(concurrent_asks_in_trio, ref, count)
             asyncio_many = await concurrent_asks_from_asyncio(bridged, count)
@@ -108,6 +116,8 @@ async def measure(count: int) -> dict[str, list[float]]:
             rounds["trio"].append(trio_s / count * 1e6)
             rounds["asyncio"].append(asyncio_s / count * 1e6)
             rounds["floor"].append(floor_s / count * 1e6)
+            rounds["trio_cpu"].append(trio_cpu / count * 1e6)
+            rounds["asyncio_cpu"].append(asyncio_cpu / count * 1e6)
             rounds["trio_many"].append(count / trio_many)
             rounds["asyncio_many"].append(count / asyncio_many)
     return rounds
@@ -139,6 +149,13 @@ def main() -> None:
             "bridge_ask_ratio", "asyncio ask / trio ask (median)",
             statistics.median(rounds["asyncio"]) / statistics.median(rounds["trio"]), "x",
         ),
+        Figure("trio_ask_cpu_us_median", "CPU per ask inside trio, median",
+               statistics.median(rounds["trio_cpu"]), "us"),
+        Figure("asyncio_ask_cpu_us_median", "CPU per ask from asyncio, median",
+               statistics.median(rounds["asyncio_cpu"]), "us"),
+        Figure("bridge_cpu_overhead_us_median", "bridge CPU per ask, median",
+               statistics.median(rounds["asyncio_cpu"]) - statistics.median(rounds["trio_cpu"]),
+               "us"),
         Figure("thread_floor_us_median", "bare thread round trip, median",
                statistics.median(rounds["floor"]), "us"),
         Figure("trio_asks_per_s_64", f"{CONCURRENT} concurrent askers in trio, median",
