@@ -48,17 +48,31 @@ SCRIPT: dict[str, Any] = {
 def process_printing_url(
     command: list[str], **options: Any
 ) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """Start ``command``; yield it with the URL ending its first line; kill it on exit."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=REPO, **options)
+    """Start ``command`` in a session of its own; yield it with the URL ending its
+    first line; stop its whole group on exit."""
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True, **options
+    )
     try:
         assert process.stdout is not None
         first = process.stdout.readline()
         assert first, f"{command[3]} exited: {process.wait(HANG_GUARD)}"
         yield process, first.split()[-1]
     finally:
-        if process.poll() is None:
-            process.kill()
+        stop_process_group(process)
+
+
+def stop_process_group(process: subprocess.Popen[Any]) -> None:
+    """Stop a server started in a session of its own: SIGTERM to its group (a graceful
+    stop, so its runtime runs the ladder), then SIGKILL to whatever is left of the
+    group, such as workers whose leader is gone (hypercorn spawns one)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(HANG_GUARD)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(HANG_GUARD)
 
 
 @pytest.fixture

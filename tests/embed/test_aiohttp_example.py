@@ -20,6 +20,7 @@ from tests.embed.conftest import (
     Serve,
     kill_group,
     running_in_group,
+    stop_process_group,
     wait_for_line,
 )
 from tests.embed.sse import EventReader, events_until
@@ -53,9 +54,7 @@ def aiohttp_app(work: Path, troupe_serve: Serve) -> Iterator[App]:
         line = wait_for_line(log, "serving on", process)
         yield App(process, line.split()[-1], log)
     finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(HANG_GUARD)
+        stop_process_group(process)
         kill_group(work / "work" / "slow.pid")
 
 

@@ -22,6 +22,7 @@ from tests.embed.conftest import (
     REPO,
     kill_group,
     running_in_group,
+    stop_process_group,
     wait_for_line,
 )
 from tests.embed.sse import EventReader, events_until
@@ -76,9 +77,7 @@ def web_app(request: pytest.FixtureRequest, work: Path, mock_llm: str) -> Iterat
         line = wait_for_line(log, ready, process)
         yield WebApp(process, line.split("unning on ")[1].split()[0], log)
     finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(HANG_GUARD)
+        stop_process_group(process)
         kill_group(work / "work" / "slow.pid")
 
 
