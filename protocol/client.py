@@ -1,4 +1,4 @@
-"""A Python client for the Troupe WebSocket protocol, on trio-websocket.
+"""A Python client for the Troupe WebSocket protocol, for trio and asyncio programs.
 
     async with connect(url, token) as client:
         created = await client.request(CreateSession)
@@ -11,6 +11,13 @@
 Requests are numbered by the client; ``request`` returns the reply frame or raises
 :class:`RequestError` with the server's error code. Events arrive in order on
 :meth:`TroupeClient.events`.
+
+The client is written on anyio, so the same code runs under ``trio.run`` and under
+``asyncio.run`` (FastAPI, aiohttp, ...). The WebSocket underneath is trio-websocket
+on trio and ``websockets`` on asyncio; either way a closed connection raises
+:class:`ConnectionClosed` (trio-websocket's, re-exported here) and a server that
+refuses the upgrade raises ``trio_websocket.ConnectionRejected`` with its HTTP status.
+An error inside the ``connect`` block leaves it as itself, not in an ExceptionGroup.
 """
 
 from __future__ import annotations
@@ -18,16 +25,15 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
+import anyio
+import sniffio
 import trio
-from trio_websocket import (
-    ConnectionClosed,
-    WebSocketConnection,
-    open_websocket_url,
-)
+from trio_websocket import ConnectionClosed
 
 from protocol.asks import Asks
+from protocol.client_asyncio import open_asyncio_websocket
 from protocol.wire import (
     PROTOCOL_VERSION,
     Encoding,
@@ -44,6 +50,23 @@ from protocol.wire import (
 R = TypeVar("R")
 EVENT_QUEUE = 65_536
 
+__all__ = [
+    "ConnectionClosed",
+    "ConnectionRefused",
+    "EndOfEvents",
+    "RequestError",
+    "TroupeClient",
+    "connect",
+]
+
+
+class MessageSocket(Protocol):
+    """What the client needs of a WebSocket: whole messages in and out."""
+
+    async def send_message(self, message: str | bytes) -> None: ...
+
+    async def get_message(self) -> str | bytes: ...
+
 
 class RequestError(Exception):
     """The server answered a request with an ``error`` frame."""
@@ -52,6 +75,11 @@ class RequestError(Exception):
         super().__init__(f"{error.code}: {error.message}")
         self.code = error.code
         self.error = error
+
+
+class EndOfEvents(trio.EndOfChannel, anyio.EndOfStream):
+    """No more events: the connection has ended. Caught as ``trio.EndOfChannel`` (as
+    before the client ran on asyncio too) or as ``anyio.EndOfStream``."""
 
 
 class ConnectionRefused(Exception):
@@ -66,21 +94,23 @@ class _Slot:
     __slots__ = ("done", "frame")
 
     def __init__(self) -> None:
-        self.done = trio.Event()
+        self.done = anyio.Event()
         self.frame: Reply | ErrorReply | None = None
 
 
 class TroupeClient:
     """One connection; use :func:`connect`."""
 
-    def __init__(self, websocket: WebSocketConnection, encoding: Encoding, welcome: Welcome):
+    def __init__(self, websocket: MessageSocket, encoding: Encoding, welcome: Welcome):
         self.websocket = websocket
-        self.encoding: Encoding = encoding
+        self.encoding = encoding
         self.welcome = welcome
         self._decoder = ServerDecoder(encoding)
         self._ids = itertools.count(1)
         self._waiting: dict[int | str, _Slot] = {}
-        self._send_events, self._receive_events = trio.open_memory_channel[Event](EVENT_QUEUE)
+        self._send_events, self._receive_events = anyio.create_memory_object_stream[Event](
+            EVENT_QUEUE
+        )
         self.errors: list[ErrorReply] = []
         """Error frames without a request id (a frame the server could not read)."""
         self.closed: ConnectionClosed | None = None
@@ -103,7 +133,7 @@ class TroupeClient:
         if isinstance(slot.frame, ErrorReply):
             raise RequestError(slot.frame)
         if slot.frame is None:
-            raise ConnectionClosed(self.closed.reason if self.closed else None)
+            raise ConnectionClosed(self.closed.reason if self.closed else None)  # type: ignore[arg-type]
         return cast(R, slot.frame)
 
     async def events(self) -> AsyncIterator[Event]:
@@ -112,7 +142,11 @@ class TroupeClient:
             yield event
 
     async def next_event(self) -> Event:
-        return await self._receive_events.receive()
+        """The next event; :class:`EndOfEvents` once disconnected."""
+        try:
+            return await self._receive_events.receive()
+        except anyio.EndOfStream:
+            raise EndOfEvents from None
 
     async def read_frames(self) -> None:
         """The reader task: routes replies to their requests and events to the queue."""
@@ -137,7 +171,7 @@ class TroupeClient:
 
 
 async def _handshake(
-    websocket: WebSocketConnection, token: str | None, encoding: Encoding, client: str
+    websocket: MessageSocket, token: str | None, encoding: Encoding, client: str
 ) -> Welcome:
     hello = Hello(PROTOCOL_VERSION, token=token, encoding=encoding, client=client)
     await websocket.send_message(encode_client(hello, "json"))
@@ -164,14 +198,39 @@ async def connect(
     ``header_token`` sends the token as ``Authorization: Bearer``; otherwise it
     goes in the hello frame (as a browser must)."""
     headers = [(b"authorization", f"Bearer {token}".encode())] if token and header_token else []
-    async with open_websocket_url(
-        url, extra_headers=headers, max_message_size=max_frame_bytes, message_queue_size=64
-    ) as websocket:
+    async with _open_websocket(url, headers, max_frame_bytes) as websocket:
         welcome = await _handshake(websocket, None if header_token else token, encoding, client)
         troupe = TroupeClient(websocket, encoding, welcome)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(troupe.read_frames)
-            try:
-                yield troupe
-            finally:
-                nursery.cancel_scope.cancel()
+        single: BaseException | None = None
+        try:
+            async with anyio.create_task_group() as readers:
+                readers.start_soon(troupe.read_frames)
+                try:
+                    yield troupe
+                finally:
+                    readers.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            single = _single(group)
+            if single is group:
+                raise
+        if single is not None:  # raised outside the handler: no group as its context
+            raise single
+
+
+def _single(group: BaseExceptionGroup) -> BaseException:
+    """The one error a group holds (the caller's own), or the group if it holds more."""
+    error: BaseException = group
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
+def _open_websocket(url: str, headers: list[tuple[bytes, bytes]], max_frame_bytes: int) -> Any:
+    """trio-websocket under trio (as ever), ``websockets`` under asyncio."""
+    if sniffio.current_async_library() == "trio":
+        from trio_websocket import open_websocket_url
+
+        return open_websocket_url(
+            url, extra_headers=headers, max_message_size=max_frame_bytes, message_queue_size=64
+        )
+    return open_asyncio_websocket(url, headers, max_frame_bytes)
