@@ -32,4 +32,17 @@ class ChildStopped(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
     address: str
 
 
-SupervisionMessage = ChildFailed | ChildStopped
+class ChildRestarted(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """A child with a restart policy failed and was started again, state kept.
+
+    ``restarts`` counts its restarts so far. Delivered only to parents that declare
+    a handler for it; top-level actors' restarts go to the runtime's listeners.
+    """
+
+    address: str
+    error_type: str
+    message: str
+    restarts: int
+
+
+SupervisionMessage = ChildFailed | ChildStopped | ChildRestarted

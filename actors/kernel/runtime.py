@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -26,8 +27,9 @@ from actors.kernel.errors import (
     UnknownAddressError,
 )
 from actors.kernel.processes import KILL_GRACE
+from actors.kernel.restart import RestartPolicy
 from actors.kernel.supervisor import run_cell, stop_subtrees
-from protocol.supervision import ChildFailed, ChildStopped
+from protocol.supervision import ChildFailed, ChildRestarted, ChildStopped
 
 if TYPE_CHECKING:
     from actors.kernel.actor import Actor
@@ -62,6 +64,9 @@ class Runtime:
         self._exit_stack: AsyncExitStack | None = None
         self.root_exits: deque[ChildFailed | ChildStopped] = deque(maxlen=_ROOT_EXIT_HISTORY)
         """How the most recent top-level actors ended (failures and normal stops)."""
+        self.restarts: deque[ChildRestarted] = deque(maxlen=_ROOT_EXIT_HISTORY)
+        """The most recent supervised restarts, at any depth."""
+        self._restart_listeners: list[Callable[[ChildRestarted], None]] = []
 
     # -- hosting -------------------------------------------------------------
 
@@ -133,10 +138,19 @@ class Runtime:
         name: str | None = None,
         depth_limit: int | None = None,
         mailbox_size: int | None = None,
+        restart: RestartPolicy | None = None,
     ) -> ActorRef:
-        """Start a top-level actor and return its ref once its ``on_start`` is done."""
+        """Start a top-level actor and return its ref once its ``on_start`` is done.
+
+        ``restart`` (default: the actor class's ``restart_policy``) restarts it in
+        place when it fails; see :mod:`actors.kernel.restart`."""
         return await self.spawn_child(
-            None, actor, name=name, depth_limit=depth_limit, mailbox_size=mailbox_size
+            None,
+            actor,
+            name=name,
+            depth_limit=depth_limit,
+            mailbox_size=mailbox_size,
+            restart=restart,
         )
 
     async def spawn_child(
@@ -147,6 +161,7 @@ class Runtime:
         name: str | None,
         depth_limit: int | None,
         mailbox_size: int | None,
+        restart: RestartPolicy | None = None,
     ) -> ActorRef:
         """Create the cell, check the limits, and start it in its parent's nursery."""
         if self._closing or self._nursery is None:
@@ -174,7 +189,8 @@ class Runtime:
         if address in self._registry:
             raise AddressInUseError(address)
         size = mailbox_size if mailbox_size is not None else actor.mailbox_size
-        cell = Cell(self, actor, address, parent, depth, limit, size)
+        policy = restart if restart is not None else type(actor).restart_policy
+        cell = Cell(self, actor, address, parent, depth, limit, size, policy)
         actor.ctx = cell
         self._registry[address] = cell
         (self._roots if parent is None else parent.children)[address] = cell
@@ -202,6 +218,19 @@ class Runtime:
 
     def record_root_exit(self, notice: ChildFailed | ChildStopped) -> None:
         self.root_exits.append(notice)
+
+    def watch_restarts(self, listener: Callable[[ChildRestarted], None]) -> None:
+        """Call ``listener`` (quick, must not raise) for every supervised restart,
+        at any depth: how a host logs and reports them to its clients."""
+        self._restart_listeners.append(listener)
+
+    def record_restart(self, notice: ChildRestarted) -> None:
+        self.restarts.append(notice)
+        for listener in list(self._restart_listeners):
+            try:
+                listener(notice)
+            except Exception:
+                log.exception("a restart listener failed on %s", notice.address)
 
     # -- stopping ------------------------------------------------------------
 
