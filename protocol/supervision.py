@@ -45,4 +45,25 @@ class ChildRestarted(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
     restarts: int
 
 
+class ServiceRestarted(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """Told to a session by its host: an actor it depends on (its environment, or
+    the SSH bridge above it) failed and was restarted. The session reports it as a
+    ``warning`` event whose data is :meth:`event_data`."""
+
+    address: str
+    error_type: str
+    message: str
+    restarts: int
+
+    def event_data(self) -> dict[str, object]:
+        """The event's data, in one place for the typed event vocabulary to adopt."""
+        return {
+            "kind": "service_restarted",
+            "address": self.address,
+            "error_type": self.error_type,
+            "message": self.message,
+            "restarts": self.restarts,
+        }
+
+
 SupervisionMessage = ChildFailed | ChildStopped | ChildRestarted

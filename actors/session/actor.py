@@ -43,7 +43,7 @@ from protocol.session import (
     UpdateConfig,
     WaitIdle,
 )
-from protocol.supervision import ChildFailed
+from protocol.supervision import ChildFailed, ServiceRestarted
 
 
 class SessionClosed(Rejection):
@@ -162,6 +162,7 @@ class SessionActor(AgenticLoop, Actor):
 
     @handler
     async def update_config(self, message: UpdateConfig) -> SessionConfig:
+        self._refuse_if_closed()
         changes = {
             name: getattr(message, name)
             for name in message.__struct_fields__
@@ -203,6 +204,21 @@ class SessionActor(AgenticLoop, Actor):
     async def subscribe_ref(self, message: SubscribeRef) -> None:
         subscription = self.hub.subscribe(message.buffer)
         self.ctx.nursery.start_soon(self._forward, subscription, message.ref)
+
+    @handler
+    async def service_restarted(self, message: ServiceRestarted) -> None:
+        """Something this session depends on restarted: tell the subscribers."""
+        self.hub.emit("warning", **message.event_data())
+
+    async def on_failure(self, error: Exception) -> None:
+        """The actor failed: say so and end, so no subscriber waits for ever."""
+        if self.state == "closed":
+            return
+        self.state = "closed"
+        reason = f"{type(error).__name__}: {error}"
+        self.hub.emit("error", error_type=type(error).__name__, message=str(error), retryable=False)
+        self.hub.emit("session_end", reason=reason, state="closed", turns=len(self.history))
+        self.hub.close()
 
     @handler
     async def on_child_failed(self, message: ChildFailed) -> None:

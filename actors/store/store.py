@@ -35,6 +35,14 @@ def _encode_data(data: dict[str, Any]) -> bytes:
     return msgspec.json.encode(data, enc_hook=repr)
 
 
+def _apply_each(connection: sqlite3.Connection, batch: list[Op]) -> None:
+    for op in batch:
+        try:
+            db.apply(connection, [op])
+        except (sqlite3.Error, OverflowError, ValueError, TypeError) as error:
+            log.error("store dropped a %s write it cannot hold: %s", op.kind, error)
+
+
 class Store:
     """One SQLite database, used from trio. Create it with :func:`open_store`."""
 
@@ -85,6 +93,13 @@ class Store:
         for offset, turn in enumerate(turns):
             self._put(Op("history", (session_id, first_index + offset, msgspec.json.encode(turn))))
 
+    def put_ssh_environment(self, name: str, spec: bytes) -> None:
+        """Remember an SSH environment (its request, which holds no secret)."""
+        self._put(Op("ssh_put", (name, spec)))
+
+    def delete_ssh_environment(self, name: str) -> None:
+        self._put(Op("ssh_delete", (name,)))
+
     def _put(self, op: Op) -> None:
         if self._closed:
             log.warning("store closed; dropping %s write", op.kind)
@@ -129,7 +144,13 @@ class Store:
     async def _write_batch(self) -> None:
         batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
         async with self._lock:
-            await trio.to_thread.run_sync(db.apply, self._connection, batch)
+            try:
+                await trio.to_thread.run_sync(db.apply, self._connection, batch)
+            except (sqlite3.Error, OverflowError, ValueError, TypeError) as error:
+                # The writer is every session's durability: one bad row must not
+                # stop it. Apply the batch one op at a time and drop only the bad.
+                log.error("store batch failed (%s); writing it op by op", error)
+                await trio.to_thread.run_sync(_apply_each, self._connection, batch)
         for op in batch:
             if op.kind == "event":
                 session_id, seq = op.args[0], op.args[1]
@@ -161,6 +182,9 @@ class Store:
 
     async def events_of_kinds(self, session_id: str, *kinds: str) -> list[EventRow]:
         return await self._read(db.events_of_kinds, session_id, kinds)
+
+    async def ssh_environments(self) -> list[tuple[str, bytes]]:
+        return await self._read(db.ssh_environments)
 
     async def history(self, session_id: str) -> list[Turn]:
         blobs = await self._read(db.history, session_id)
