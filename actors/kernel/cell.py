@@ -65,6 +65,7 @@ class Cell:
         "runtime",
         "start_error",
         "stop_requested",
+        "successor",
     )
 
     def __init__(
@@ -103,6 +104,9 @@ class Cell:
         self.restart = RestartBudget(restart) if restart is not None else None
         """Set when the actor is restarted on failure (a one-for-one policy)."""
         self.restarting = False
+        self.successor: Cell | None = None
+        """The cell started at this address after this one ended without being
+        stopped (its parent failed and restarted it): refs follow it."""
 
     # -- what the actor uses -------------------------------------------------
 

@@ -40,6 +40,18 @@ log = logging.getLogger("troupe.actors")
 DEFAULT_MAX_DEPTH = 16
 DEFAULT_GRACE = 5.0
 _ROOT_EXIT_HISTORY = 256
+_DEPARTED_KEPT = 4096
+"""Addresses remembered for a successor (oldest forgotten first)."""
+
+
+def _under_failed_service(cell: Cell) -> bool:
+    """Whether an ancestor of ``cell`` with a restart policy has just failed."""
+    ancestor = cell.parent
+    while ancestor is not None:
+        if ancestor.restart is not None and ancestor.failure is not None:
+            return True
+        ancestor = ancestor.parent
+    return False
 
 
 class Runtime:
@@ -67,6 +79,7 @@ class Runtime:
         self.restarts: deque[ChildRestarted] = deque(maxlen=_ROOT_EXIT_HISTORY)
         """The most recent supervised restarts, at any depth."""
         self._restart_listeners: list[Callable[[ChildRestarted], None]] = []
+        self._departed: dict[str, Cell] = {}
 
     # -- hosting -------------------------------------------------------------
 
@@ -191,6 +204,9 @@ class Runtime:
         size = mailbox_size if mailbox_size is not None else actor.mailbox_size
         policy = restart if restart is not None else type(actor).restart_policy
         cell = Cell(self, actor, address, parent, depth, limit, size, policy)
+        predecessor = self._departed.pop(address, None)
+        if predecessor is not None:
+            predecessor.successor = cell
         actor.ctx = cell
         self._registry[address] = cell
         (self._roots if parent is None else parent.children)[address] = cell
@@ -212,6 +228,12 @@ class Runtime:
         """Remove a stopped cell from the registry and from its parent."""
         if self._registry.get(cell.address) is cell:
             del self._registry[cell.address]
+            if not self._closing and _under_failed_service(cell):
+                # Gone with an ancestor that failed and may be restarted: whoever
+                # starts this address again (the restarted ancestor) succeeds it.
+                self._departed[cell.address] = cell
+                while len(self._departed) > _DEPARTED_KEPT:
+                    del self._departed[next(iter(self._departed))]
         siblings = self._roots if cell.parent is None else cell.parent.children
         if siblings.get(cell.address) is cell:
             del siblings[cell.address]

@@ -137,3 +137,37 @@ async def test_on_failure_runs_before_the_failure_is_reported() -> None:
             await ref.wait_stopped()
         assert actor.told == ["ValueError"]
         assert isinstance(rt.root_exits[-1], ChildFailed)
+
+
+class Bridge(Actor):
+    """A service that owns a child and starts it again whenever it starts."""
+
+    restart_policy = RestartPolicy()
+
+    async def on_start(self) -> None:
+        await self.ctx.spawn(Recorder(), name="host")
+
+    @handler
+    async def boom(self, message: Boom) -> None:
+        raise RuntimeError(message.text)
+
+    @handler
+    async def total(self, message: Total) -> int:
+        return 0
+
+
+async def test_refs_to_children_of_a_restarted_service_reach_the_new_child() -> None:
+    async with Runtime() as rt:
+        await rt.spawn(Bridge(), name="environments/ssh")
+        old = rt.ref("/environments/ssh/host")
+        await old.tell(Add(3))
+        bridge = rt.ref("/environments/ssh")
+        with trio.fail_after(HANG_GUARD):
+            with pytest.raises(ActorFailedError):
+                await bridge.ask(Boom("bridge down"))
+            await bridge.ask(Total())  # answered once the restarted on_start is done
+            assert [n.address for n in rt.restarts] == ["/environments/ssh"]
+            assert old.alive
+            assert await old.ask(Total()) == 0  # the new child: its state is its own
+        await rt.stop(old)
+        assert not old.alive  # a deliberate stop is final
