@@ -35,11 +35,18 @@ def _encode_data(data: dict[str, Any]) -> bytes:
     return msgspec.json.encode(data, enc_hook=repr)
 
 
+_BAD_ROW = (
+    OverflowError, ValueError, TypeError,
+    sqlite3.InterfaceError, sqlite3.IntegrityError, sqlite3.DataError,
+)  # fmt: skip
+"""Errors of one row's content (the decoder keeps them out; this is the last net)."""
+
+
 def _apply_each(connection: sqlite3.Connection, batch: list[Op]) -> None:
     for op in batch:
         try:
             db.apply(connection, [op])
-        except (sqlite3.Error, OverflowError, ValueError, TypeError) as error:
+        except _BAD_ROW as error:
             log.error("store dropped a %s write it cannot hold: %s", op.kind, error)
 
 
@@ -146,9 +153,10 @@ class Store:
         async with self._lock:
             try:
                 await trio.to_thread.run_sync(db.apply, self._connection, batch)
-            except (sqlite3.Error, OverflowError, ValueError, TypeError) as error:
-                # The writer is every session's durability: one bad row must not
-                # stop it. Apply the batch one op at a time and drop only the bad.
+            except _BAD_ROW as error:
+                # The writer is every session's durability: one row SQLite cannot
+                # hold must not stop it. Apply the batch op by op, dropping only
+                # the bad (a disk error still stops the server: nothing is lost).
                 log.error("store batch failed (%s); writing it op by op", error)
                 await trio.to_thread.run_sync(_apply_each, self._connection, batch)
         for op in batch:
