@@ -13,6 +13,8 @@ actor stops; the sessions it talked to keep running.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,11 +197,19 @@ class Connection(Actor):
         """One key per session however it is named (``s-x``, ``/sessions/s-x``)."""
         return subscription_key(self.services.registry, session)
 
-    def _lock(self, key: str) -> trio.Lock:
+    @asynccontextmanager
+    async def _lock(self, key: str) -> AsyncIterator[None]:
+        """Subscribe and unsubscribe of one session run one at a time; the lock is
+        dropped once nobody holds or waits for it (names are client-chosen)."""
         lock = self._subscription_locks.get(key)
         if lock is None:
             lock = self._subscription_locks[key] = trio.Lock()
-        return lock
+        try:
+            async with lock:
+                yield
+        finally:
+            if not lock.locked() and lock.statistics().tasks_waiting == 0:
+                self._subscription_locks.pop(key, None)
 
     async def _end_subscription(self, key: str) -> None:
         """Cancel the key's forwarder and wait until it can send nothing more."""
