@@ -19,6 +19,7 @@ from protocol.wire_limits import (
     INT_MIN,
     MAX_NESTING,
     json_depth_exceeds,
+    may_hold_big_integers,
     msgpack_depth_exceeds,
     out_of_range_integers,
 )
@@ -145,6 +146,8 @@ class Codec:
             raise FrameError("bad_frame", text) from None
         except RecursionError:
             raise FrameError("bad_frame", "the frame nests too deep") from None
+        if not may_hold_big_integers(data, self.binary):
+            return frame
         for path, value in out_of_range_integers(frame):
             request_id = None if path == "$.id" else getattr(frame, "id", None)
             text = f"{path} = {value} is out of range (a signed 64-bit integer is required)"

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from itertools import accumulate
 from typing import Any
 
 import msgspec
@@ -29,39 +28,97 @@ MAX_NESTING = 32
 INT_MIN = -(2**63)
 INT_MAX = 2**63 - 1
 
-_ALL_BYTES = bytes(range(256))
-_JSON_OPENERS = b"[{"
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_JSON_DEPTH = bytes.maketrans(b"[{]}", b"\x01\x01\x02\x02")
-_MSGPACK_CONTAINERS = bytes(range(0x80, 0xA0)) + b"\xdc\xdd\xde\xdf"
+_DIGITS = bytes(ord("1") if chr(byte).isdigit() and byte < 128 else ord("0") for byte in range(256))
+_LONG_NUMBER = b"1" * 19
+"""A JSON integer outside 64 bits has at least 19 digits in a row."""
+_MSGPACK_BIG = b"\xcf"
+"""msgpack's uint64 header: the only way msgpack carries a value past 2**63 - 1."""
 
 
-def _only(data: bytes, keep: bytes) -> bytes:
-    return data.translate(None, _ALL_BYTES.translate(None, keep))
+def _all_but(kept: bytes) -> bytes:
+    """Every byte value except ``kept``: what ``bytes.translate`` should delete."""
+    return bytes(byte for byte in range(256) if byte not in kept)
+
+
+_JSON_OPENERS = _all_but(b"[{")
+_MSGPACK_CONTAINERS = _all_but(bytes(range(0x80, 0xA0)) + b"\xdc\xdd\xde\xdf")
+_JSON_BRACKETS = bytes.maketrans(b"{}", b"[]")
+_NOT_BRACKETS = _all_but(b"[]{}")
+_LOOSE_MSGPACK = msgspec.msgpack.Decoder()
+_SCALARS = re.compile(rb"[\x00-\x7f\xc0\xc2\xc3\xe0-\xff]+")
+"""One-byte msgpack items (fixints, nil, booleans), skipped in C by the walk."""
+
+
+def _count(data: bytes, others: bytes) -> int:
+    """How many bytes of ``data`` are not in ``others`` (one pass in C)."""
+    return len(data.translate(None, others))
+
+
+def _nested_at_most(limit: int) -> re.Pattern[bytes]:
+    """Brackets nested ``limit`` deep at most, as one regular expression: level 1
+    is ``[]``, level k is ``[`` level k-1 repeated ``]``. Possessive repeats keep
+    matching linear: the regex engine scans once, in C."""
+    pattern = r"\[\]"
+    for _ in range(limit - 1):
+        pattern = r"\[(?:" + pattern + r")*+\]"
+    return re.compile(("(?:" + pattern + ")*+").encode())
+
+
+_SHALLOW = _nested_at_most(MAX_NESTING)
 
 
 def json_depth_exceeds(data: bytes, limit: int = MAX_NESTING) -> bool:
-    """Whether the JSON text nests arrays/objects deeper than ``limit``."""
-    if len(_only(data, _JSON_OPENERS)) <= limit:
+    """Whether the JSON text nests arrays/objects deeper than ``limit``.
+
+    Outside strings only brackets matter; what is left must match the pattern of
+    brackets nested at most ``limit`` deep. Unbalanced text is left to the
+    decoder, which names it.
+    """
+    if _count(data, _JSON_OPENERS) <= limit:
         return False
-    brackets = _only(_JSON_STRING.sub(b'""', data), b"[{]}").translate(_JSON_DEPTH)
-    steps = (1 if byte == 1 else -1 for byte in brackets)
-    return max(accumulate(steps), default=0) > limit
+    brackets = _JSON_STRING.sub(b"", data).translate(_JSON_BRACKETS, _NOT_BRACKETS)
+    if brackets.count(b"[") != brackets.count(b"]"):
+        return brackets.count(b"[") > limit and b"[" * (limit + 1) in brackets
+    shallow = _SHALLOW if limit == MAX_NESTING else _nested_at_most(limit)
+    return shallow.fullmatch(brackets) is None
 
 
 def msgpack_depth_exceeds(data: bytes, limit: int = MAX_NESTING) -> bool:
     """Whether the msgpack data nests arrays/maps deeper than ``limit``.
 
-    Walks the headers without building anything (iteratively, so the walk itself
-    cannot overflow the stack); truncated data is left for the decoder to report.
+    The data is decoded without a type and written as JSON (both in C, and a
+    thousand levels deep is already refused there), whose brackets are then
+    measured like a JSON frame's. Data JSON cannot carry (map keys that are
+    arrays) is walked header by header instead. Undecodable data is left to the
+    decoder, which names the problem.
     """
-    if len(_only(data, _MSGPACK_CONTAINERS)) <= limit:
+    if _count(data, _MSGPACK_CONTAINERS) <= limit:
         return False
+    try:
+        value = _LOOSE_MSGPACK.decode(data)
+    except RecursionError:
+        return True
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return False
+    try:
+        return json_depth_exceeds(msgspec.json.encode(value, enc_hook=repr), limit)
+    except (TypeError, msgspec.EncodeError):
+        return _walk_exceeds(data, limit)
+
+
+def _walk_exceeds(data: bytes, limit: int) -> bool:
+    """The header walk: iterative, so it cannot overflow the stack itself."""
     pending = [1]  # items still to read at each open level
     position, size = 0, len(data)
     while pending and position < size:
         if pending[-1] == 0:
             pending.pop()
+            continue
+        if pending[-1] > 1 and (run := _SCALARS.match(data, position)):
+            skipped = min(run.end() - position, pending[-1])  # one-byte items, in C
+            pending[-1] -= skipped
+            position += skipped
             continue
         pending[-1] -= 1
         items, position = _msgpack_item(data, position)
@@ -107,6 +164,11 @@ def _msgpack_item(data: bytes, position: int) -> tuple[int, int]:
         count = int.from_bytes(data[position : position + 4], "big")
         return count * (2 if head == 0xDF else 1), position + 4
     return 0, position  # 0xC1 is never used; the decoder reports it
+
+
+def may_hold_big_integers(data: bytes, binary: bool) -> bool:
+    """Cheap test: only frames that pass it need :func:`out_of_range_integers`."""
+    return _MSGPACK_BIG in data if binary else _LONG_NUMBER in data.translate(_DIGITS)
 
 
 def out_of_range_integers(value: Any, path: str = "$") -> Iterator[tuple[str, int]]:
