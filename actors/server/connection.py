@@ -121,7 +121,17 @@ class Connection(Actor):
         hand events over without waiting (see :mod:`.subscription`)."""
         if self._closing:
             return
-        data = self.codec.encode(frame)
+        try:
+            data = self.codec.encode(frame)
+        except (OverflowError, TypeError, ValueError, msgspec.EncodeError) as error:
+            # A value this encoding cannot carry (stored before the decoder's
+            # checks existed): fail this frame, never the connection.
+            log.error("cannot encode a %s frame: %s", type(frame).__name__, error)
+            request_id = getattr(frame, "id", None)
+            if request_id is None:
+                return
+            text = f"the reply cannot be sent in {self.codec.encoding}: {error}"
+            data = self.codec.encode(ErrorReply(request_id, "internal", text))
         try:
             self._send_out.send_nowait(data)
             return

@@ -27,11 +27,23 @@ def session_key(name: str) -> str:
     return name.removeprefix("/sessions/").strip("/")
 
 
+def _slim(frame: dict[str, Any]) -> dict[str, Any]:
+    """What the checks and the rules read of a reply (a long run keeps thousands)."""
+    kept = ("type", "id", "code", "message", "session", "environment")
+    slim = {name: frame[name] for name in kept if name in frame}
+    if isinstance(slim.get("session"), dict):
+        slim["session"] = {"session_id": slim["session"]["session_id"]}
+    return slim
+
+
 class FuzzConnection:
     """One WebSocket connection and what it has received."""
 
-    def __init__(self, label: str, encoding: str) -> None:
+    def __init__(self, label: str, encoding: str, keep_events: bool = False) -> None:
         self.label = label
+        self.keep_events = keep_events
+        """Keep event frames (the resumer does, per resume); others only count them."""
+        self.event_count = 0
         self.encoding = encoding
         self.websocket: WebSocketConnection | None = None
         self.replies: dict[Any, list[dict[str, Any]]] = defaultdict(list)
@@ -137,7 +149,7 @@ class FuzzConnection:
             return
         if request_id not in self.sent_ids:
             self.violations.append(f"{self.label}: a reply to an id never sent: {frame}")
-        self.replies[request_id].append(frame)
+        self.replies[request_id].append(_slim(frame))
         if len(self.replies[request_id]) > 1:
             self.violations.append(f"{self.label}: two replies to id {request_id!r}")
         if kind == "subscribed":
@@ -146,7 +158,9 @@ class FuzzConnection:
             self.unsubscribed.discard(key)
 
     def _event(self, frame: dict[str, Any]) -> None:
-        self.events.append(frame)
+        self.event_count += 1
+        if self.keep_events:
+            self.events.append(frame)
         key = frame["session_id"]
         if key in self.unsubscribed:
             self.violations.append(f"{self.label}: event after unsubscribe: {frame}")

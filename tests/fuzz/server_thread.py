@@ -76,8 +76,8 @@ class ServerThread:
         assert self._token is not None
         return trio.from_thread.run(function, *args, trio_token=self._token)
 
-    def connect(self, label: str, encoding: str) -> FuzzConnection:
-        connection = FuzzConnection(label, encoding)
+    def connect(self, label: str, encoding: str, keep_events: bool = False) -> FuzzConnection:
+        connection = FuzzConnection(label, encoding, keep_events)
 
         async def open_it() -> None:
             assert self.stack is not None and self.nursery is not None

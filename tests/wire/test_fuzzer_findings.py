@@ -247,3 +247,26 @@ async def test_a_wrong_token_in_hello_is_called_wrong(start_stack: StartStack) -
                 pass
         assert refused.value.code == "unauthorized"
         assert "not valid" in str(refused.value)
+
+
+async def test_a_stored_value_msgpack_cannot_carry_fails_the_reply_not_the_connection(
+    start_stack: StartStack,
+) -> None:
+    """A database written before the decoder's checks may hold one: the msgpack
+    client gets an error for that request and its connection goes on."""
+    from protocol.session import SessionConfig
+
+    async with start_stack() as stack:
+        stack.server.store.put_session(
+            "s-legacy", "openai", "gpt-test", "/environments/local", None,
+            SessionConfig(max_turns=2**64),
+        )  # fmt: skip
+    async with start_stack() as stack, stack.client(encoding="msgpack") as packed:
+        with pytest.raises(RequestError) as refused:
+            await packed.request(ListSessions)
+        assert "msgpack" in str(refused.value)
+        environments = await packed.request(ListEnvironments)
+        assert environments.environments
+        async with stack.client() as text:
+            listed = await text.request(ListSessions)
+            assert [s.session_id for s in listed.sessions] == ["s-legacy"]
