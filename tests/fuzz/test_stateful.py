@@ -133,10 +133,11 @@ class ServerFuzzer(RuleBasedStateMachine):
 
     @rule(data=st.data(), which=st.integers(0, 3))
     def subscribe_twice_without_waiting(self, data: st.DataObject, which: int) -> None:
+        chosen = pick(data.draw, self.sessions or [""])
         if not self.sessions:
             return
         connection = self.connections[which]
-        session = pick(data.draw, self.sessions)
+        session = chosen
         frames = [
             {"type": "subscribe", "id": next(_ids), "session": name, "after_seq": 0}
             for name in (session, f"/sessions/{session}")
@@ -153,9 +154,9 @@ class ServerFuzzer(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def resume_after_the_highest_durable_seq(self, data: st.DataObject) -> None:
+        session = pick(data.draw, self.sessions or [""])
         if not self.sessions:
             return
-        session = pick(data.draw, self.sessions)
         seen = max((c.highest_durable.get(session, 0) for c in self.connections), default=0)
         self.server.run(self._resume, session, seen)
 
