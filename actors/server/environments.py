@@ -47,9 +47,13 @@ class Environments:
 
     async def local(self, working_dir: str | os.PathLike[str] | None = None) -> ActorRef:
         """The local environment for ``working_dir`` (the default when None)."""
-        path = await trio.Path(working_dir or self.default_dir).resolve()
-        path = Path(path)
-        if not await trio.Path(path).is_dir():
+        try:
+            path = Path(await trio.Path(working_dir or self.default_dir).resolve())
+            is_dir = await trio.Path(path).is_dir()
+        except (OSError, ValueError) as error:  # too long, not allowed, a NUL byte
+            shown = str(working_dir)[:200]
+            raise EnvironmentRefused(f"working directory {shown!r}: {error}") from None
+        if not is_dir:
             raise EnvironmentRefused(f"working directory {path} does not exist")
         address = self._local.get(path)
         if address is not None:

@@ -87,7 +87,10 @@ def valid_request(
             if draw(st.booleans()):
                 frame["config"] = draw(configs())
             if draw(st.integers(0, 5)) == 0:
-                frame["working_dir"] = draw(st.sampled_from([work, f"{work}/f.txt", "w\x00"]))
+                frame["working_dir"] = draw(st.sampled_from(
+                    [work, f"{work}/f.txt", "w\x00", "n" * 300, f"{work}/" + "d/" * 3000,
+                     "/proc/1/root/x"]
+                ))  # fmt: skip
             return frame
         case "submit" | "steer" | "follow_up":
             return {"session": session, "text": draw(texts)}

@@ -270,3 +270,13 @@ async def test_a_stored_value_msgpack_cannot_carry_fails_the_reply_not_the_conne
         async with stack.client() as text:
             listed = await text.request(ListSessions)
             assert [s.session_id for s in listed.sessions] == ["s-legacy"]
+
+
+@pytest.mark.parametrize("working_dir", ["n" * 300, "/tmp/" + "d/" * 3000, "w\x00", "/etc/passwd"],
+                         ids=["long_name", "long_path", "nul", "a_file"])  # fmt: skip
+async def test_a_bad_session_working_dir_is_refused_not_internal(
+    start_stack: StartStack, working_dir: str
+) -> None:
+    async with start_stack() as stack, stack.client() as client:
+        await expect_error("invalid_request", client, CreateSession, working_dir=working_dir)
+        await assert_local_environment_answers(client)
