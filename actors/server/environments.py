@@ -86,8 +86,13 @@ class Environments:
             StoredSSHHost,
         )
         from actors.server.validation import check_ssh_name
+        from environments.ssh.target import parse_target
 
         check_ssh_name(request.name)
+        try:
+            parse_target(request.target)  # refused here, before it reaches the bridge
+        except ValueError as error:
+            raise EnvironmentRefused(f"invalid target {request.target!r}: {error}") from None
         if self._added.get(request.name) in self.runtime.addresses():
             raise AlreadyExists(f"an SSH environment named {request.name} already exists")
         try:

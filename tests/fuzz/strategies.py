@@ -123,7 +123,8 @@ def valid_request(
         case "write_file":
             return {"environment": environment, "path": draw(relative_paths), "content": "fuzz"}
         case "add_ssh_environment":
-            return {"name": draw(names), "target": SSH_TARGET}
+            targets = [SSH_TARGET, "ssh://[::1", "", "u@h:abc", "ssh://u@h:99999", "alias"]
+            return {"name": draw(names), "target": draw(st.sampled_from(targets))}
         case "remove_environment":
             return {"environment": pick(draw, [*environments, "nope", "local"])}
     return {}

@@ -45,8 +45,8 @@ from tests.fuzz.strategies import (
 )
 from tests.wire.conftest import StartStack, shell_turns
 
-EXAMPLES = int(os.environ.get("TROUPE_FUZZ_EXAMPLES", "10"))
-STEPS = int(os.environ.get("TROUPE_FUZZ_STEPS", "40"))
+EXAMPLES = int(os.environ.get("TROUPE_FUZZ_EXAMPLES", "8"))
+STEPS = int(os.environ.get("TROUPE_FUZZ_STEPS", "35"))
 KINDS = [
     "create_session", "submit", "steer", "follow_up", "get_session", "subscribe",
     "unsubscribe", "interrupt", "abort", "update_config", "resolve_approval", "exec",

@@ -124,3 +124,17 @@ async def test_a_failed_bridge_restarts_with_its_hosts_and_sessions_hear_of_it(
             events = await events_until(client, "processing_end")
             ends = [e for e in events if e.kind == "tool_call_end"]
             assert ends and "42" in ends[0].data["output"] and not ends[0].data["is_error"]
+
+
+@pytest.mark.parametrize("target", ["ssh://[::1", "", "u@h:abc", "ssh://u@h:99999", "a\x00b"])
+async def test_an_invalid_target_is_refused_and_hosts_survive(
+    start_stack: StartStack, sshd: SSHServer, tmp_path: Path, target: str
+) -> None:
+    with trio.fail_after(HANG_GUARD):
+        async with start_stack() as stack, stack.client() as client:
+            await client.request(AddSSHEnvironment, **ssh_fields(sshd, "box", tmp_path))
+            fields = {**ssh_fields(sshd, "other", tmp_path), "target": target}
+            await expect_error("invalid_request", client, AddSSHEnvironment, **fields)
+            assert await ssh_addresses(client) == ["/environments/ssh/box"]
+            await assert_answers(client, "box")
+            assert not stack.server.runtime.restarts  # refused before the bridge
