@@ -56,6 +56,14 @@ def configs() -> st.SearchStrategy[dict[str, Any]]:
             "model": models,
             "reasoning_effort": st.sampled_from(["low", "high", "bad effort"]),
             "tool_output_limits": st.dictionaries(st.sampled_from(["shell"]), hostile_ints),
+            "tool_line_limits": st.dictionaries(st.sampled_from(["shell"]), st.none() | small_ints),
+            "default_command_timeout_ms": st.integers(-1, 20_000),
+            "max_command_timeout_ms": st.integers(-1, 20_000),
+            "loop_detection_window": small_ints,
+            "max_subagent_depth": st.integers(-1, 3),
+            "max_subagents": small_ints,
+            "context_warning_ratio": st.floats(-1, 2),
+            "user_instructions": texts,
         },
     )
 
