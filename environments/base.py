@@ -8,7 +8,8 @@ Consumers implement their own environments (Docker, Kubernetes, ...) the same wa
 
 from __future__ import annotations
 
-from actors.kernel import Actor, handler
+from actors.kernel import Actor, RestartPolicy, handler
+from environments.errors import InvalidPath, InvalidRequest
 from protocol.environment import (
     Cleanup,
     DeleteFile,
@@ -33,9 +34,31 @@ from protocol.environment import (
     WriteResult,
 )
 
+_PATH_FIELDS = frozenset({"path", "working_dir"})
+
+
+def refuse_nul_bytes(request: EnvironmentRequest) -> None:
+    """No path, command, pattern or variable may hold a NUL byte (no OS call
+    accepts one); file content may. Checked once here for every environment."""
+    for name in request.__struct_fields__:
+        if name == "content":
+            continue
+        value = getattr(request, name)
+        texts = [*value.keys(), *value.values()] if isinstance(value, dict) else [value]
+        if any(isinstance(text, str) and "\x00" in text for text in texts):
+            kind = InvalidPath if name in _PATH_FIELDS else InvalidRequest
+            raise kind(f"{name} contains a NUL byte")
+
 
 class EnvironmentActor(Actor):
-    """Base of every execution environment; override the coroutines below."""
+    """Base of every execution environment; override the coroutines below.
+
+    Environments are shared by every session and client that uses them, so each
+    restarts in place if it ever fails (its state kept; see
+    :mod:`actors.kernel.restart`); bad requests are refused with typed errors.
+    """
+
+    restart_policy = RestartPolicy()
 
     @handler(
         ReadFile,
@@ -53,6 +76,7 @@ class EnvironmentActor(Actor):
         concurrent=True,
     )
     async def serve(self, request: EnvironmentRequest) -> object:
+        refuse_nul_bytes(request)
         match request:
             case ReadFile():
                 return await self.read_file(request)

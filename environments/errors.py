@@ -73,3 +73,17 @@ class EnvironmentUnavailable(EnvironmentError_):
     """A wrapped environment stopped or failed; the wrapper itself is fine."""
 
     code = "environment_unavailable"
+
+
+class InvalidPath(EnvironmentError_):
+    """A path no file system accepts: a NUL byte, a name or path too long, a loop of
+    symbolic links."""
+
+    code = "invalid_path"
+
+
+class FileSystemError(EnvironmentError_):
+    """Any other refusal of the operating system (disk full, read-only file system,
+    too many open files, ...), with its text: the caller or the model reads it."""
+
+    code = "os_error"

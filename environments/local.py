@@ -6,6 +6,7 @@ run through :mod:`environments.local_exec`.
 
 from __future__ import annotations
 
+import errno
 import os
 import platform
 import shutil
@@ -20,7 +21,10 @@ from environments.base import EnvironmentActor
 from environments.capture import DEFAULT_CAPTURE_CAP
 from environments.envvars import EnvPolicy, command_environment
 from environments.errors import (
+    EnvironmentError_,
     FileNotFound,
+    FileSystemError,
+    InvalidPath,
     InvalidRequest,
     NotADirectory,
     NotAFile,
@@ -56,14 +60,27 @@ async def _in_thread(path: Path, work: Callable[[], T]) -> T:
     """Run blocking file work off the event loop, turning OS errors into refusals."""
     try:
         return await trio.to_thread.run_sync(work)
-    except FileNotFoundError:
-        raise FileNotFound(f"{path} does not exist") from None
-    except IsADirectoryError:
-        raise NotAFile(f"{path} is a directory") from None
-    except NotADirectoryError:
-        raise NotADirectory(f"{path}: a parent is not a directory") from None
-    except PermissionError:
-        raise PermissionDenied(f"permission denied: {path}") from None
+    except OSError as error:
+        raise os_refusal(path, error) from None
+    except ValueError as error:  # "embedded null byte" and the like
+        raise InvalidPath(f"invalid path {str(path)[:200]!r}: {error}") from None
+
+
+def os_refusal(path: Path | str, error: OSError) -> EnvironmentError_:
+    """The typed refusal for any OSError: nothing the OS says may fail the actor."""
+    shown = str(path) if len(str(path)) <= 200 else str(path)[:200] + "..."
+    match error:
+        case FileNotFoundError():
+            return FileNotFound(f"{shown} does not exist")
+        case IsADirectoryError():
+            return NotAFile(f"{shown} is a directory")
+        case NotADirectoryError() | FileExistsError():
+            return NotADirectory(f"{shown}: a parent is not a directory")
+        case PermissionError():
+            return PermissionDenied(f"permission denied: {shown}")
+    if error.errno in (errno.ENAMETOOLONG, errno.ELOOP, errno.EINVAL, errno.EILSEQ):
+        return InvalidPath(f"{shown}: {error.strerror or error}")
+    return FileSystemError(f"{shown}: {error.strerror or error}")
 
 
 def _list(root: Path, depth: int) -> list[DirEntry]:
@@ -149,11 +166,11 @@ class LocalEnvironment(EnvironmentActor):
 
     async def file_exists(self, request: FileExists) -> bool:
         path = self.resolve(request.path)
-        return await trio.to_thread.run_sync(path.exists)
+        return await _in_thread(path, path.exists)
 
     async def stat_path(self, request: StatPath) -> PathKind:
         path = self.resolve(request.path)
-        return await trio.to_thread.run_sync(_kind, path)
+        return await _in_thread(path, lambda: _kind(path))
 
     async def delete_file(self, request: DeleteFile) -> None:
         path = self.resolve(request.path)
@@ -178,17 +195,19 @@ class LocalEnvironment(EnvironmentActor):
 
     async def grep(self, request: Grep) -> GrepResult:
         root = self.resolve(request.path)
-        if not await trio.to_thread.run_sync(root.exists):
+        if not await _in_thread(root, root.exists):
             raise FileNotFound(f"{root} does not exist")
         if self.ripgrep is not None:
             return await self._ripgrep(root, request)
-        matches, truncated = await trio.to_thread.run_sync(
-            grep_python,
+        matches, truncated = await _in_thread(
             root,
-            request.pattern,
-            request.glob_filter,
-            request.case_insensitive,
-            request.max_results,
+            lambda: grep_python(
+                root,
+                request.pattern,
+                request.glob_filter,
+                request.case_insensitive,
+                request.max_results,
+            ),
         )
         return GrepResult("\n".join(matches), len(matches), truncated)
 
@@ -210,6 +229,6 @@ class LocalEnvironment(EnvironmentActor):
 
     async def glob(self, request: Glob) -> GlobResult:
         root = self.resolve(request.path)
-        if not await trio.to_thread.run_sync(root.is_dir):
+        if not await _in_thread(root, root.is_dir):
             raise FileNotFound(f"{root} is not a directory")
-        return GlobResult(await trio.to_thread.run_sync(glob_local, root, request.pattern))
+        return GlobResult(await _in_thread(root, lambda: glob_local(root, request.pattern)))

@@ -17,7 +17,13 @@ import trio
 
 from actors.kernel import Cell, terminate_groups
 from environments.capture import OutputCollector
-from environments.errors import FileNotFound, NotADirectory, PermissionDenied
+from environments.errors import (
+    FileNotFound,
+    FileSystemError,
+    InvalidRequest,
+    NotADirectory,
+    PermissionDenied,
+)
 from protocol.environment import ExecCommand, ExecResult, effective_timeout_ms, timeout_message
 
 DRAIN_AFTER_EXIT = 0.25
@@ -84,6 +90,10 @@ async def run_local_command(
         raise NotADirectory(f"working directory {cwd} is not a directory") from None
     except PermissionError as exc:
         raise PermissionDenied(f"cannot run in {cwd}: {exc}") from None
+    except OSError as exc:
+        raise FileSystemError(f"cannot run in {str(cwd)[:200]}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a NUL byte in the command, directory or variables
+        raise InvalidRequest(f"cannot run the command: {exc}") from None
     out = stdout.text()
     if timed_out:
         out = f"{out}\n{timeout_message(timeout_ms)}" if out else timeout_message(timeout_ms)

@@ -184,6 +184,17 @@ class WarningEvent(EventBody, frozen=True):
     category: str = msgspec.field(default="", name="kind")
 
 
+class ServiceRestartedEvent(EventBody, frozen=True):
+    """A service the session depends on (its environment, the SSH bridge) failed
+    and was restarted in place by its supervisor; ``restarts`` counts them."""
+
+    kind = "service_restarted"
+    address: str
+    error_type: str
+    message: str
+    restarts: int
+
+
 class ErrorEvent(EventBody, frozen=True):
     """A model call failed; ``error_type`` is the typed error's name."""
 
@@ -305,6 +316,7 @@ EventData = (
     | TurnLimitEvent
     | LoopDetectionEvent
     | WarningEvent
+    | ServiceRestartedEvent
     | ErrorEvent
     | InterruptedEvent
     | InputInterruptedEvent

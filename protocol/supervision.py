@@ -32,4 +32,28 @@ class ChildStopped(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
     address: str
 
 
-SupervisionMessage = ChildFailed | ChildStopped
+class ChildRestarted(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """A child with a restart policy failed and was started again, state kept.
+
+    ``restarts`` counts its restarts so far. Delivered only to parents that declare
+    a handler for it; top-level actors' restarts go to the runtime's listeners.
+    """
+
+    address: str
+    error_type: str
+    message: str
+    restarts: int
+
+
+class ServiceRestarted(msgspec.Struct, frozen=True, tag=True, tag_field="type"):
+    """Told to a session by its host: an actor it depends on (its environment, or
+    the SSH bridge above it) failed and was restarted. The session reports it as a
+    ``service_restarted`` event."""
+
+    address: str
+    error_type: str
+    message: str
+    restarts: int
+
+
+SupervisionMessage = ChildFailed | ChildStopped | ChildRestarted

@@ -9,11 +9,21 @@ them with examples.
 
 from __future__ import annotations
 
-from typing import Any, cast
+import json
+from typing import Any
 
 import msgspec
 
 from protocol.events import EVENT_TYPES
+from protocol.wire_limits import (
+    INT_MAX,
+    INT_MIN,
+    MAX_NESTING,
+    json_depth_exceeds,
+    may_hold_big_integers,
+    msgpack_depth_exceeds,
+    out_of_range_integers,
+)
 from protocol.wire_replies import (
     ConfigUpdated,
     EnvironmentAdded,
@@ -113,35 +123,79 @@ class Codec:
         return data if self.binary else data.decode()
 
     def decode(self, message: str | bytes) -> ClientFrame:
-        """The frame, or :class:`FrameError` saying precisely what is wrong."""
+        """The frame, or :class:`FrameError` saying precisely what is wrong.
+
+        Nothing escapes but FrameError: too deep, not UTF-8, a lone surrogate, an
+        integer beyond 64 bits are each named, with the request id when readable.
+        """
         if isinstance(message, str) == self.binary:
             kind = "text" if isinstance(message, str) else "binary"
             want = "binary msgpack" if self.binary else "text JSON"
             raise FrameError("bad_frame", f"got a {kind} frame; this connection uses {want}")
-        data = message.encode() if isinstance(message, str) else message
+        data = message.encode(errors="surrogatepass") if isinstance(message, str) else message
+        too_deep = msgpack_depth_exceeds if self.binary else json_depth_exceeds
+        if too_deep(data):
+            raise FrameError("bad_frame", f"the frame nests deeper than {MAX_NESTING} levels")
         try:
-            return self._decoder.decode(data)
+            frame = self._decoder.decode(data)
         except msgspec.ValidationError as error:
             raise self._invalid(data, error) from None
         except msgspec.DecodeError as error:
-            raise FrameError("bad_frame", f"not valid {self.encoding}: {error}") from None
+            raise self._undecodable(data, error) from None
+        except UnicodeDecodeError as error:
+            text = f"a string is not valid UTF-8 (byte {error.start})"
+            raise FrameError("bad_frame", text) from None
+        except RecursionError:
+            raise FrameError("bad_frame", "the frame nests too deep") from None
+        if not may_hold_big_integers(data, self.binary):
+            return frame
+        for path, value in out_of_range_integers(frame):
+            request_id = None if path == "$.id" else getattr(frame, "id", None)
+            text = f"{path} = {value} is out of range (a signed 64-bit integer is required)"
+            raise FrameError("invalid_request", text, request_id)
+        return frame
+
+    def _undecodable(self, data: bytes, error: msgspec.DecodeError) -> FrameError:
+        """Not valid JSON/msgpack. JSON that Python's own parser reads (a lone
+        surrogate such as ``"\\ud800"``, which msgspec refuses) keeps its id."""
+        if not self.binary:
+            try:
+                loose = json.loads(data.decode("utf-8", errors="surrogatepass"))
+            except (ValueError, RecursionError):
+                loose = None
+            if isinstance(loose, dict):
+                text = f"a string holds a lone surrogate, which is not Unicode text ({error})"
+                return FrameError("invalid_request", text, _readable_id(loose))
+        return FrameError("bad_frame", f"not valid {self.encoding}: {error}")
 
     def _invalid(self, data: bytes, error: msgspec.ValidationError) -> FrameError:
         """Tell an unknown tag from wrong fields, and keep the id when there is one."""
         try:
             loose = self._loose.decode(data)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             loose = None
-        request_id = None
-        if isinstance(loose, dict):
-            candidate: object = cast("dict[str, object]", loose).get("id")
-            if isinstance(candidate, int | str) and not isinstance(candidate, bool):
-                request_id = candidate
+        request_id = _readable_id(loose) if isinstance(loose, dict) else None
         text = str(error)
         code = "unknown_type" if "Invalid value" in text and "$.type" in text else "invalid_request"
         if isinstance(loose, dict) and "type" not in loose:
             code = "invalid_request"
         return FrameError(code, text, request_id)
+
+
+def _readable_id(frame: dict[Any, Any]) -> RequestId | None:
+    """The frame's id if it is one a reply can carry (a string, or a 64-bit integer)."""
+    candidate = frame.get("id")
+    if isinstance(candidate, bool):
+        return None
+    if isinstance(candidate, int):
+        return candidate if INT_MIN <= candidate <= INT_MAX else None
+    if isinstance(candidate, str):
+        try:
+            candidate.encode()
+        except UnicodeEncodeError:  # a lone surrogate cannot be sent back
+            return None
+        return candidate
+    return None
 
 
 class ServerDecoder:
@@ -200,6 +254,7 @@ __all__ = [
     "CLOSE_UNAUTHORIZED",
     "CLOSE_VERSION_MISMATCH",
     "DEFAULT_MAX_FRAME",
+    "MAX_NESTING",
     "PROTOCOL_VERSION",
     "AbortSession",
     "AddSSHEnvironment",

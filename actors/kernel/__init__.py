@@ -22,6 +22,7 @@ from actors.kernel.errors import (
 )
 from actors.kernel.processes import KILL_GRACE, live_groups, terminate_groups
 from actors.kernel.ref import DEFAULT_ASK_TIMEOUT, ActorRef
+from actors.kernel.restart import RestartPolicy
 from actors.kernel.runtime import Runtime
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "DepthLimitError",
     "InvalidAddressError",
     "Rejection",
+    "RestartPolicy",
     "Runtime",
     "SpawnError",
     "StoppingError",

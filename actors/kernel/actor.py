@@ -13,10 +13,11 @@ import logging
 import types
 import typing
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 import msgspec
 
+from actors.kernel.restart import RestartPolicy
 from protocol.supervision import ChildFailed
 
 if TYPE_CHECKING:
@@ -141,6 +142,8 @@ class Actor:
     mailbox_size: int = 64
     """Capacity of the mailbox; ``tell`` waits while it is full (a class may set
     its own, an instance too, before it is spawned)."""
+    restart_policy: ClassVar[RestartPolicy | None] = None
+    """Restart in place on failure (one-for-one); a spawn may give its own."""
 
     ctx: Cell
 
@@ -149,6 +152,11 @@ class Actor:
 
     async def on_stop(self) -> None:
         """Runs after the mailbox is drained and every child has stopped."""
+
+    async def on_failure(self, error: Exception) -> None:
+        """Runs after the actor failed (its tasks and children are gone), before it
+        is restarted or reported to its parent: the place to tell those waiting on
+        it. Bounded by the runtime's grace period; must not rely on its nursery."""
 
     @handler
     async def on_child_failed(self, message: ChildFailed) -> None:

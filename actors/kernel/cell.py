@@ -20,6 +20,7 @@ from actors.kernel.actor import dispatch_table
 from actors.kernel.errors import DeadActorError
 from actors.kernel.processes import live_groups, terminate_groups
 from actors.kernel.ref import ActorRef, Ask
+from actors.kernel.restart import RestartBudget, RestartPolicy
 
 if TYPE_CHECKING:
     from actors.kernel.actor import Actor, HandlerFunction
@@ -59,9 +60,12 @@ class Cell:
         "parent",
         "ready",
         "ref",
+        "restart",
+        "restarting",
         "runtime",
         "start_error",
         "stop_requested",
+        "successor",
     )
 
     def __init__(
@@ -73,6 +77,7 @@ class Cell:
         depth: int,
         depth_limit: int,
         mailbox_size: int,
+        restart: RestartPolicy | None = None,
     ) -> None:
         self.runtime = runtime
         self.actor = actor
@@ -96,6 +101,12 @@ class Cell:
         self._cancel_pending = False
         self._child_counter: Iterator[int] | None = None
         self._process_groups: set[int] | None = None
+        self.restart = RestartBudget(restart) if restart is not None else None
+        """Set when the actor is restarted on failure (a one-for-one policy)."""
+        self.restarting = False
+        self.successor: Cell | None = None
+        """The cell started at this address after this one ended without being
+        stopped (its parent failed and restarted it): refs follow it."""
 
     # -- what the actor uses -------------------------------------------------
 
@@ -121,14 +132,21 @@ class Cell:
         name: str | None = None,
         depth_limit: int | None = None,
         mailbox_size: int | None = None,
+        restart: RestartPolicy | None = None,
     ) -> ActorRef:
         """Start ``actor`` as a child of this actor and return its ref once it is ready.
 
         ``depth_limit`` caps how many further levels may grow below the child; it can
         only tighten the limit inherited from this actor, never loosen it.
+        ``restart`` restarts the child in place when it fails (one-for-one).
         """
         return await self.runtime.spawn_child(
-            self, actor, name=name, depth_limit=depth_limit, mailbox_size=mailbox_size
+            self,
+            actor,
+            name=name,
+            depth_limit=depth_limit,
+            mailbox_size=mailbox_size,
+            restart=restart,
         )
 
     async def stop(self, ref: ActorRef, *, grace: float | None = None) -> None:
@@ -231,6 +249,33 @@ class Cell:
         self._nursery = nursery
         if self._cancel_pending:
             nursery.cancel_scope.cancel()
+
+    def prepare_restart(self) -> None:
+        """Ready the cell for the actor's next incarnation at the same address.
+
+        Refs stay valid: they hold this cell. Messages still queued are kept (a
+        closed mailbox is reopened with them), so only the failed work is lost.
+        """
+        self.failure = None
+        self.stop_requested = False
+        self.restarting = False
+        self.nursery = None
+        self._cancel_pending = False
+        if self.inbox.statistics().open_send_channels == 0:  # closed by the failure
+            self._reopen_mailbox()
+
+    def _reopen_mailbox(self) -> None:
+        queued: list[Any] = []
+        while True:
+            try:
+                queued.append(self.mailbox.receive_nowait())
+            except (trio.WouldBlock, trio.EndOfChannel):
+                break
+        size = max(self.mailbox.statistics().max_buffer_size, len(queued))
+        self.mailbox.close()
+        self.inbox, self.mailbox = trio.open_memory_channel[Any](size)
+        for item in queued:
+            self.inbox.send_nowait(item)
 
     def next_child_name(self, prefix: str) -> str:
         if self._child_counter is None:

@@ -69,18 +69,28 @@ class ActorRef:
     def __repr__(self) -> str:
         return f"ActorRef({self.address!r})"
 
+    def _current(self) -> Cell:
+        """The cell to reach: after a supervised restart of an ancestor brought a
+        new incarnation to this address, the ref follows it."""
+        cell = self._cell
+        if cell.finished and cell.successor is not None:
+            while cell.finished and cell.successor is not None:
+                cell = cell.successor
+            self._cell = cell
+        return cell
+
     @property
     def alive(self) -> bool:
         """True until the actor has stopped (it may still be draining its mailbox)."""
-        return not self._cell.finished
+        return not self._current().finished
 
     async def wait_stopped(self) -> None:
         """Return once the actor has stopped, for whatever reason."""
-        await self._cell.wait_finished()
+        await self._current().wait_finished()
 
     async def tell(self, message: Any) -> None:
         """Deliver ``message``; waits while the mailbox is full."""
-        cell = self._cell
+        cell = self._current()
         if type(message) not in cell.handlers:
             raise UnhandledMessageError(self.address, type(message).__name__)
         try:
@@ -108,7 +118,7 @@ class ActorRef:
         before answering. Giving up (deadline or cancellation) cancels the work of a
         concurrent handler.
         """
-        cell = self._cell
+        cell = self._current()
         if type(message) not in cell.handlers:
             raise UnhandledMessageError(self.address, type(message).__name__)
         request = Ask(message)

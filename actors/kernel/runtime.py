@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -26,8 +27,9 @@ from actors.kernel.errors import (
     UnknownAddressError,
 )
 from actors.kernel.processes import KILL_GRACE
+from actors.kernel.restart import RestartPolicy
 from actors.kernel.supervisor import run_cell, stop_subtrees
-from protocol.supervision import ChildFailed, ChildStopped
+from protocol.supervision import ChildFailed, ChildRestarted, ChildStopped
 
 if TYPE_CHECKING:
     from actors.kernel.actor import Actor
@@ -38,6 +40,18 @@ log = logging.getLogger("troupe.actors")
 DEFAULT_MAX_DEPTH = 16
 DEFAULT_GRACE = 5.0
 _ROOT_EXIT_HISTORY = 256
+_DEPARTED_KEPT = 4096
+"""Addresses remembered for a successor (oldest forgotten first)."""
+
+
+def _under_failed_service(cell: Cell) -> bool:
+    """Whether an ancestor of ``cell`` with a restart policy has just failed."""
+    ancestor = cell.parent
+    while ancestor is not None:
+        if ancestor.restart is not None and ancestor.failure is not None:
+            return True
+        ancestor = ancestor.parent
+    return False
 
 
 class Runtime:
@@ -72,6 +86,10 @@ class Runtime:
         self._exit_stack: AsyncExitStack | None = None
         self.root_exits: deque[ChildFailed | ChildStopped] = deque(maxlen=_ROOT_EXIT_HISTORY)
         """How the most recent top-level actors ended (failures and normal stops)."""
+        self.restarts: deque[ChildRestarted] = deque(maxlen=_ROOT_EXIT_HISTORY)
+        """The most recent supervised restarts, at any depth."""
+        self._restart_listeners: list[Callable[[ChildRestarted], None]] = []
+        self._departed: dict[str, Cell] = {}
 
     # -- hosting -------------------------------------------------------------
 
@@ -143,10 +161,19 @@ class Runtime:
         name: str | None = None,
         depth_limit: int | None = None,
         mailbox_size: int | None = None,
+        restart: RestartPolicy | None = None,
     ) -> ActorRef:
-        """Start a top-level actor and return its ref once its ``on_start`` is done."""
+        """Start a top-level actor and return its ref once its ``on_start`` is done.
+
+        ``restart`` (default: the actor class's ``restart_policy``) restarts it in
+        place when it fails; see :mod:`actors.kernel.restart`."""
         return await self.spawn_child(
-            None, actor, name=name, depth_limit=depth_limit, mailbox_size=mailbox_size
+            None,
+            actor,
+            name=name,
+            depth_limit=depth_limit,
+            mailbox_size=mailbox_size,
+            restart=restart,
         )
 
     async def spawn_child(
@@ -157,6 +184,7 @@ class Runtime:
         name: str | None,
         depth_limit: int | None,
         mailbox_size: int | None,
+        restart: RestartPolicy | None = None,
     ) -> ActorRef:
         """Create the cell, check the limits, and start it in its parent's nursery."""
         if self._closing or self._nursery is None:
@@ -184,7 +212,11 @@ class Runtime:
         if address in self._registry:
             raise AddressInUseError(address)
         size = mailbox_size if mailbox_size is not None else actor.mailbox_size
-        cell = Cell(self, actor, address, parent, depth, limit, size)
+        policy = restart if restart is not None else type(actor).restart_policy
+        cell = Cell(self, actor, address, parent, depth, limit, size, policy)
+        predecessor = self._departed.pop(address, None)
+        if predecessor is not None:
+            predecessor.successor = cell
         actor.ctx = cell
         self._registry[address] = cell
         (self._roots if parent is None else parent.children)[address] = cell
@@ -206,12 +238,31 @@ class Runtime:
         """Remove a stopped cell from the registry and from its parent."""
         if self._registry.get(cell.address) is cell:
             del self._registry[cell.address]
+            if not self._closing and _under_failed_service(cell):
+                # Gone with an ancestor that failed and may be restarted: whoever
+                # starts this address again (the restarted ancestor) succeeds it.
+                self._departed[cell.address] = cell
+                while len(self._departed) > _DEPARTED_KEPT:
+                    del self._departed[next(iter(self._departed))]
         siblings = self._roots if cell.parent is None else cell.parent.children
         if siblings.get(cell.address) is cell:
             del siblings[cell.address]
 
     def record_root_exit(self, notice: ChildFailed | ChildStopped) -> None:
         self.root_exits.append(notice)
+
+    def watch_restarts(self, listener: Callable[[ChildRestarted], None]) -> None:
+        """Call ``listener`` (quick, must not raise) for every supervised restart,
+        at any depth: how a host logs and reports them to its clients."""
+        self._restart_listeners.append(listener)
+
+    def record_restart(self, notice: ChildRestarted) -> None:
+        self.restarts.append(notice)
+        for listener in list(self._restart_listeners):
+            try:
+                listener(notice)
+            except Exception:
+                log.exception("a restart listener failed on %s", notice.address)
 
     # -- stopping ------------------------------------------------------------
 

@@ -18,7 +18,7 @@ import trio
 from actors.kernel.errors import ActorFailedError, DeadActorError, Rejection
 from actors.kernel.processes import terminate_groups
 from actors.kernel.ref import Ask
-from protocol.supervision import ChildFailed, ChildStopped
+from protocol.supervision import ChildFailed, ChildRestarted, ChildStopped
 
 if TYPE_CHECKING:
     from actors.kernel.actor import HandlerFunction
@@ -98,24 +98,14 @@ async def run_cell(cell: Cell) -> None:
 
     Never raises (but for trio's own cancellation): a failure of the actor is
     reported to the parent as a message, and a failure of ``on_start`` is handed to
-    the spawner through ``cell.start_error``.
+    the spawner through ``cell.start_error``. An actor with a restart policy that
+    fails is started again in place (see :mod:`actors.kernel.restart`).
     """
-    actor = cell.actor
     try:
-        try:
-            async with trio.open_nursery() as nursery:
-                cell.open_nursery(nursery)
-                try:
-                    await actor.on_start()
-                except Exception as exc:
-                    cell.start_error = exc
-                    await stop_children(cell)
-                else:
-                    cell.signal_ready()
-                    await _serve(cell)
-        except Exception as exc:
-            # A task the actor started in its own nursery raised.
-            cell.failure = cell.failure or _unwrap(exc)
+        while True:
+            await _live(cell)
+            if not await _restarted(cell):
+                break
     finally:
         cell.signal_ready()
         dropped = cell.release()
@@ -128,6 +118,66 @@ async def run_cell(cell: Cell) -> None:
         cell.mark_finished()
     if cell.start_error is None:
         await _report_exit(cell, cell.failure)
+
+
+async def _live(cell: Cell) -> None:
+    """One incarnation: ``on_start``, then messages until stopped or failed."""
+    actor = cell.actor
+    first = cell.ready is not None
+    try:
+        async with trio.open_nursery() as nursery:
+            cell.open_nursery(nursery)
+            try:
+                await actor.on_start()
+            except Exception as exc:
+                if first:
+                    cell.start_error = exc
+                else:
+                    cell.failure = exc
+                await stop_children(cell)
+            else:
+                cell.signal_ready()
+                await _serve(cell)
+    except Exception as exc:
+        # A task the actor started in its own nursery raised.
+        cell.failure = cell.failure or _unwrap(exc)
+
+
+async def _restarted(cell: Cell) -> bool:
+    """After a failure: tell the actor, then start it again if its policy allows."""
+    failure = cell.failure
+    if failure is None or cell.start_error is not None:
+        return False
+    with trio.CancelScope(shield=True) as scope:
+        scope.deadline = trio.current_time() + cell.runtime.grace
+        try:
+            await cell.actor.on_failure(failure)
+        except Exception as exc:
+            log.warning("%s: on_failure raised %s: %s", cell.address, type(exc).__name__, exc)
+    budget = cell.restart
+    parent = cell.parent
+    if (
+        budget is None
+        or cell.runtime.closing
+        or (cell.stop_requested and not cell.restarting)
+        or (parent is not None and parent.stop_requested)
+        or not budget.allow()
+    ):
+        return False
+    log.error(
+        "actor %s failed (%s: %s); restarting it (restart %d)",
+        cell.address, type(failure).__name__, failure, budget.count,
+        exc_info=failure,
+    )  # fmt: skip
+    notice = ChildRestarted(cell.address, type(failure).__name__, str(failure), budget.count)
+    cell.prepare_restart()
+    cell.runtime.record_restart(notice)
+    if parent is not None and type(notice) in parent.handlers:
+        try:
+            parent.inbox.send_nowait(notice)
+        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            log.info("%s: parent did not hear of the restart", cell.address)
+    return True
 
 
 def _unwrap(exc: Exception) -> Exception:
@@ -147,7 +197,11 @@ async def _serve(cell: Cell) -> None:
         await _message_loop(cell)
     except Exception as exc:
         cell.failure = cell.failure or exc
+        cell.restarting = cell.restart is not None and not cell.stop_requested
     cell.stop_requested = True
+    if cell.restarting:  # keep the mailbox: the next incarnation takes what is queued
+        await stop_children(cell)
+        return
     cell.close_inbox()
     await stop_children(cell)
     try:

@@ -17,6 +17,7 @@ import trio
 
 from actors.models.adapter import Adapter, HttpCall, StreamParser
 from actors.models.errors import (
+    ConfigurationError,
     ModelError,
     NetworkError,
     RequestTimeoutError,
@@ -37,7 +38,12 @@ def transport_error(provider: str, error: Exception) -> ModelError:
 
 
 def _request(client: httpx.AsyncClient, call: HttpCall) -> httpx.Request:
-    return client.build_request(call.method, call.url, headers=call.headers, content=call.body)
+    """The request, or a typed error when it cannot be built (a model name that
+    cannot stand in the URL, a header with a newline): never retried."""
+    try:
+        return client.build_request(call.method, call.url, headers=call.headers, content=call.body)
+    except (httpx.InvalidURL, ValueError, TypeError) as error:
+        raise ConfigurationError(f"cannot build the request to {call.url!r}: {error}") from None
 
 
 async def complete_once(client: httpx.AsyncClient, adapter: Adapter, call: HttpCall) -> Response:

@@ -13,6 +13,9 @@ actor stops; the sessions it talked to keep running.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -21,7 +24,8 @@ from trio_websocket import ConnectionClosed, WebSocketConnection
 
 from actors.kernel import Actor, handler
 from actors.server.dispatch import Services, answer, error_reply
-from actors.server.subscription import SessionSubscription
+from actors.server.subscription import SessionSubscription, subscription_key
+from actors.server.validation import InvalidRequest, validate
 from protocol.asks import Asks
 from protocol.wire import (
     CLOSE_SHUTTING_DOWN,
@@ -61,6 +65,14 @@ class GetConnectionStats(msgspec.Struct, Asks[ConnectionStats], frozen=True):
     pass
 
 
+@dataclass(frozen=True)
+class Running:
+    """A live subscription: its cancel scope, and an event set once it has ended."""
+
+    scope: trio.CancelScope
+    done: trio.Event
+
+
 class Connection(Actor):
     """One client; its address is ``/connections/c-N``."""
 
@@ -79,7 +91,9 @@ class Connection(Actor):
         self.codec = codec
         self.services = services
         self._send_out, self._receive_out = trio.open_memory_channel[str | bytes](outbox_size)
-        self._subscriptions: dict[str, trio.CancelScope] = {}
+        self._subscriptions: dict[str, Running] = {}
+        """By :func:`subscription_key`: at most one per session."""
+        self._subscription_locks: dict[str, trio.Lock] = {}
         self._in_flight = trio.Semaphore(MAX_IN_FLIGHT)
         self._closing = False
         self.frames_in = 0
@@ -108,7 +122,17 @@ class Connection(Actor):
         hand events over without waiting (see :mod:`.subscription`)."""
         if self._closing:
             return
-        data = self.codec.encode(frame)
+        try:
+            data = self.codec.encode(frame)
+        except (OverflowError, TypeError, ValueError, msgspec.EncodeError) as error:
+            # A value this encoding cannot carry (stored before the decoder's
+            # checks existed): fail this frame, never the connection.
+            log.error("cannot encode a %s frame: %s", type(frame).__name__, error)
+            request_id = getattr(frame, "id", None)
+            if request_id is None:
+                return
+            text = f"the reply cannot be sent in {self.codec.encoding}: {error}"
+            data = self.codec.encode(ErrorReply(request_id, "internal", text))
         try:
             self._send_out.send_nowait(data)
             return
@@ -133,8 +157,8 @@ class Connection(Actor):
         if self._closing:
             return
         self._closing = True
-        for scope in self._subscriptions.values():
-            scope.cancel()
+        for running in self._subscriptions.values():
+            running.scope.cancel()
         with trio.move_on_after(CLOSE_GRACE):
             await self.websocket.aclose(code, reason)
         self._end()
@@ -166,50 +190,89 @@ class Connection(Actor):
 
     async def _handle(self, request: Request) -> None:
         try:
+            try:
+                validate(request)
+            except InvalidRequest as refused:
+                await self.send(error_reply(request.id, refused))
+                return
             if isinstance(request, SubscribeSession):
                 await self._subscribe(request)
             elif isinstance(request, UnsubscribeSession):
-                scope = self._subscriptions.pop(request.session, None)
-                if scope is not None:
-                    scope.cancel()
-                await self.send(Ok(request.id))
+                await self._unsubscribe(request)
             else:
                 await self.send(await answer(self.services, request))
         finally:
             self._in_flight.release()
 
-    async def _subscribe(self, request: SubscribeSession) -> None:
-        """Start the forwarder; its errors before the ``subscribed`` frame are replied."""
-        old = self._subscriptions.pop(request.session, None)
-        if old is not None:
-            old.cancel()
-        subscription = SessionSubscription(
-            self.services.registry,
-            self.services.store,
-            request.session,
-            request.after_seq,
-            self.send,
-        )
+    def _key(self, session: str) -> str:
+        """One key per session however it is named (``s-x``, ``/sessions/s-x``)."""
+        return subscription_key(self.services.registry, session)
+
+    @asynccontextmanager
+    async def _lock(self, key: str) -> AsyncIterator[None]:
+        """Subscribe and unsubscribe of one session run one at a time; the lock is
+        dropped once nobody holds or waits for it (names are client-chosen)."""
+        lock = self._subscription_locks.get(key)
+        if lock is None:
+            lock = self._subscription_locks[key] = trio.Lock()
         try:
-            scope = await self.ctx.nursery.start(self._forward, subscription, request.id)
-        except Exception as error:
-            await self.send(error_reply(request.id, error))
-            return
-        self._subscriptions[request.session] = scope
+            async with lock:
+                yield
+        finally:
+            if not lock.locked() and lock.statistics().tasks_waiting == 0:
+                self._subscription_locks.pop(key, None)
+
+    async def _end_subscription(self, key: str) -> None:
+        """Cancel the key's forwarder and wait until it can send nothing more."""
+        running = self._subscriptions.pop(key, None)
+        if running is not None:
+            running.scope.cancel()
+            await running.done.wait()
+
+    async def _unsubscribe(self, request: UnsubscribeSession) -> None:
+        key = self._key(request.session)
+        async with self._lock(key):
+            await self._end_subscription(key)
+        await self.send(Ok(request.id))
+
+    async def _subscribe(self, request: SubscribeSession) -> None:
+        """Replace the session's subscription, if any, atomically; errors before the
+        ``subscribed`` frame are replied."""
+        key = self._key(request.session)
+        async with self._lock(key):
+            await self._end_subscription(key)
+            subscription = SessionSubscription(
+                self.services.registry,
+                self.services.store,
+                request.session,
+                request.after_seq,
+                self.send,
+            )
+            try:
+                running = await self.ctx.nursery.start(self._forward, subscription, request.id, key)
+            except Exception as error:
+                await self.send(error_reply(request.id, error))
+                return
+            self._subscriptions[key] = running
 
     async def _forward(
         self,
         subscription: SessionSubscription,
         request_id: RequestId,
+        key: str,
         *,
-        task_status: trio.TaskStatus[trio.CancelScope] = trio.TASK_STATUS_IGNORED,
+        task_status: trio.TaskStatus[Running] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        with trio.CancelScope() as scope:
-            await subscription.open()
-            task_status.started(scope)
-            try:
-                await subscription.run(request_id)
-            except Exception:
-                log.exception("subscription to %s failed", subscription.session)
-        if self._subscriptions.get(subscription.session) is scope:
-            del self._subscriptions[subscription.session]
+        running = Running(trio.CancelScope(), trio.Event())
+        try:
+            with running.scope:
+                await subscription.open()
+                task_status.started(running)
+                try:
+                    await subscription.run(request_id)
+                except Exception:
+                    log.exception("subscription to %s failed", subscription.session)
+        finally:
+            running.done.set()
+        if self._subscriptions.get(key) is running:
+            del self._subscriptions[key]

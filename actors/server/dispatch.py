@@ -21,6 +21,7 @@ from actors.kernel import (
     Rejection,
     UnknownAddressError,
 )
+from actors.server.approvals import ApprovalNotFound
 from actors.server.environments import Environments
 from actors.server.registry import SessionRegistry
 from actors.session.actor import SessionClosed
@@ -135,8 +136,10 @@ async def _answer(services: Services, request: Request) -> Reply:
             return ConfigUpdated(request.id, config)
         case ResolveApproval():
             record = registry.record(request.session)
-            if record.approvals is None:
-                raise SessionClosed(f"session {request.session} has no pending approvals")
+            if record.state == "closed":
+                raise SessionClosed(f"session {request.session} is closed")
+            if record.approvals is None:  # stored: nothing waits for an answer now
+                raise ApprovalNotFound(f"no pending approval request {request.request_id}")
             record.approvals.resolve(request.request_id, request.approved, request.message)
             return Ok(request.id)
         case _:
@@ -145,7 +148,7 @@ async def _answer(services: Services, request: Request) -> Reply:
 
 async def _live(registry: SessionRegistry, session: str):
     record = await registry.live(session)
-    if not record.live:
+    if not record.live or record.state == "closed":
         raise SessionClosed(f"session {session} is closed")
     return record
 

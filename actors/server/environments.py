@@ -8,15 +8,20 @@ under one SSH bridge started on first use.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
+import msgspec
 import trio
 
 from actors.kernel import ActorRef, Rejection, Runtime, UnknownAddressError
+from actors.store import Store
 from environments.local import LocalEnvironment
 from protocol.environment import AddSSHHost
 from protocol.wire import EnvironmentSummary
+
+log = logging.getLogger("troupe.server")
 
 SSH_BRIDGE = "/environments/ssh"
 
@@ -32,8 +37,9 @@ class EnvironmentRefused(Rejection):
 class Environments:
     """Finds or starts the environment a session or a request names."""
 
-    def __init__(self, runtime: Runtime, default_dir: Path) -> None:
+    def __init__(self, runtime: Runtime, default_dir: Path, store: Store | None = None) -> None:
         self.runtime = runtime
+        self.store = store
         self.default_dir = Path(os.path.realpath(default_dir))
         self._local: dict[Path, str] = {}
         self._added: dict[str, str] = {}
@@ -41,9 +47,13 @@ class Environments:
 
     async def local(self, working_dir: str | os.PathLike[str] | None = None) -> ActorRef:
         """The local environment for ``working_dir`` (the default when None)."""
-        path = await trio.Path(working_dir or self.default_dir).resolve()
-        path = Path(path)
-        if not await trio.Path(path).is_dir():
+        try:
+            path = Path(await trio.Path(working_dir or self.default_dir).resolve())
+            is_dir = await trio.Path(path).is_dir()
+        except (OSError, ValueError) as error:  # too long, not allowed, a NUL byte
+            shown = str(working_dir)[:200]
+            raise EnvironmentRefused(f"working directory {shown!r}: {error}") from None
+        if not is_dir:
             raise EnvironmentRefused(f"working directory {path} does not exist")
         address = self._local.get(path)
         if address is not None:
@@ -66,23 +76,60 @@ class Environments:
         except UnknownAddressError:
             raise EnvironmentNotFound(f"no environment at {address}") from None
 
-    async def add_ssh(self, request: AddSSHHost) -> ActorRef:
+    async def add_ssh(self, request: AddSSHHost, *, restoring: bool = False) -> ActorRef:
+        """Add an SSH host under its name (``already_exists`` if the name is taken);
+        it is stored, and comes back when the server starts again."""
+        from actors.server.ssh_hosts import (
+            BRIDGE_RESTARTS,
+            AlreadyExists,
+            RestoringSSHBridge,
+            StoredSSHHost,
+        )
+        from actors.server.validation import check_ssh_name
+        from environments.ssh.target import parse_target
+
+        check_ssh_name(request.name)
+        try:
+            parse_target(request.target)  # refused here, before it reaches the bridge
+        except ValueError as error:
+            raise EnvironmentRefused(f"invalid target {request.target!r}: {error}") from None
+        if self._added.get(request.name) in self.runtime.addresses():
+            raise AlreadyExists(f"an SSH environment named {request.name} already exists")
         try:
             bridge = self.runtime.ref(SSH_BRIDGE)
         except UnknownAddressError:
-            from environments.ssh.environment import SSHBridge
-
-            bridge = await self.runtime.spawn(SSHBridge(), name="environments/ssh")
+            bridge = await self.runtime.spawn(
+                RestoringSSHBridge(), name="environments/ssh", restart=BRIDGE_RESTARTS
+            )
         ref: ActorRef = await bridge.ask(request, timeout=60)
         self._added[request.name] = ref.address
+        if self.store is not None and not restoring:
+            stored = msgspec.json.encode(StoredSSHHost.of(request))
+            self.store.put_ssh_environment(request.name, stored)
         return ref
+
+    async def restore_ssh(self) -> None:
+        """Add again every SSH environment the store remembers (at server start)."""
+        from actors.server.ssh_hosts import StoredSSHHost
+
+        if self.store is None:
+            return
+        for name, blob in await self.store.ssh_environments():
+            try:
+                stored = msgspec.json.decode(blob, type=StoredSSHHost)
+                await self.add_ssh(stored.request(), restoring=True)
+            except Exception as error:  # one bad row must not keep the server down
+                log.error("SSH environment %s not restored: %s", name, error)
 
     async def remove(self, name: str) -> str:
         ref = self.resolve(name)
         if ref.address == self._local.get(self.default_dir):
             raise EnvironmentRefused("the default environment cannot be removed")
         await self.runtime.stop(ref)
-        self._added = {k: v for k, v in self._added.items() if v != ref.address}
+        for name in [k for k, v in self._added.items() if v == ref.address]:
+            del self._added[name]
+            if self.store is not None:
+                self.store.delete_ssh_environment(name)
         self._local = {k: v for k, v in self._local.items() if v != ref.address}
         return ref.address
 

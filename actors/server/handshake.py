@@ -72,7 +72,10 @@ async def read_hello(websocket: WebSocketConnection, policy: Policy, authorized:
             text = f"this server speaks protocol version {PROTOCOL_VERSION}, not {frame.version}"
             await _refuse(websocket, CLOSE_VERSION_MISMATCH, "version_mismatch", text)
         if not authorized and not token_matches(policy.token, frame.token):
-            text = "a bearer token is required (Authorization header or hello.token)"
+            if frame.token is None:
+                text = "a bearer token is required (Authorization header or hello.token)"
+            else:
+                text = "the token in hello is not valid for this server"
             await _refuse(websocket, CLOSE_UNAUTHORIZED, "unauthorized", text)
         return frame
     await _refuse(websocket, CLOSE_EXPECTED_HELLO, "bad_frame", "no hello frame in time")

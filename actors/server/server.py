@@ -25,6 +25,7 @@ from actors.server.environments import Environments
 from actors.server.handshake import Policy, Refused, read_hello, upgrade
 from actors.server.models import Models, ModelSettings
 from actors.server.registry import SessionRegistry
+from actors.server.restarts import report_restarts
 from actors.store import Store, open_store
 from protocol.wire import DEFAULT_MAX_FRAME, PROTOCOL_VERSION, Codec, Welcome
 
@@ -90,11 +91,13 @@ async def run_server(
         Runtime(grace=config.grace, kill_grace=config.kill_grace) as runtime,
         trio.open_nursery() as nursery,
     ):
-        environments = Environments(runtime, config.working_dir)
+        environments = Environments(runtime, config.working_dir, store)
         models = Models(runtime, config.models)
         registry = SessionRegistry(runtime, store, environments, models, nursery)
         await environments.local()  # /environments/local, the server's directory
+        await environments.restore_ssh()
         await registry.recover()
+        report_restarts(runtime, registry, nursery)
         server = RunningServer(config, runtime, store, registry)
         server.token = token
         services = Services(registry, environments, store)

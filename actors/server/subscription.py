@@ -29,6 +29,17 @@ _data = msgspec.json.Decoder(dict[str, Any])
 Send = Callable[[Any], Awaitable[None]]
 
 
+def subscription_key(registry: SessionRegistry, session: str) -> str:
+    """The session a name resolves to: its id for a top-level session (named by id
+    or address), the canonical address for a subagent, the name itself if unknown."""
+    if session.startswith("/") and session.strip("/").count("/") > 1:
+        return "/" + session.strip("/")
+    try:
+        return registry.record(session).row.id
+    except SessionNotFound:
+        return session
+
+
 class SessionSubscription:
     """Forwards one session's events to a connection's outbox."""
 

@@ -25,7 +25,14 @@ from actors.session.subagents import AgentManager
 from actors.session.tool_round import ToolRunner
 from actors.tools.core.agents import AGENT_TOOLS
 from environments.wrappers import ScopedEnvironment
-from protocol.events import EventData, SessionEndEvent, SessionEvent, SessionStartEvent
+from protocol.events import (
+    ErrorEvent,
+    EventData,
+    ServiceRestartedEvent,
+    SessionEndEvent,
+    SessionEvent,
+    SessionStartEvent,
+)
 from protocol.session import (
     Abort,
     CloseSession,
@@ -44,7 +51,7 @@ from protocol.session import (
     UpdateConfig,
     WaitIdle,
 )
-from protocol.supervision import ChildFailed
+from protocol.supervision import ChildFailed, ServiceRestarted
 
 
 class SessionClosed(Rejection):
@@ -170,6 +177,7 @@ class SessionActor(Actor):
 
     @handler
     async def update_config(self, message: UpdateConfig) -> SessionConfig:
+        self._refuse_if_closed()
         changes = {
             name: getattr(message, name)
             for name in message.__struct_fields__
@@ -205,6 +213,25 @@ class SessionActor(Actor):
     async def subscribe_ref(self, message: SubscribeRef) -> None:
         subscription = self.hub.subscribe(message.buffer)
         self.ctx.nursery.start_soon(self._forward, subscription, message.ref)
+
+    @handler
+    async def service_restarted(self, message: ServiceRestarted) -> None:
+        """Something this session depends on restarted: tell the subscribers."""
+        self.hub.emit(
+            ServiceRestartedEvent(
+                message.address, message.error_type, message.message, message.restarts
+            )
+        )
+
+    async def on_failure(self, error: Exception) -> None:
+        """The actor failed: say so and end, so no subscriber waits for ever."""
+        if self.state == "closed":
+            return
+        self.loop.state = "closed"
+        reason = f"{type(error).__name__}: {error}"
+        self.hub.emit(ErrorEvent(type(error).__name__, str(error), retryable=False))
+        self.hub.emit(SessionEndEvent(reason, "closed", len(self.loop.history)))
+        self.hub.close()
 
     @handler
     async def on_child_failed(self, message: ChildFailed) -> None:

@@ -34,6 +34,10 @@ CREATE TABLE IF NOT EXISTS events (
     data BLOB NOT NULL,
     PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ssh_environments (
+    name TEXT PRIMARY KEY,
+    spec BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS history (
     session_id TEXT NOT NULL,
     idx INTEGER NOT NULL,
@@ -70,7 +74,7 @@ class EventRow(msgspec.Struct, frozen=True, array_like=True):
 class Op(msgspec.Struct, frozen=True):
     """One queued write; the writer applies a batch of them in one transaction."""
 
-    kind: str  # "event" | "session" | "state" | "history"
+    kind: str  # "event" | "session" | "state" | "history" | "ssh_put" | "ssh_delete"
     args: tuple
 
 
@@ -100,6 +104,10 @@ def apply(connection: sqlite3.Connection, ops: list[Op]) -> None:
                 )
             elif op.kind == "history":
                 connection.execute("INSERT OR REPLACE INTO history VALUES (?,?,?)", op.args)
+            elif op.kind == "ssh_put":
+                connection.execute("INSERT OR REPLACE INTO ssh_environments VALUES (?,?)", op.args)
+            elif op.kind == "ssh_delete":
+                connection.execute("DELETE FROM ssh_environments WHERE name=?", op.args)
         if events:
             connection.executemany("INSERT OR IGNORE INTO events VALUES (?,?,?,?,?)", events)
         connection.execute("COMMIT")
@@ -149,3 +157,9 @@ def history(connection: sqlite3.Connection, session_id: str) -> list[bytes]:
         "SELECT turn FROM history WHERE session_id=? ORDER BY idx", (session_id,)
     ).fetchall()
     return [row[0] for row in rows]
+
+
+def ssh_environments(connection: sqlite3.Connection) -> list[tuple[str, bytes]]:
+    """(name, JSON spec) of every SSH environment added and not removed."""
+    rows = connection.execute("SELECT name, spec FROM ssh_environments ORDER BY rowid")
+    return [(name, bytes(spec)) for name, spec in rows.fetchall()]

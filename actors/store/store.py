@@ -37,6 +37,21 @@ def _encode_data(data: EventData) -> bytes:
     return msgspec.json.encode(data, enc_hook=repr)
 
 
+_BAD_ROW = (
+    OverflowError, ValueError, TypeError,
+    sqlite3.InterfaceError, sqlite3.IntegrityError, sqlite3.DataError,
+)  # fmt: skip
+"""Errors of one row's content (the decoder keeps them out; this is the last net)."""
+
+
+def _apply_each(connection: sqlite3.Connection, batch: list[Op]) -> None:
+    for op in batch:
+        try:
+            db.apply(connection, [op])
+        except _BAD_ROW as error:
+            log.error("store dropped a %s write it cannot hold: %s", op.kind, error)
+
+
 class Store:
     """One SQLite database, used from trio. Create it with :func:`open_store`."""
 
@@ -87,6 +102,13 @@ class Store:
         for offset, turn in enumerate(turns):
             self._put(Op("history", (session_id, first_index + offset, msgspec.json.encode(turn))))
 
+    def put_ssh_environment(self, name: str, spec: bytes) -> None:
+        """Remember an SSH environment (its request, which holds no secret)."""
+        self._put(Op("ssh_put", (name, spec)))
+
+    def delete_ssh_environment(self, name: str) -> None:
+        self._put(Op("ssh_delete", (name,)))
+
     def _put(self, op: Op) -> None:
         if self._closed:
             log.warning("store closed; dropping %s write", op.kind)
@@ -131,7 +153,14 @@ class Store:
     async def _write_batch(self) -> None:
         batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
         async with self._lock:
-            await trio.to_thread.run_sync(db.apply, self._connection, batch)
+            try:
+                await trio.to_thread.run_sync(db.apply, self._connection, batch)
+            except _BAD_ROW as error:
+                # The writer is every session's durability: one row SQLite cannot
+                # hold must not stop it. Apply the batch op by op, dropping only
+                # the bad (a disk error still stops the server: nothing is lost).
+                log.error("store batch failed (%s); writing it op by op", error)
+                await trio.to_thread.run_sync(_apply_each, self._connection, batch)
         for op in batch:
             if op.kind == "event":
                 session_id, seq = op.args[0], op.args[1]
@@ -163,6 +192,9 @@ class Store:
 
     async def events_of_kinds(self, session_id: str, *kinds: str) -> list[EventRow]:
         return await self._read(db.events_of_kinds, session_id, kinds)
+
+    async def ssh_environments(self) -> list[tuple[str, bytes]]:
+        return await self._read(db.ssh_environments)
 
     async def history(self, session_id: str) -> list[Turn]:
         blobs = await self._read(db.history, session_id)
