@@ -12,7 +12,9 @@ because models are trained on them.
 from __future__ import annotations
 
 import enum
+import errno
 import os
+import posixpath
 
 import msgspec
 
@@ -75,10 +77,13 @@ class PatchApplyError(Exception):
         self.applied = applied
 
 
-def describe_os_error(error: OSError | UnicodeDecodeError) -> str:
-    """Word a failed read like Rust's ``io::Error`` does, as codex shows it."""
+def describe_read_error(error: OSError | UnicodeDecodeError, shown: str) -> str:
+    """Word a failed read of ``shown`` as codex does: its own text for a path that
+    is not a regular file, otherwise Rust's ``io::Error`` wording."""
     if isinstance(error, UnicodeDecodeError):
         return "stream did not contain valid UTF-8"
+    if error.errno == errno.EISDIR:
+        return f"path `{shown}` is not a file"
     if error.errno is not None:
         return f"{os.strerror(error.errno)} (os error {error.errno})"
     return str(error)
@@ -137,7 +142,7 @@ async def _update(operation: UpdateFile, files: PatchFiles, progress: _Progress)
     try:
         original = await files.read_text(source)
     except (OSError, UnicodeDecodeError) as error:
-        message = f"Failed to read file to update {shown}: {describe_os_error(error)}"
+        message = f"Failed to read file to update {shown}: {describe_read_error(error, shown)}"
         raise progress.fail(ApplyFailure.READ_FAILED, message) from None
     try:
         updated = apply_chunks(original, operation.chunks)
@@ -155,8 +160,9 @@ async def _update(operation: UpdateFile, files: PatchFiles, progress: _Progress)
         progress.modified.append(source)
         return
     await _write(files, destination, updated, progress)
-    # Deliberate deviation: codex deletes the file when it is moved onto itself.
-    if files.display_path(destination) != shown:
+    # Deliberate deviation (docs/decisions.md): codex deletes the file when it is
+    # moved onto itself; here the edited file stays.
+    if posixpath.normpath(files.display_path(destination)) != posixpath.normpath(shown):
         try:
             await files.delete(source)
         except OSError:
@@ -173,7 +179,8 @@ async def _write(
         try:
             await files.make_parent_dirs(path)
         except OSError:
-            message = f"Failed to create parent directories for {shown}"
+            # codex words this as a failed write too (its writer makes the parents).
+            message = f"Failed to write file {shown}"
             raise progress.fail(ApplyFailure.CREATE_DIRS_FAILED, message) from None
     try:
         await files.write_text(path, text)

@@ -1,0 +1,180 @@
+"""What an update leaves in the file, byte for byte, and the parser's handling of
+stray lines: each case here is one codex behaviour the differential test
+(``test_apply_patch_differential.py``) found or checks, pinned with its exact
+expected bytes so it holds even where codex cannot be fetched.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from actors.tools.apply_patch import LocalPatchFiles, PatchParseError, apply_patch, parse_patch
+from actors.tools.apply_patch.applier import PatchApplyError
+
+HEADERS = (
+    "Valid hunk headers: '*** Add File: {path}', '*** Delete File: {path}', "
+    "'*** Update File: {path}'"
+)
+
+
+def update(*body: str, path: str = "f.txt") -> str:
+    return "\n".join(["*** Begin Patch", f"*** Update File: {path}", *body, "*** End Patch"])
+
+
+async def applied(tmp_path: Path, before: bytes, patch: str, name: str = "f.txt") -> bytes:
+    (tmp_path / name).write_bytes(before)
+    await apply_patch(patch, LocalPatchFiles(tmp_path))
+    return (tmp_path / name).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("before", "body", "after"),
+    [
+        # Context copied loosely keeps the file's own text (whitespace, typography).
+        (b"def f():   \n\treturn 1\n", ("@@", " def f():", "-\treturn 1", "+\treturn 2"), None),
+        (
+            "say \u201chi\u201d \u2014 ok\nx\n".encode(),
+            ("@@", ' say "hi" - ok', "-x", "+y"),
+            "say \u201chi\u201d \u2014 ok\ny\n".encode(),
+        ),
+        (b"a\nb  \nc\n", ("@@", " a", "-b", " c", "+C"), b"a\nc\nC\n"),
+        (b"p  \nq  \n", ("@@", "-p", " q", "+p"), b"q  \np\n"),
+        # A line removed and added again is written from the patch.
+        (b"x  \ny\n", ("@@", "-x", "+x", " y"), b"x\ny\n"),
+    ],
+    ids=["whitespace", "typography", "context-after-removal", "moved-line", "re-added-line"],
+)
+async def test_context_lines_keep_the_files_text(
+    tmp_path: Path, before: bytes, body: tuple[str, ...], after: bytes | None
+) -> None:
+    expected = b"def f():   \n\treturn 2\n" if after is None else after
+    assert await applied(tmp_path, before, update(*body)) == expected
+
+
+@pytest.mark.parametrize(
+    ("before", "body", "after"),
+    [
+        (b"a\r\nb\r\n", ("@@", " a", "-b", "+c", "+d"), b"a\r\nc\r\nd\r\n"),
+        (b"a\r\nb", ("@@", "+x"), b"a\r\nb\r\nx\r\n"),
+        # Mixed endings: untouched and context lines keep theirs, new lines take
+        # the first ending of the file.
+        (b"a\nb\r\nc\n", ("@@", " b", "-c", "+C"), b"a\nb\r\nC\n"),
+        (b"a\r\nb\nc\n", ("@@", "-b", "+B"), b"a\r\nB\r\nc\n"),
+        # A lone CR ends a line too (and may be the preferred ending).
+        (b"a\nmid\rline\nb\n", ("@@", "-mid", "+X"), b"a\nX\nline\nb\n"),
+        (b"a\rb\n", ("@@", "+X"), b"a\rb\nX\r"),
+    ],
+    ids=["crlf", "crlf-no-final-newline", "mixed-lf-first", "mixed-crlf-first", "cr", "cr-first"],
+)
+async def test_line_endings_follow_the_file(
+    tmp_path: Path, before: bytes, body: tuple[str, ...], after: bytes
+) -> None:
+    assert await applied(tmp_path, before, update(*body)) == after
+
+
+@pytest.mark.parametrize(
+    ("before", "body", "after"),
+    [
+        (b"a\nb\n\n", ("@@", "-a", "+A"), b"A\nb\n\n"),
+        (b"a\nb\n\n", ("@@", "+Z"), b"a\nb\n\nZ\n"),
+        (b"a\nb\n", ("@@", " b", "+"), b"a\nb\n\n"),
+        (b"", ("@@", "+"), b"\n"),
+        (b"\n", ("@@", "+x"), b"\nx\n"),
+        (b"a\nb", ("@@", "-b", "+B", "*** End of File"), b"a\nB\n"),
+        (b"a\nb\n", ("@@", " b", " ", "+c"), b"a\nb\n\nc\n"),
+    ],
+    ids=[
+        "blank-last-line-kept",
+        "addition-after-blank-lines",
+        "blank-line-added",
+        "blank-line-into-empty-file",
+        "file-of-one-blank-line",
+        "final-newline-added",
+        "trailing-empty-context",
+    ],
+)
+async def test_blank_last_lines(
+    tmp_path: Path, before: bytes, body: tuple[str, ...], after: bytes
+) -> None:
+    assert await applied(tmp_path, before, update(*body)) == after
+
+
+async def test_end_of_file_chunk_never_matches_before_the_previous_chunk(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_bytes(b"a\nb\nc\n")
+    text = update("@@", "-b", "+B", "@@", "-a", "-b", "-c", "*** End of File")
+    with pytest.raises(PatchApplyError) as caught:
+        await apply_patch(text, LocalPatchFiles(tmp_path))
+    assert str(caught.value).endswith("f.txt:\na\nb\nc")
+    assert (tmp_path / "f.txt").read_bytes() == b"a\nb\nc\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "after"),
+    [
+        (("@@\t", "-b", "+B"), b"a\nB\n"),  # trailing whitespace after @@
+        (("@@ a  ", "-b", "+B"), b"a\nB\n"),  # ... and after its context
+        (("*** End of File", "@@", "-a"), b"b\n"),  # End of File before the first chunk
+        (("", "@@", "-a"), b"b\n"),  # a blank first line is an empty context line
+    ],
+    ids=["empty-marker", "context-marker", "leading-end-of-file", "leading-blank"],
+)
+async def test_lenient_chunk_markers(tmp_path: Path, body: tuple[str, ...], after: bytes) -> None:
+    assert await applied(tmp_path, b"a\nb\n", update(*body)) == after
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            update("@@", " a", "-b", "*** Stray", "+c"),
+            "Invalid patch hunk on line 6: Expected update hunk to start with a @@ context "
+            "marker, got: '*** Stray'",
+        ),
+        (
+            update("@@", "-a", "*** End of File", "*** End of File"),
+            "Invalid patch hunk on line 6: Expected update hunk to start with a @@ context "
+            "marker, got: '*** End of File'",
+        ),
+        (
+            update("*** Move to: g", "*** Move to: h"),
+            "Invalid patch hunk on line 4: Unexpected line found in update hunk: '*** Move to: "
+            "h'. Every line should start with ' ' (context line), '+' (added line), or '-' "
+            "(removed line)",
+        ),
+        (
+            update("", "*** Stray"),
+            "Invalid patch hunk on line 4: Expected update hunk to start with a @@ context "
+            "marker, got: '*** Stray'",
+        ),
+        (
+            "*** Begin Patch\n*** Delete File: a\n*** End Patch\n*** Delete File: b\n*** End Patch",
+            "Invalid patch: The last line of the patch must be '*** End Patch'",
+        ),
+        (
+            update("@@", "-a", "*** Update File:x"),
+            "Invalid patch hunk on line 5: Expected update hunk to start with a @@ context "
+            "marker, got: '*** Update File:x'",
+        ),
+    ],
+    ids=["stray", "second-end-of-file", "second-move", "blank-then-stray", "early-end", "bad-hdr"],
+)
+def test_stray_star_lines_are_reported_where_they_stand(text: str, message: str) -> None:
+    with pytest.raises(PatchParseError) as caught:
+        parse_patch(text)
+    assert str(caught.value) == message
+
+
+def test_an_early_end_patch_followed_by_blank_lines_ends_the_patch() -> None:
+    text = "*** Begin Patch\n*** Delete File: a\n *** End Patch\n\n  \n*** End Patch\n"
+    assert [op.path for op in parse_patch(text).operations] == ["a"]
+
+
+def test_a_real_header_ends_an_update_section() -> None:
+    parsed = parse_patch(update("@@", "-a", "*** Add File: g ", "+x"))
+    assert [type(op).__name__ for op in parsed.operations] == ["UpdateFile", "AddFile"]
+    with pytest.raises(PatchParseError) as caught:
+        parse_patch(update("@@", "-a", "\t*** Add File: g"))
+    assert str(caught.value).startswith("Invalid patch hunk on line 5: Expected update hunk")
+    assert HEADERS not in str(caught.value)
