@@ -66,6 +66,10 @@ VOCABULARY = (
     "tab\tin the middle",
     "\x0bvertical tab\x0c",
     "mid\rline carriage return",
+    "ends in a carriage return\r",
+    "\ufeffbyte order mark",
+    "   ",
+    "\t",
 )
 
 NEW_LINES = (
@@ -79,8 +83,8 @@ NEW_LINES = (
     "}",
 )
 
-PATHS = ("a.txt", "b.py", "src/c.rs", "docs/d.md", "e", "deep/er/f.txt")
-NEW_PATHS = ("new.txt", "fresh/new.py", "src/added.rs", "g.md")
+PATHS = ("a.txt", "b.py", "src/c.rs", "docs/d.md", "e", "deep/er/f.txt", "sp ace/na\u00efve.md")
+NEW_PATHS = ("new.txt", "fresh/new.py", "src/added.rs", "g.md", "new dir/\u00e9t\u00e9.txt")
 
 # Typographic lookalikes of ASCII characters: those codex folds, and a few it may
 # not (the last of each group), so both sides of the boundary are tried.
@@ -230,6 +234,8 @@ def _add(rng: random.Random, files: dict[str, _SourceFile], directories: list[st
 
 
 def _header(rng: random.Random, kind: str, path: str) -> str:
+    if rng.random() < 0.03:
+        path = "./" + path  # the same file, spelled differently
     header = f"*** {kind}: {path}"
     if rng.random() < 0.05:
         header = rng.choice(ODD_SPACES[:3]) + header + rng.choice(ODD_SPACES[:3])

@@ -178,3 +178,22 @@ def test_a_real_header_ends_an_update_section() -> None:
         parse_patch(update("@@", "-a", "\t*** Add File: g"))
     assert str(caught.value).startswith("Invalid patch hunk on line 5: Expected update hunk")
     assert HEADERS not in str(caught.value)
+
+
+async def test_paths_are_normalised_as_codex_does(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "f.txt").write_bytes(b"a\n")
+    root = str(LocalPatchFiles(tmp_path).root)
+    text = update("@@", "-zz", path="d/.././f.txt")
+    with pytest.raises(PatchApplyError) as caught:
+        await apply_patch(text, LocalPatchFiles(tmp_path))
+    assert str(caught.value) == f"Failed to find expected lines in {root}/f.txt:\nzz"
+    # The summary keeps the path as written; a trailing slash still names the file.
+    result = await apply_patch(update("@@", "-a", "+b", path="f.txt/"), LocalPatchFiles(tmp_path))
+    assert result.summary.endswith("M f.txt/\n")
+    assert (tmp_path / "f.txt").read_bytes() == b"b\n"
+
+
+def test_every_trailing_carriage_return_of_a_patch_line_is_dropped() -> None:
+    text = "*** Begin Patch\r\n*** Add File: g\r\n+x\r\r\n+\r\n*** End Patch\r\n"
+    assert parse_patch(text).operations[0].contents == "x\n\n"  # type: ignore[union-attr]

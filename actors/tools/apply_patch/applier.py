@@ -14,7 +14,6 @@ from __future__ import annotations
 import enum
 import errno
 import os
-import posixpath
 
 import msgspec
 
@@ -162,7 +161,7 @@ async def _update(operation: UpdateFile, files: PatchFiles, progress: _Progress)
     await _write(files, destination, updated, progress)
     # Deliberate deviation (docs/decisions.md): codex deletes the file when it is
     # moved onto itself; here the edited file stays.
-    if posixpath.normpath(files.display_path(destination)) != posixpath.normpath(shown):
+    if files.display_path(destination) != shown:
         try:
             await files.delete(source)
         except OSError:

@@ -4,7 +4,9 @@ The applier never touches the disk itself: it goes through :class:`PatchFiles`, 
 the ``apply_patch`` tool can run the same engine against any execution environment
 (a local directory, a remote host over SSH, a container). Paths are the ones
 written in the patch: relative paths are resolved against the environment's
-working directory, absolute paths are used as they are (codex accepts both).
+working directory, absolute paths are used as they are (codex accepts both), and
+either is then normalised lexically (``.``, ``..``, doubled and trailing slashes),
+as codex does, before it is used or shown.
 
 Failures are reported as :class:`OSError` (with ``errno`` set when the cause is
 known), and undecodable files as :class:`UnicodeDecodeError`, so the applier can
@@ -14,17 +16,26 @@ word them the way codex does.
 from __future__ import annotations
 
 import os
+import posixpath
 from typing import Protocol
 
 import trio
+
+
+def absolute_path(working_dir: str, path: str) -> str:
+    """``path`` resolved against ``working_dir`` and normalised without touching
+    the file system, the way codex turns a patch's path into the one it uses."""
+    normal = posixpath.normpath(posixpath.join(working_dir, path))
+    # POSIX lets normpath keep a leading "//"; codex's paths never start so.
+    return "/" + normal.lstrip("/") if normal.startswith("//") else normal
 
 
 class PatchFiles(Protocol):
     """What the applier needs from a file system."""
 
     def display_path(self, path: str) -> str:
-        """The absolute form of ``path`` that error messages show (codex shows the
-        working directory joined with the patch's path)."""
+        """The absolute, normalised form of ``path``: the file operated on, and the
+        name error messages show (see :func:`absolute_path`)."""
         ...
 
     async def read_text(self, path: str) -> str:
@@ -68,7 +79,7 @@ class LocalPatchFiles:
         self.root = os.path.realpath(root)
 
     def display_path(self, path: str) -> str:
-        return os.path.join(self.root, path)
+        return absolute_path(self.root, path)
 
     def _path(self, path: str) -> trio.Path:
         return trio.Path(self.display_path(path))
@@ -82,9 +93,8 @@ class LocalPatchFiles:
         await self._path(path).write_bytes(text.encode("utf-8"))
 
     async def make_parent_dirs(self, path: str) -> None:
-        parent = os.path.dirname(path)
-        if parent:
-            await self._path(parent).mkdir(parents=True, exist_ok=True)
+        parent = os.path.dirname(self.display_path(path))
+        await trio.Path(parent).mkdir(parents=True, exist_ok=True)
 
     async def delete(self, path: str) -> None:
         # unlink refuses directories (EISDIR on Linux, EPERM on macOS).

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import errno
-import posixpath
 from typing import Annotated
 
 import msgspec
 
 from actors.kernel import Rejection
 from actors.tools.apply_patch import PatchApplyError, PatchParseError, apply_patch
+from actors.tools.apply_patch.files import absolute_path
 from actors.tools.core.context import ToolContext
 from actors.tools.registry import Tool, ToolFailure
 from environments.errors import BinaryFile, FileNotFound, NotADirectory, NotAFile, PermissionDenied
@@ -32,13 +32,15 @@ def _as_os_error(refusal: Rejection, path: str) -> Exception:
 
 
 class EnvironmentPatchFiles:
-    """:class:`PatchFiles` over an environment actor (local or remote alike)."""
+    """:class:`PatchFiles` over an environment actor (local or remote alike).
+
+    Requests carry the normalised absolute path, the one codex would use."""
 
     def __init__(self, context: ToolContext) -> None:
         self.context = context
 
     def display_path(self, path: str) -> str:
-        return posixpath.join(self.context.working_dir, path)
+        return absolute_path(self.context.working_dir, path)
 
     async def _ask(self, request: object, path: str) -> object:
         try:
@@ -47,23 +49,23 @@ class EnvironmentPatchFiles:
             raise _as_os_error(refusal, path) from None
 
     async def read_text(self, path: str) -> str:
-        content = await self._ask(ReadFile(path, exact=True), path)
+        content = await self._ask(ReadFile(self.display_path(path), exact=True), path)
         return content.text  # type: ignore[attr-defined]
 
     async def write_text(self, path: str, text: str) -> None:
-        await self._ask(WriteFile(path, text), path)
+        await self._ask(WriteFile(self.display_path(path), text), path)
 
     async def make_parent_dirs(self, path: str) -> None:
         """WriteFile creates parents; nothing to do ahead of it."""
 
     async def delete(self, path: str) -> None:
-        await self._ask(DeleteFile(path), path)
+        await self._ask(DeleteFile(self.display_path(path)), path)
 
     async def is_file(self, path: str) -> bool:
-        return await self._ask(StatPath(path), path) == "file"
+        return await self._ask(StatPath(self.display_path(path)), path) == "file"
 
     async def is_dir(self, path: str) -> bool:
-        return await self._ask(StatPath(path), path) == "directory"
+        return await self._ask(StatPath(self.display_path(path)), path) == "directory"
 
 
 class ApplyPatchParams(msgspec.Struct, frozen=True):
