@@ -117,12 +117,16 @@ def run_codex_apply_patch(
 ) -> subprocess.CompletedProcess[bytes]:
     """Run codex's apply_patch on ``patch`` in ``cwd``: argv[0] selects it.
 
-    ``home`` keeps codex away from the user's own configuration.
+    The patch is its argument, as a model's call passes it, or its standard input
+    when it holds a NUL, which no argument can carry. ``home`` keeps codex away
+    from the user's own configuration.
     """
     environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
     environment["CODEX_HOME"] = str(home / ".codex")
+    through_stdin = "\0" in patch
     return subprocess.run(
-        ["apply_patch", patch],
+        ["apply_patch"] if through_stdin else ["apply_patch", patch],
+        input=patch.encode() if through_stdin else b"",
         executable=str(binary),
         cwd=cwd,
         env=environment,

@@ -83,6 +83,12 @@ NEW_LINES = (
     "}",
 )
 
+NOT_UTF8_FILES = (
+    ("binary.dat", b"\xff\xfe\x00bad\n"),
+    ("latin1.txt", b"caf\xe9 au lait\n"),
+    ("cut.txt", b"abc\xe2\x82"),
+    ("emoji.txt", b"ok\xf0\x9f\x98z\n"),
+)
 PATHS = ("a.txt", "b.py", "src/c.rs", "docs/d.md", "e", "deep/er/f.txt", "sp ace/na\u00efve.md")
 NEW_PATHS = ("new.txt", "fresh/new.py", "src/added.rs", "g.md", "new dir/\u00e9t\u00e9.txt")
 
@@ -111,13 +117,16 @@ STRAY_LINES = (
 
 
 class PatchCase(msgspec.Struct, frozen=True):
-    """A tree (files with their exact bytes, plus empty directories) and a patch."""
+    """A tree and a patch: files with their exact bytes, empty directories,
+    symbolic links (path, target) and the files that are executable (mode 755)."""
 
     seed: int
     index: int
     files: tuple[tuple[str, bytes], ...]
     directories: tuple[str, ...]
     patch: str
+    symlinks: tuple[tuple[str, str], ...] = ()
+    executables: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -142,20 +151,41 @@ def generate_cases(seed: int, count: int) -> list[PatchCase]:
 def generate_case(seed: int, index: int) -> PatchCase:
     rng = random.Random(f"{seed}/{index}")
     files = {path: _source_file(rng) for path in rng.sample(PATHS, rng.randint(1, 4))}
+    if rng.random() < 0.03:
+        files["nul.txt"] = _SourceFile(["a\x00b", "c"], ["\n", "\n"])  # NUL is valid UTF-8
     directories: list[str] = []
     if rng.random() < 0.15:
         directories.append(rng.choice(("empty", "src/empty")))
+    # What the operations may name: the files, plus odd entries that are not
+    # UTF-8 files (their lines are what a model might guess).
+    visible = dict(files)
+    tree = [(path, source.data()) for path, source in files.items()]
+    if rng.random() < 0.06:
+        path, data = rng.choice(NOT_UTF8_FILES)
+        tree.append((path, data))
+        visible[path] = _source_file(rng)
+    symlinks: list[tuple[str, str]] = []
+    if rng.random() < 0.12:
+        target = rng.choice([*files, "missing-target.txt"])
+        symlinks.append(("link.txt", target))  # at the top, so the target is relative
+        visible["link.txt"] = files.get(target) or _source_file(rng)
+    executables = [path for path in files if rng.random() < 0.05]
     touched: set[str] = set()
     count = rng.choice((1, 1, 2, 2, 3))
-    operations = [_operation(rng, files, directories, touched) for _ in range(count)]
+    operations = [_operation(rng, visible, directories, touched) for _ in range(count)]
     body = [line for operation in operations for line in operation]
     if rng.random() < 0.06:
         body.insert(rng.randint(0, len(body)), rng.choice(STRAY_LINES))
     patch = _envelope(rng, body)
-    tree = tuple(sorted((path, source.data()) for path, source in files.items()))
-    if rng.random() < 0.03:
-        tree += (("binary.dat", b"\xff\xfe\x00bad"),)
-    return PatchCase(seed, index, tree, tuple(directories), patch)
+    return PatchCase(
+        seed,
+        index,
+        tuple(sorted(tree)),
+        tuple(directories),
+        patch,
+        tuple(symlinks),
+        tuple(executables),
+    )
 
 
 def _source_file(rng: random.Random) -> _SourceFile:

@@ -41,7 +41,6 @@ from protocol.llm import ToolCall
 from tests.environments.sshd import SSHDUnavailable, SSHServer, start_sshd
 from tests.tools.codex_reference import CodexUnavailable, install, run_codex_apply_patch
 from tests.tools.patch_generator import PatchCase, generate_cases
-from tests.tools.test_apply_patch_conformance import snapshot
 
 FIXED_SEED = 14_300
 FIXED_CASES = 300
@@ -62,7 +61,7 @@ class Outcome(msgspec.Struct, frozen=True):
     exit_code: int
     stdout: str
     stderr: str
-    tree: dict[str, bytes | None]
+    tree: dict[str, Entry]
 
 
 @pytest.fixture(scope="session")
@@ -91,6 +90,30 @@ def lay_out(root: Path, case: PatchCase) -> None:
     for path, data in case.files:
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_bytes(data)
+    for path in case.executables:
+        (root / path).chmod(0o755)
+    for path, target in case.symlinks:
+        (root / path).symlink_to(target)
+
+
+Entry = tuple[str, int, bytes]
+
+
+def tree_state(root: Path) -> dict[str, Entry]:
+    """Everything under ``root`` by relative path: directories and files with their
+    permission bits (files with their bytes), symbolic links with their target."""
+    state: dict[str, Entry] = {}
+    for directory, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(directory, name)
+            key = str(path.relative_to(root))
+            if path.is_symlink():
+                state[key] = ("link", 0, os.readlink(path).encode())
+            elif path.is_dir():
+                state[key] = ("directory", path.stat().st_mode & 0o7777, b"")
+            else:
+                state[key] = ("file", path.stat().st_mode & 0o7777, path.read_bytes())
+    return state
 
 
 def codex_outcome(binary: Path, case: PatchCase, base: Path) -> Outcome:
@@ -101,7 +124,7 @@ def codex_outcome(binary: Path, case: PatchCase, base: Path) -> Outcome:
         done.returncode,
         done.stdout.decode("utf-8", "replace"),
         done.stderr.decode("utf-8", "replace"),
-        snapshot(root),
+        tree_state(root),
     )
 
 
@@ -134,12 +157,13 @@ async def troupe_outcome(case: PatchCase, base: Path) -> Outcome:
         shown = printed(False, str(error))
     else:
         shown = printed(True, result.summary)
-    return Outcome(*shown, snapshot(root))
+    return Outcome(*shown, tree_state(root))
 
 
 def describe(case: PatchCase, codex: Outcome, other: Outcome, side: str) -> str:
     lines = [f"--- {case.label}: codex and {side} differ", f"patch: {case.patch!r}"]
     lines.append(f"files: {dict(case.files)!r} directories: {case.directories!r}")
+    lines.append(f"symlinks: {case.symlinks!r} executables: {case.executables!r}")
     if codex.tree == other.tree:
         lines.append("trees: equal")
     for path in sorted(set(codex.tree) | set(other.tree)):
@@ -260,7 +284,7 @@ async def test_the_apply_patch_tool_over_ssh_matches_codex(
             lay_out(root, case)
             call = ToolCall("call-1", "apply_patch", {"patch": case.patch})
             outcome = await tools.run(call, context)
-            return Outcome(*printed(not outcome.is_error, outcome.output), snapshot(root))
+            return Outcome(*printed(not outcome.is_error, outcome.output), tree_state(root))
 
         mismatches = await compare_all(fixed_references, "ssh", over_ssh)
     assert not mismatches, verdict(mismatches, len(fixed_references), FIXED_SEED)
@@ -281,7 +305,8 @@ async def test_moving_a_file_onto_itself_is_the_one_deliberate_difference(
     codex = await trio.to_thread.run_sync(codex_outcome, codex_binary, case, workspace)
     troupe = await troupe_outcome(case, workspace)
     assert codex.tree == {}
-    assert troupe.tree == {"same.txt": b"new\n"}
+    assert list(troupe.tree) == ["same.txt"]
+    assert troupe.tree["same.txt"][2] == b"new\n"
     assert (troupe.exit_code, troupe.stdout, troupe.stderr) == (
         codex.exit_code,
         codex.stdout,

@@ -6,12 +6,20 @@ expected bytes so it holds even where codex cannot be fetched.
 
 from __future__ import annotations
 
+import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from actors.kernel import Runtime
 from actors.tools.apply_patch import LocalPatchFiles, PatchParseError, apply_patch, parse_patch
 from actors.tools.apply_patch.applier import PatchApplyError
+from actors.tools.core.context import ToolContext
+from actors.tools.core.patch import APPLY_PATCH
+from actors.tools.registry import ToolRegistry
+from environments.local import LocalEnvironment
+from protocol.llm import ToolCall
 
 HEADERS = (
     "Valid hunk headers: '*** Add File: {path}', '*** Delete File: {path}', "
@@ -197,3 +205,89 @@ async def test_paths_are_normalised_as_codex_does(tmp_path: Path) -> None:
 def test_every_trailing_carriage_return_of_a_patch_line_is_dropped() -> None:
     text = "*** Begin Patch\r\n*** Add File: g\r\n+x\r\r\n+\r\n*** End Patch\r\n"
     assert parse_patch(text).operations[0].contents == "x\n\n"  # type: ignore[union-attr]
+
+
+# --- through the apply_patch tool and an environment actor --------------------------
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    directory = Path(os.path.realpath(tmp_path)) / "work"
+    directory.mkdir()
+    return directory
+
+
+def listing(directory: Path) -> list[str]:
+    return sorted(os.listdir(directory))
+
+
+@pytest.fixture
+async def tool_context(work: Path) -> AsyncIterator[ToolContext]:
+    async with Runtime() as runtime:
+        yield ToolContext(await runtime.spawn(LocalEnvironment(work)), str(work))
+
+
+async def run_tool(context: ToolContext, patch_text: str) -> tuple[bool, str]:
+    outcome = await ToolRegistry([APPLY_PATCH]).run(
+        ToolCall("call-1", "apply_patch", {"patch": patch_text}), context
+    )
+    return not outcome.is_error, outcome.output
+
+
+@pytest.mark.parametrize(
+    ("data", "detail"),
+    [
+        (b"caf\xe9 au lait\n", "invalid utf-8 sequence of 1 bytes from index 3"),
+        (b"abc\xe2\x82", "incomplete utf-8 byte sequence from index 3"),
+        (b"ok\xf0\x9f\x98z\n", "invalid utf-8 sequence of 3 bytes from index 2"),
+    ],
+    ids=["latin-1", "cut-short", "bad-continuation"],
+)
+async def test_a_file_that_is_not_utf8_is_refused_and_left_alone(
+    tool_context: ToolContext, data: bytes, detail: str
+) -> None:
+    # Never decoded lossily and written back: that would corrupt the file.
+    work = Path(tool_context.working_dir)
+    (work / "f.txt").write_bytes(data)
+    done = await run_tool(tool_context, update("@@", "+x"))
+    assert done == (False, f"Failed to read file to update {work}/f.txt: {detail}")
+    assert (work / "f.txt").read_bytes() == data
+    with pytest.raises(PatchApplyError) as caught:  # the same words without the tool
+        await apply_patch(update("@@", "+x"), LocalPatchFiles(work))
+    assert str(caught.value) == done[1]
+
+
+async def test_nul_bytes_are_text_as_in_codex(tool_context: ToolContext) -> None:
+    work = Path(tool_context.working_dir)
+    (work / "f.txt").write_bytes(b"a\x00b\nc\n")
+    assert await run_tool(tool_context, update("@@", " a\x00b", "-c", "+C")) == (
+        True,
+        "Success. Updated the following files:\nM f.txt\n",
+    )
+    assert (work / "f.txt").read_bytes() == b"a\x00b\nC\n"
+
+
+@pytest.mark.parametrize("through", ["tool", "engine"])
+async def test_delete_goes_through_links_only_to_check_them(
+    tool_context: ToolContext, through: str
+) -> None:
+    work = Path(tool_context.working_dir)
+    (work / "t.txt").write_bytes(b"a\n")
+    (work / "d").mkdir()
+    for name, target in (("to-file", "t.txt"), ("to-dir", "d"), ("dangling", "nope")):
+        (work / name).symlink_to(target)
+
+    async def delete(name: str) -> tuple[bool, str]:
+        text = f"*** Begin Patch\n*** Delete File: {name}\n*** End Patch"
+        if through == "tool":
+            return await run_tool(tool_context, text)
+        try:
+            return True, (await apply_patch(text, LocalPatchFiles(work))).summary
+        except PatchApplyError as error:
+            return False, str(error)
+
+    assert await delete("to-file") == (True, "Success. Updated the following files:\nD to-file\n")
+    assert await delete("to-dir") == (False, f"Failed to delete file {work}/to-dir")
+    assert await delete("dangling") == (False, f"Failed to delete file {work}/dangling")
+    assert listing(work) == ["d", "dangling", "t.txt", "to-dir"]
+    assert (work / "t.txt").read_bytes() == b"a\n"

@@ -372,7 +372,7 @@ async def test_update_of_a_file_that_is_not_utf8(tmp_path: Path) -> None:
     error = await apply_expecting_error(patch("*** Update File: bin.dat", "@@", "+x"), tmp_path)
     assert str(error) == (
         f"Failed to read file to update {real(tmp_path)}/bin.dat: "
-        "stream did not contain valid UTF-8"
+        "invalid utf-8 sequence of 1 bytes from index 0"
     )
 
 

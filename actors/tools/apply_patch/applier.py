@@ -17,7 +17,7 @@ import os
 
 import msgspec
 
-from actors.tools.apply_patch.files import PatchFiles
+from actors.tools.apply_patch.files import NotUtf8Text, PatchFiles
 from actors.tools.apply_patch.matcher import ChunkNotFoundError, apply_chunks
 from actors.tools.apply_patch.parser import (
     AddFile,
@@ -76,11 +76,12 @@ class PatchApplyError(Exception):
         self.applied = applied
 
 
-def describe_read_error(error: OSError | UnicodeDecodeError, shown: str) -> str:
-    """Word a failed read of ``shown`` as codex does: its own text for a path that
-    is not a regular file, otherwise Rust's ``io::Error`` wording."""
-    if isinstance(error, UnicodeDecodeError):
-        return "stream did not contain valid UTF-8"
+def describe_read_error(error: OSError | NotUtf8Text, shown: str) -> str:
+    """Word a failed read of ``shown`` as codex does: where the bytes stop being
+    UTF-8, its own text for a path that is not a regular file, otherwise Rust's
+    ``io::Error`` wording."""
+    if isinstance(error, NotUtf8Text):
+        return error.detail
     if error.errno == errno.EISDIR:
         return f"path `{shown}` is not a file"
     if error.errno is not None:
@@ -140,7 +141,7 @@ async def _update(operation: UpdateFile, files: PatchFiles, progress: _Progress)
     shown = files.display_path(source)
     try:
         original = await files.read_text(source)
-    except (OSError, UnicodeDecodeError) as error:
+    except (OSError, NotUtf8Text) as error:
         message = f"Failed to read file to update {shown}: {describe_read_error(error, shown)}"
         raise progress.fail(ApplyFailure.READ_FAILED, message) from None
     try:

@@ -9,17 +9,29 @@ either is then normalised lexically (``.``, ``..``, doubled and trailing slashes
 as codex does, before it is used or shown.
 
 Failures are reported as :class:`OSError` (with ``errno`` set when the cause is
-known), and undecodable files as :class:`UnicodeDecodeError`, so the applier can
+known), and files that are not UTF-8 as :class:`NotUtf8Text`, so the applier can
 word them the way codex does.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
+import stat
 from typing import Protocol
 
 import trio
+
+from environments.textfiles import utf8_error_text
+
+
+class NotUtf8Text(Exception):
+    """The file's bytes are not UTF-8; ``detail`` says where, in codex's words."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
 
 
 def absolute_path(working_dir: str, path: str) -> str:
@@ -39,7 +51,8 @@ class PatchFiles(Protocol):
         ...
 
     async def read_text(self, path: str) -> str:
-        """The file's text, decoded as UTF-8, line endings untouched."""
+        """The file's text, decoded as UTF-8, line endings untouched; raises
+        :class:`NotUtf8Text` for any other bytes (never decodes lossily)."""
         ...
 
     async def write_text(self, path: str, text: str) -> None:
@@ -55,7 +68,9 @@ class PatchFiles(Protocol):
         ...
 
     async def delete(self, path: str) -> None:
-        """Remove the file; a directory is refused with an :class:`OSError`."""
+        """Remove the file. As in codex, the path must lead (through any symbolic
+        link) to something that is not a directory, else :class:`OSError`; a link
+        is removed, not its target."""
         ...
 
     async def is_file(self, path: str) -> bool:
@@ -86,7 +101,10 @@ class LocalPatchFiles:
 
     async def read_text(self, path: str) -> str:
         data = await self._path(path).read_bytes()
-        return data.decode("utf-8")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise NotUtf8Text(utf8_error_text(error)) from None
 
     async def write_text(self, path: str, text: str) -> None:
         await self.make_parent_dirs(path)
@@ -97,8 +115,10 @@ class LocalPatchFiles:
         await trio.Path(parent).mkdir(parents=True, exist_ok=True)
 
     async def delete(self, path: str) -> None:
-        # unlink refuses directories (EISDIR on Linux, EPERM on macOS).
-        await self._path(path).unlink()
+        target = self._path(path)
+        if stat.S_ISDIR((await target.stat()).st_mode):  # follows links; raises if dangling
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target))
+        await target.unlink()
 
     async def is_file(self, path: str) -> bool:
         return await self._path(path).is_file()

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import errno
+import os
 from typing import Annotated
 
 import msgspec
 
 from actors.kernel import Rejection
 from actors.tools.apply_patch import PatchApplyError, PatchParseError, apply_patch
-from actors.tools.apply_patch.files import absolute_path
+from actors.tools.apply_patch.files import NotUtf8Text, absolute_path
 from actors.tools.core.context import ToolContext
 from actors.tools.registry import Tool, ToolFailure
-from environments.errors import BinaryFile, FileNotFound, NotADirectory, NotAFile, PermissionDenied
+from environments.errors import (
+    BinaryFile,
+    FileNotFound,
+    NotADirectory,
+    NotAFile,
+    NotUtf8,
+    PermissionDenied,
+)
 from protocol.environment import DeleteFile, ReadFile, StatPath, WriteFile
 
 _ERRNO = {
@@ -24,9 +32,11 @@ _ERRNO = {
 
 
 def _as_os_error(refusal: Rejection, path: str) -> Exception:
-    """The applier words failures from OSError/UnicodeDecodeError as codex does."""
+    """The applier words failures from OSError/NotUtf8Text as codex does."""
+    if isinstance(refusal, NotUtf8):
+        return NotUtf8Text(refusal.detail)
     if isinstance(refusal, BinaryFile):
-        return UnicodeDecodeError("utf-8", b"", 0, 1, "invalid utf-8")
+        return NotUtf8Text("stream did not contain valid UTF-8")
     code = next((n for kind, n in _ERRNO.items() if isinstance(refusal, kind)), errno.EIO)
     return OSError(code, str(refusal), path)
 
@@ -59,6 +69,11 @@ class EnvironmentPatchFiles:
         """WriteFile creates parents; nothing to do ahead of it."""
 
     async def delete(self, path: str) -> None:
+        # As in codex: through a link, there must be something, and not a directory.
+        kind = await self._ask(StatPath(self.display_path(path)), path)
+        if kind in ("missing", "directory"):
+            code = errno.ENOENT if kind == "missing" else errno.EISDIR
+            raise OSError(code, os.strerror(code), path)
         await self._ask(DeleteFile(self.display_path(path)), path)
 
     async def is_file(self, path: str) -> bool:
