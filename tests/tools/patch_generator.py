@@ -232,7 +232,9 @@ def _operation(
     if rng.random() < 0.15:
         # Never onto itself: there Troupe keeps the file and codex deletes it (a
         # deliberate difference, pinned by its own test).
-        destinations = [p for p in (*NEW_PATHS, *files, "moved/deeper/x.txt") if p != path]
+        destinations = [
+            p for p in (*NEW_PATHS, *files, *directories, "moved/deeper/x.txt") if p != path
+        ]
         section.append(f"*** Move to: {rng.choice(destinations)}")
     section += _chunks(rng, lines)
     return section

@@ -291,3 +291,21 @@ async def test_delete_goes_through_links_only_to_check_them(
     assert await delete("dangling") == (False, f"Failed to delete file {work}/dangling")
     assert listing(work) == ["d", "dangling", "t.txt", "to-dir"]
     assert (work / "t.txt").read_bytes() == b"a\n"
+
+
+async def test_writes_go_through_links_and_keep_modes(work: Path) -> None:
+    (work / "run.sh").write_bytes(b"echo a\n")
+    (work / "run.sh").chmod(0o750)
+    (work / "t.txt").write_bytes(b"a\n")
+    (work / "link").symlink_to("t.txt")
+    (work / "dangling").symlink_to("created.txt")
+    text = (
+        "*** Begin Patch\n*** Update File: run.sh\n@@\n-echo a\n+echo b\n"
+        "*** Update File: link\n@@\n-a\n+b\n*** Add File: dangling\n+new\n*** End Patch"
+    )
+    await apply_patch(text, LocalPatchFiles(work))
+    assert (work / "run.sh").read_bytes() == b"echo b\n"
+    assert (work / "run.sh").stat().st_mode & 0o777 == 0o750
+    assert (work / "link").is_symlink()
+    assert (work / "t.txt").read_bytes() == b"b\n"
+    assert (work / "created.txt").read_bytes() == b"new\n"

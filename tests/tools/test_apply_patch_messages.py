@@ -396,11 +396,18 @@ async def test_add_over_a_directory_fails_to_write(tmp_path: Path) -> None:
     assert error.kind is ApplyFailure.WRITE_FAILED
 
 
-async def test_add_under_a_file_fails_to_create_parents(tmp_path: Path) -> None:
+async def test_add_under_a_file_fails_to_write(tmp_path: Path) -> None:
     write(tmp_path, "file.txt", "x\n")
     error = await apply_expecting_error(patch("*** Add File: file.txt/sub.txt", "+x"), tmp_path)
-    # codex words a failure to create the parents as a failed write.
+    # The parent exists (as a file): codex calls this a failed write.
     assert str(error) == f"Failed to write file {real(tmp_path)}/file.txt/sub.txt"
+    assert error.kind is ApplyFailure.WRITE_FAILED
+
+
+async def test_add_under_a_dangling_link_fails_to_create_parents(tmp_path: Path) -> None:
+    (tmp_path / "gone").symlink_to("nowhere")
+    error = await apply_expecting_error(patch("*** Add File: gone/sub.txt", "+x"), tmp_path)
+    assert str(error) == f"Failed to create parent directories for {real(tmp_path)}/gone/sub.txt"
     assert error.kind is ApplyFailure.CREATE_DIRS_FAILED
 
 

@@ -156,7 +156,7 @@ async def _update(operation: UpdateFile, files: PatchFiles, progress: _Progress)
         raise progress.fail(kind, message) from None
     destination = operation.move_to
     if destination is None:
-        await _write(files, source, updated, progress, make_dirs=False)
+        await _write(files, source, updated, progress)
         progress.modified.append(source)
         return
     await _write(files, destination, updated, progress)
@@ -171,18 +171,15 @@ async def _update(operation: UpdateFile, files: PatchFiles, progress: _Progress)
     progress.modified.append(destination)
 
 
-async def _write(
-    files: PatchFiles, path: str, text: str, progress: _Progress, *, make_dirs: bool = True
-) -> None:
-    shown = files.display_path(path)
-    if make_dirs:
-        try:
-            await files.make_parent_dirs(path)
-        except OSError:
-            # codex words this as a failed write too (its writer makes the parents).
-            message = f"Failed to write file {shown}"
-            raise progress.fail(ApplyFailure.CREATE_DIRS_FAILED, message) from None
+async def _write(files: PatchFiles, path: str, text: str, progress: _Progress) -> None:
+    """Write as codex does. Its writer creates missing parent directories; it calls
+    a failure "Failed to create parent directories" when the parent is missing
+    (nothing there, or a dangling link) and "Failed to write file" otherwise."""
     try:
         await files.write_text(path, text)
     except OSError:
+        shown = files.display_path(path)
+        if await files.parent_missing(path):
+            message = f"Failed to create parent directories for {shown}"
+            raise progress.fail(ApplyFailure.CREATE_DIRS_FAILED, message) from None
         raise progress.fail(ApplyFailure.WRITE_FAILED, f"Failed to write file {shown}") from None

@@ -60,11 +60,10 @@ class PatchFiles(Protocol):
         creating missing parent directories."""
         ...
 
-    async def make_parent_dirs(self, path: str) -> None:
-        """Create the directories that would contain ``path``, if any are missing.
-
-        Separate from :meth:`write_text` so a failure here gets codex's own message.
-        """
+    async def parent_missing(self, path: str) -> bool:
+        """Whether nothing is where the directory holding ``path`` should be (a
+        dangling link counts as nothing); after a failed write, codex's words for
+        the failure depend on it."""
         ...
 
     async def delete(self, path: str) -> None:
@@ -107,12 +106,18 @@ class LocalPatchFiles:
             raise NotUtf8Text(utf8_error_text(error)) from None
 
     async def write_text(self, path: str, text: str) -> None:
-        await self.make_parent_dirs(path)
-        await self._path(path).write_bytes(text.encode("utf-8"))
+        target = self._path(path)
+        await target.parent.mkdir(parents=True, exist_ok=True)
+        await target.write_bytes(text.encode("utf-8"))
 
-    async def make_parent_dirs(self, path: str) -> None:
-        parent = os.path.dirname(self.display_path(path))
-        await trio.Path(parent).mkdir(parents=True, exist_ok=True)
+    async def parent_missing(self, path: str) -> bool:
+        try:
+            await trio.Path(os.path.dirname(self.display_path(path))).stat()
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+        return False
 
     async def delete(self, path: str) -> None:
         target = self._path(path)

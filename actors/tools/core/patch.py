@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
 from typing import Annotated
 
 import msgspec
@@ -65,8 +66,9 @@ class EnvironmentPatchFiles:
     async def write_text(self, path: str, text: str) -> None:
         await self._ask(WriteFile(self.display_path(path), text), path)
 
-    async def make_parent_dirs(self, path: str) -> None:
-        """WriteFile creates parents; nothing to do ahead of it."""
+    async def parent_missing(self, path: str) -> bool:
+        parent = posixpath.dirname(self.display_path(path))
+        return await self._ask(StatPath(parent), path) == "missing"
 
     async def delete(self, path: str) -> None:
         # As in codex: through a link, there must be something, and not a directory.
