@@ -20,6 +20,7 @@ from environments.base import EnvironmentActor
 from environments.capture import DEFAULT_CAPTURE_CAP
 from environments.envvars import EnvPolicy, command_environment
 from environments.errors import (
+    EnvironmentError_,
     FileNotFound,
     InvalidRequest,
     NotADirectory,
@@ -60,10 +61,13 @@ async def _in_thread(path: Path, work: Callable[[], T]) -> T:
         raise FileNotFound(f"{path} does not exist") from None
     except IsADirectoryError:
         raise NotAFile(f"{path} is a directory") from None
-    except NotADirectoryError:
+    except (NotADirectoryError, FileExistsError):
+        # FileExistsError: creating parents met a file or a dangling link.
         raise NotADirectory(f"{path}: a parent is not a directory") from None
     except PermissionError:
         raise PermissionDenied(f"permission denied: {path}") from None
+    except OSError as error:  # any other: refuse the request, keep the actor serving
+        raise EnvironmentError_(f"{path}: {error.strerror or error}") from None
 
 
 def _list(root: Path, depth: int) -> list[DirEntry]:

@@ -12,9 +12,9 @@ The cases come from a fixed seed (the same every run) and from a fresh seed draw
 for this run and printed, so over time the generator explores more. To replay a
 run: ``TROUPE_PATCH_SEED=<seed> pytest tests/tools/test_apply_patch_differential.py``.
 
-The fixed cases also go through the ``apply_patch`` tool over a real SSH
-environment (the test sshd, logged into as root so the same directory serves),
-which must leave the same trees and say the same thing.
+The fixed cases also go through the ``apply_patch`` tool, on a local environment
+actor and over a real SSH environment (the test sshd, logged into as root so the
+same directory serves), which must leave the same trees and say the same thing.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from actors.tools.apply_patch import LocalPatchFiles, PatchApplyError, PatchPars
 from actors.tools.core.context import ToolContext
 from actors.tools.core.patch import APPLY_PATCH
 from actors.tools.registry import ToolRegistry
+from environments.local import LocalEnvironment
 from environments.ssh.environment import SSHBridge
 from protocol.environment import AddSSHHost
 from protocol.llm import ToolCall
@@ -270,23 +271,42 @@ async def ssh_environment(runtime: Runtime, server: SSHServer, root: Path) -> Ac
     return await bridge.ask(request)
 
 
+async def tool_outcomes_match_codex(
+    references: list[tuple[PatchCase, Outcome]], environment: ActorRef, root: Path, side: str
+) -> list[str]:
+    """Run each case through the ``apply_patch`` tool on ``environment`` (whose
+    working directory is ``root``); describe the cases that differ from codex."""
+    tools = ToolRegistry([APPLY_PATCH])
+    context = ToolContext(environment, str(root))
+
+    async def through_tool(case: PatchCase) -> Outcome:
+        lay_out(root, case)
+        call = ToolCall("call-1", "apply_patch", {"patch": case.patch})
+        outcome = await tools.run(call, context)
+        return Outcome(*printed(not outcome.is_error, outcome.output), tree_state(root))
+
+    return await compare_all(references, side, through_tool)
+
+
+async def test_the_apply_patch_tool_on_a_local_environment_matches_codex(
+    fixed_references: list[tuple[PatchCase, Outcome]], workspace: Path
+) -> None:
+    root = workspace / "work"
+    root.mkdir(exist_ok=True)
+    async with Runtime(grace=2.0) as runtime:
+        environment = await runtime.spawn(LocalEnvironment(root))
+        mismatches = await tool_outcomes_match_codex(fixed_references, environment, root, "local")
+    assert not mismatches, verdict(mismatches, len(fixed_references), FIXED_SEED)
+
+
 async def test_the_apply_patch_tool_over_ssh_matches_codex(
     fixed_references: list[tuple[PatchCase, Outcome]], workspace: Path, sshd_server: SSHServer
 ) -> None:
     root = workspace / "work"
     root.mkdir(exist_ok=True)
-    tools = ToolRegistry([APPLY_PATCH])
-
     async with Runtime(grace=2.0) as runtime:
-        context = ToolContext(await ssh_environment(runtime, sshd_server, root), str(root))
-
-        async def over_ssh(case: PatchCase) -> Outcome:
-            lay_out(root, case)
-            call = ToolCall("call-1", "apply_patch", {"patch": case.patch})
-            outcome = await tools.run(call, context)
-            return Outcome(*printed(not outcome.is_error, outcome.output), tree_state(root))
-
-        mismatches = await compare_all(fixed_references, "ssh", over_ssh)
+        environment = await ssh_environment(runtime, sshd_server, root)
+        mismatches = await tool_outcomes_match_codex(fixed_references, environment, root, "ssh")
     assert not mismatches, verdict(mismatches, len(fixed_references), FIXED_SEED)
 
 

@@ -309,3 +309,28 @@ async def test_writes_go_through_links_and_keep_modes(work: Path) -> None:
     assert (work / "link").is_symlink()
     assert (work / "t.txt").read_bytes() == b"b\n"
     assert (work / "created.txt").read_bytes() == b"new\n"
+
+
+async def test_a_write_under_a_file_or_a_dangling_link_is_refused_and_the_tool_goes_on(
+    tool_context: ToolContext, work: Path
+) -> None:
+    # Creating the parents meets a file or a dangling link: a typed refusal, with
+    # codex's words, and the environment keeps serving.
+    (work / "e").write_bytes(b"x\n")
+    (work / "gone").symlink_to("nowhere")
+
+    def add(path: str) -> str:
+        return f"*** Begin Patch\n*** Add File: {path}\n+x\n*** End Patch"
+
+    assert await run_tool(tool_context, add("e/under.txt")) == (
+        False,
+        f"Failed to write file {work}/e/under.txt",
+    )
+    assert await run_tool(tool_context, add("gone/sub.txt")) == (
+        False,
+        f"Failed to create parent directories for {work}/gone/sub.txt",
+    )
+    assert await run_tool(tool_context, add("ok.txt")) == (
+        True,
+        "Success. Updated the following files:\nA ok.txt\n",
+    )
