@@ -2,12 +2,15 @@
 
 The cases aim at the places where two implementations of codex's apply_patch can
 disagree: context copied imperfectly (trailing or leading whitespace, typographic
-dashes, quotes and spaces in either direction), CRLF and mixed line endings, files
-without a final newline or with blank last lines, ``@@`` change-context lines,
-``*** End of File`` markers (where they belong and where they do not), moves
-(to new paths, over existing files, onto themselves), deletes of files,
-directories and missing paths, adds over existing files and directories, stray
-``***`` lines, padded markers, heredoc wrappers and CRLF patch text.
+dashes, quotes and spaces in either direction), CRLF, lone CR and mixed line
+endings, files without a final newline or with blank last lines, ``@@``
+change-context lines, ``*** End of File`` markers (where they belong and where they
+do not), moves (to new paths, over existing files and directories; never onto
+themselves, the one deliberate difference), deletes of files, directories, links
+and missing paths, adds over existing files, directories and dangling links,
+paths spelled with ``./``, spaces and accents, files that are not UTF-8 or hold
+NUL bytes, executable files, stray ``***`` lines, early ``*** End Patch``, padded
+markers, heredoc wrappers and CRLF patch text.
 
 Most patches fit their tree, some are broken on purpose, so both outcomes are
 covered. Every case is a pure function of ``(seed, index)``: a failure replays

@@ -332,3 +332,12 @@ async def test_moving_a_file_onto_itself_is_the_one_deliberate_difference(
         codex.stdout,
         codex.stderr,
     )
+
+
+def test_without_npm_codex_is_unavailable_with_a_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one reason the differential tests may skip: npm cannot be had."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # no npm on it
+    with pytest.raises(CodexUnavailable, match="npm is not installed"):
+        install(tmp_path / "cache")
