@@ -238,7 +238,10 @@ def _operation(
         destinations = [
             p for p in (*NEW_PATHS, *files, *directories, "moved/deeper/x.txt") if p != path
         ]
-        section.append(f"*** Move to: {rng.choice(destinations)}")
+        padding = rng.choice(("", "", "", " ", "\t", "  "))
+        section.append(f"*** Move to: {rng.choice(destinations)}{padding}")
+    elif rng.random() < 0.01:
+        section.append("*** Move to: ")  # no path: not a move line at all
     section += _chunks(rng, lines)
     return section
 

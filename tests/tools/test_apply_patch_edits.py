@@ -334,3 +334,24 @@ async def test_a_write_under_a_file_or_a_dangling_link_is_refused_and_the_tool_g
         True,
         "Success. Updated the following files:\nA ok.txt\n",
     )
+
+
+@pytest.mark.parametrize(
+    ("body", "moved_to"),
+    [
+        (("*** Move to: g.txt  ", "@@", "-a", "+b"), "g.txt"),  # trailing whitespace ignored
+        (("*** End of File", "*** Move to: g.txt", "@@", "-a", "+b"), "g.txt"),
+    ],
+    ids=["padded", "after-end-of-file"],
+)
+def test_move_lines_read_as_codex_reads_them(body: tuple[str, ...], moved_to: str) -> None:
+    operation = parse_patch(update(*body)).operations[0]
+    assert operation.move_to == moved_to  # type: ignore[union-attr]
+
+
+def test_a_move_line_without_a_path_is_not_a_move() -> None:
+    with pytest.raises(PatchParseError) as caught:
+        parse_patch(update("*** Move to: ", "@@", "-a"))
+    assert str(caught.value).startswith(
+        "Invalid patch hunk on line 3: Unexpected line found in update hunk: '*** Move to: '."
+    )

@@ -180,10 +180,18 @@ def _parse_add(path: str, lines: list[str]) -> tuple[AddFile, int]:
 def _parse_update(path: str, lines: list[str], line_number: int) -> tuple[UpdateFile, int]:
     used = 1
     move_to: str | None = None
-    # Codex matches the move line untrimmed, unlike the operation headers.
-    if len(lines) > 1 and lines[1].startswith(MOVE_TO):
-        move_to = lines[1][len(MOVE_TO) :]
-        used += 1
+    # Before the first chunk codex skips End of File markers and takes one move
+    # line; it ignores trailing whitespace on the move line, not leading (an
+    # indented move line is a context line).
+    while used < len(lines):
+        line = lines[used]
+        if _is_end_of_file(line):
+            used += 1
+        elif move_to is None and trim_end(line).startswith(MOVE_TO):
+            move_to = trim_end(line)[len(MOVE_TO) :]
+            used += 1
+        else:
+            break
     chunks: list[UpdateChunk] = []
     while used < len(lines):
         line = lines[used]
@@ -192,9 +200,6 @@ def _parse_update(path: str, lines: list[str], line_number: int) -> tuple[Update
             continue
         if _ends_update(line):
             break
-        if not chunks and _is_end_of_file(line):
-            used += 1  # codex ignores an End of File marker before the first chunk
-            continue
         chunk, chunk_used = _parse_chunk(lines[used:], line_number + used, not chunks)
         chunks.append(chunk)
         used += chunk_used
