@@ -37,6 +37,17 @@ class BinaryFile(EnvironmentError_):
     code = "binary_file"
 
 
+class NotUtf8(BinaryFile):
+    """An exact read of a file that is not valid UTF-8. ``detail`` says where, in
+    Rust's ``Utf8Error`` wording, which codex's apply_patch shows."""
+
+    code = "not_utf8"
+
+    def __init__(self, path: str, detail: str) -> None:
+        super().__init__(f"{path} is not valid UTF-8: {detail}")
+        self.detail = detail
+
+
 class InvalidRequest(EnvironmentError_):
     """Bad arguments: an invalid regex or glob, a negative offset."""
 

@@ -216,9 +216,14 @@ def test_parsed_operations_are_frozen_structs() -> None:
                 path="path/update.py",
                 move_to="path/update2.py",
                 chunks=(
-                    # A blank line inside a chunk is an empty context line.
-                    UpdateChunk("def f():", ("    pass", ""), ("    return 123", "")),
-                    UpdateChunk(None, ("tail",), ("tail",), is_end_of_file=True),
+                    # A blank line inside a chunk is an empty context line; context
+                    # lines are paired (new index, old index) to keep the file's text.
+                    UpdateChunk(
+                        "def f():", ("    pass", ""), ("    return 123", ""), unchanged=((1, 1),)
+                    ),
+                    UpdateChunk(
+                        None, ("tail",), ("tail",), is_end_of_file=True, unchanged=((0, 0),)
+                    ),
                 ),
             ),
         ),
@@ -233,7 +238,10 @@ def test_first_chunk_may_omit_its_context_marker() -> None:
     parsed = parse_patch(patch("*** Update File: f.py", " import foo", "+bar"))
     assert parsed.operations == (
         UpdateFile(
-            path="f.py", chunks=(UpdateChunk(None, ("import foo",), ("import foo", "bar")),)
+            path="f.py",
+            chunks=(
+                UpdateChunk(None, ("import foo",), ("import foo", "bar"), unchanged=((0, 0),)),
+            ),
         ),
     )
 
@@ -354,7 +362,8 @@ async def test_update_of_a_directory(tmp_path: Path) -> None:
     (tmp_path / "dir").mkdir()
     error = await apply_expecting_error(patch("*** Update File: dir", "@@", "+x"), tmp_path)
     assert str(error) == (
-        f"Failed to read file to update {real(tmp_path)}/dir: Is a directory (os error 21)"
+        f"Failed to read file to update {real(tmp_path)}/dir: "
+        f"path `{real(tmp_path)}/dir` is not a file"
     )
 
 
@@ -363,7 +372,7 @@ async def test_update_of_a_file_that_is_not_utf8(tmp_path: Path) -> None:
     error = await apply_expecting_error(patch("*** Update File: bin.dat", "@@", "+x"), tmp_path)
     assert str(error) == (
         f"Failed to read file to update {real(tmp_path)}/bin.dat: "
-        "stream did not contain valid UTF-8"
+        "invalid utf-8 sequence of 1 bytes from index 0"
     )
 
 
@@ -387,12 +396,18 @@ async def test_add_over_a_directory_fails_to_write(tmp_path: Path) -> None:
     assert error.kind is ApplyFailure.WRITE_FAILED
 
 
-async def test_add_under_a_file_fails_to_create_parents(tmp_path: Path) -> None:
+async def test_add_under_a_file_fails_to_write(tmp_path: Path) -> None:
     write(tmp_path, "file.txt", "x\n")
     error = await apply_expecting_error(patch("*** Add File: file.txt/sub.txt", "+x"), tmp_path)
-    assert str(error) == (
-        f"Failed to create parent directories for {real(tmp_path)}/file.txt/sub.txt"
-    )
+    # The parent exists (as a file): codex calls this a failed write.
+    assert str(error) == f"Failed to write file {real(tmp_path)}/file.txt/sub.txt"
+    assert error.kind is ApplyFailure.WRITE_FAILED
+
+
+async def test_add_under_a_dangling_link_fails_to_create_parents(tmp_path: Path) -> None:
+    (tmp_path / "gone").symlink_to("nowhere")
+    error = await apply_expecting_error(patch("*** Add File: gone/sub.txt", "+x"), tmp_path)
+    assert str(error) == f"Failed to create parent directories for {real(tmp_path)}/gone/sub.txt"
     assert error.kind is ApplyFailure.CREATE_DIRS_FAILED
 
 
@@ -438,8 +453,8 @@ async def test_whitespace_differences_are_tolerated(tmp_path: Path) -> None:
     write(tmp_path, "ws.py", "def f():   \n\treturn 1\n")
     text = patch("*** Update File: ws.py", "@@", " def f():", "-    return 1", "+\treturn 2")
     await apply_patch(text, LocalPatchFiles(tmp_path))
-    # As in codex, the matched region (context included) is rewritten from the patch.
-    assert read(tmp_path, "ws.py") == "def f():\n\treturn 2\n"
+    # As in codex, the context line keeps the file's text; only changed lines change.
+    assert read(tmp_path, "ws.py") == "def f():   \n\treturn 2\n"
 
 
 def test_an_exact_match_beats_an_earlier_fuzzy_one() -> None:

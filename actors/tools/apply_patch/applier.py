@@ -12,11 +12,12 @@ because models are trained on them.
 from __future__ import annotations
 
 import enum
+import errno
 import os
 
 import msgspec
 
-from actors.tools.apply_patch.files import PatchFiles
+from actors.tools.apply_patch.files import NotUtf8Text, PatchFiles
 from actors.tools.apply_patch.matcher import ChunkNotFoundError, apply_chunks
 from actors.tools.apply_patch.parser import (
     AddFile,
@@ -75,10 +76,14 @@ class PatchApplyError(Exception):
         self.applied = applied
 
 
-def describe_os_error(error: OSError | UnicodeDecodeError) -> str:
-    """Word a failed read like Rust's ``io::Error`` does, as codex shows it."""
-    if isinstance(error, UnicodeDecodeError):
-        return "stream did not contain valid UTF-8"
+def describe_read_error(error: OSError | NotUtf8Text, shown: str) -> str:
+    """Word a failed read of ``shown`` as codex does: where the bytes stop being
+    UTF-8, its own text for a path that is not a regular file, otherwise Rust's
+    ``io::Error`` wording."""
+    if isinstance(error, NotUtf8Text):
+        return error.detail
+    if error.errno == errno.EISDIR:
+        return f"path `{shown}` is not a file"
     if error.errno is not None:
         return f"{os.strerror(error.errno)} (os error {error.errno})"
     return str(error)
@@ -136,8 +141,8 @@ async def _update(operation: UpdateFile, files: PatchFiles, progress: _Progress)
     shown = files.display_path(source)
     try:
         original = await files.read_text(source)
-    except (OSError, UnicodeDecodeError) as error:
-        message = f"Failed to read file to update {shown}: {describe_os_error(error)}"
+    except (OSError, NotUtf8Text) as error:
+        message = f"Failed to read file to update {shown}: {describe_read_error(error, shown)}"
         raise progress.fail(ApplyFailure.READ_FAILED, message) from None
     try:
         updated = apply_chunks(original, operation.chunks)
@@ -151,11 +156,12 @@ async def _update(operation: UpdateFile, files: PatchFiles, progress: _Progress)
         raise progress.fail(kind, message) from None
     destination = operation.move_to
     if destination is None:
-        await _write(files, source, updated, progress, make_dirs=False)
+        await _write(files, source, updated, progress)
         progress.modified.append(source)
         return
     await _write(files, destination, updated, progress)
-    # Deliberate deviation: codex deletes the file when it is moved onto itself.
+    # Deliberate deviation (docs/decisions.md): codex deletes the file when it is
+    # moved onto itself; here the edited file stays.
     if files.display_path(destination) != shown:
         try:
             await files.delete(source)
@@ -165,17 +171,15 @@ async def _update(operation: UpdateFile, files: PatchFiles, progress: _Progress)
     progress.modified.append(destination)
 
 
-async def _write(
-    files: PatchFiles, path: str, text: str, progress: _Progress, *, make_dirs: bool = True
-) -> None:
-    shown = files.display_path(path)
-    if make_dirs:
-        try:
-            await files.make_parent_dirs(path)
-        except OSError:
-            message = f"Failed to create parent directories for {shown}"
-            raise progress.fail(ApplyFailure.CREATE_DIRS_FAILED, message) from None
+async def _write(files: PatchFiles, path: str, text: str, progress: _Progress) -> None:
+    """Write as codex does. Its writer creates missing parent directories; it calls
+    a failure "Failed to create parent directories" when the parent is missing
+    (nothing there, or a dangling link) and "Failed to write file" otherwise."""
     try:
         await files.write_text(path, text)
     except OSError:
+        shown = files.display_path(path)
+        if await files.parent_missing(path):
+            message = f"Failed to create parent directories for {shown}"
+            raise progress.fail(ApplyFailure.CREATE_DIRS_FAILED, message) from None
         raise progress.fail(ApplyFailure.WRITE_FAILED, f"Failed to write file {shown}") from None

@@ -13,9 +13,8 @@ from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import Literal
 
-import msgspec
-
 from actors.tools.apply_patch.parser import UpdateChunk
+from actors.tools.apply_patch.source import Replacement, SourceFile
 from actors.tools.apply_patch.text import trim, trim_end
 
 # Read-only, so the module holds no mutable state.
@@ -63,14 +62,6 @@ class ChunkNotFoundError(Exception):
         self.text = text
 
 
-class Replacement(msgspec.Struct, frozen=True):
-    """Replace ``old_length`` lines starting at ``start`` with ``new_lines``."""
-
-    start: int
-    old_length: int
-    new_lines: tuple[str, ...]
-
-
 def seek_sequence(
     lines: Sequence[str], pattern: Sequence[str], start: int, end_of_file: bool
 ) -> int | None:
@@ -78,14 +69,15 @@ def seek_sequence(
     ``lines``, trying each rung of :data:`FUZZ_LADDER` in turn; None if absent.
 
     An empty pattern matches at ``start``. With ``end_of_file`` the pattern may only
-    match as the file's last lines (codex's reading of ``*** End of File``).
+    match as the file's last lines (codex's reading of ``*** End of File``), and
+    still not before ``start``, so chunks never overlap.
     """
     if not pattern:
         return start
     if len(pattern) > len(lines):
         return None
     last_start = len(lines) - len(pattern)
-    first_start = last_start if end_of_file else start
+    first_start = max(start, last_start) if end_of_file else start
     for normalise in FUZZ_LADDER:
         wanted = [normalise(line) for line in pattern]
         for index in range(first_start, last_start + 1):
@@ -107,40 +99,36 @@ def find_replacements(lines: Sequence[str], chunks: Sequence[UpdateChunk]) -> li
                 raise ChunkNotFoundError("context", chunk.change_context)
             cursor = found + 1
         if not chunk.old_lines:
-            # A pure addition goes at the end of the file (before a final empty line).
-            at_end = len(lines) - 1 if lines and lines[-1] == "" else len(lines)
-            replacements.append(Replacement(at_end, 0, chunk.new_lines))
+            # A pure addition goes at the end of the file, after any blank last lines.
+            replacements.append(Replacement(len(lines), 0, chunk.new_lines))
             continue
         pattern = chunk.old_lines
         new_lines = chunk.new_lines
         found = seek_sequence(lines, pattern, cursor, chunk.is_end_of_file)
         if found is None and pattern[-1] == "":
             # A trailing empty old line stands for the file's final newline, which
-            # is not among the split lines; retry without it.
+            # is not a line of its own; retry without it.
             pattern = pattern[:-1]
             if new_lines and new_lines[-1] == "":
                 new_lines = new_lines[:-1]
             found = seek_sequence(lines, pattern, cursor, chunk.is_end_of_file)
         if found is None:
             raise ChunkNotFoundError("lines", "\n".join(chunk.old_lines))
-        replacements.append(Replacement(found, len(pattern), new_lines))
+        unchanged = tuple(
+            (new, old)
+            for new, old in chunk.unchanged
+            if new < len(new_lines) and old < len(pattern)
+        )
+        replacements.append(Replacement(found, len(pattern), new_lines, unchanged))
         cursor = found + len(pattern)
     replacements.sort(key=lambda replacement: replacement.start)
     return replacements
 
 
 def apply_chunks(original: str, chunks: Sequence[UpdateChunk]) -> str:
-    """The text of a file after applying ``chunks`` to ``original``.
-
-    The result always ends with a newline, as in codex (scenario 014).
-    """
-    lines = original.split("\n")
-    if lines[-1] == "":
-        lines.pop()  # the final newline, so line counts match diff's
-    # Apply from the bottom up so earlier indices stay valid.
-    for replacement in reversed(find_replacements(lines, chunks)):
-        end = replacement.start + replacement.old_length
-        lines[replacement.start : end] = replacement.new_lines
-    if not lines or lines[-1] != "":
-        lines.append("")
-    return "\n".join(lines)
+    """The text of a file after applying ``chunks`` to ``original``: lines the
+    chunks do not change (their context lines included) keep their text and ending,
+    new lines take the file's preferred ending, and the result ends with a line
+    ending (codex scenario 014); see :mod:`actors.tools.apply_patch.source`."""
+    source = SourceFile.parse(original)
+    return source.replaced(find_replacements(source.texts, chunks))

@@ -5,8 +5,11 @@ codex apply the same way here: the whole text is trimmed first, the ``*** Begin
 Patch`` / ``*** End Patch`` and file-operation markers may be padded with
 whitespace, a patch wrapped in a ``<<EOF`` ... ``EOF`` heredoc is unwrapped, blank
 lines between update chunks are skipped, and the first chunk of an update may omit
-its ``@@`` line. Errors carry codex's exact wording, because the model reads them
-and codex's prompts teach it what they mean.
+its ``@@`` line. Inside an update only a real file-operation header or ``*** End
+Patch`` ends the section; any other ``***`` line is a malformed chunk line and is
+reported where it stands, as codex does. Errors carry codex's exact wording
+(checked against the real codex by ``tests/tools/test_apply_patch_differential.py``),
+because the model reads them and codex's prompts teach it what they mean.
 
 The parser only checks the text. Whether a patch fits the files is the applier's
 business (see :mod:`actors.tools.apply_patch.applier`).
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import msgspec
 
-from actors.tools.apply_patch.text import split_lines, trim
+from actors.tools.apply_patch.text import split_lines, trim, trim_end
 
 BEGIN_PATCH = "*** Begin Patch"
 END_PATCH = "*** End Patch"
@@ -33,6 +36,8 @@ HEREDOC_OPENERS = ("<<EOF", "<<'EOF'", '<<"EOF"')
 FIRST_HUNK_LINE = 2
 
 NO_CHUNK_LINES = "Update hunk does not contain any lines"
+LAST_LINE_NOT_END = "The last line of the patch must be '*** End Patch'"
+OPERATION_HEADERS = (ADD_FILE, DELETE_FILE, UPDATE_FILE)
 
 
 class UpdateChunk(msgspec.Struct, frozen=True):
@@ -40,13 +45,18 @@ class UpdateChunk(msgspec.Struct, frozen=True):
 
     ``change_context`` is the text after ``@@ `` (usually a class or function line)
     that must be found before ``old_lines``; ``is_end_of_file`` says the chunk ended
-    with ``*** End of File`` and must match at the end of the file.
+    with ``*** End of File`` and must match at the end of the file. ``unchanged``
+    pairs each context line's index in ``new_lines`` with its index in
+    ``old_lines``: those lines keep the file's own text and line ending, so a
+    context line the model copied loosely (other whitespace, ASCII for typographic
+    punctuation) does not rewrite the file's line.
     """
 
     change_context: str | None
     old_lines: tuple[str, ...]
     new_lines: tuple[str, ...]
     is_end_of_file: bool = False
+    unchanged: tuple[tuple[int, int], ...] = ()
 
 
 class AddFile(msgspec.Struct, frozen=True, tag="add"):
@@ -106,6 +116,12 @@ def parse_patch(patch_text: str) -> Patch:
     remaining = body
     line_number = FIRST_HUNK_LINE
     while remaining:
+        if trim(remaining[0]) == END_PATCH:
+            # An early "*** End Patch" ends the patch, as in codex, if only blank
+            # lines follow it (before the final one).
+            if any(trim(line) for line in remaining[1:]):
+                raise PatchParseError(LAST_LINE_NOT_END)
+            break
         operation, used = _parse_operation(remaining, line_number)
         operations.append(operation)
         line_number += used
@@ -132,7 +148,7 @@ def _strict_envelope(lines: list[str]) -> tuple[list[str], list[str]]:
         return lines, lines[1:-1]
     if first is not None and first != BEGIN_PATCH:
         raise PatchParseError("The first line of the patch must be '*** Begin Patch'")
-    raise PatchParseError("The last line of the patch must be '*** End Patch'")
+    raise PatchParseError(LAST_LINE_NOT_END)
 
 
 def _parse_operation(lines: list[str], line_number: int) -> tuple[FileOperation, int]:
@@ -164,18 +180,26 @@ def _parse_add(path: str, lines: list[str]) -> tuple[AddFile, int]:
 def _parse_update(path: str, lines: list[str], line_number: int) -> tuple[UpdateFile, int]:
     used = 1
     move_to: str | None = None
-    # Codex matches the move line untrimmed, unlike the operation headers.
-    if len(lines) > 1 and lines[1].startswith(MOVE_TO):
-        move_to = lines[1][len(MOVE_TO) :]
-        used += 1
+    # Before the first chunk codex skips End of File markers and takes one move
+    # line; it ignores trailing whitespace on the move line, not leading (an
+    # indented move line is a context line).
+    while used < len(lines):
+        line = lines[used]
+        if _is_end_of_file(line):
+            used += 1
+        elif move_to is None and trim_end(line).startswith(MOVE_TO):
+            move_to = trim_end(line)[len(MOVE_TO) :]
+            used += 1
+        else:
+            break
     chunks: list[UpdateChunk] = []
     while used < len(lines):
         line = lines[used]
-        if not trim(line):
-            used += 1  # blank lines may separate chunks
+        if chunks and not trim(line):
+            used += 1  # blank lines may separate chunks (before the first, they are context)
             continue
-        if line.startswith("*"):
-            break  # the next operation, or "*** End Patch"
+        if _ends_update(line):
+            break
         chunk, chunk_used = _parse_chunk(lines[used:], line_number + used, not chunks)
         chunks.append(chunk)
         used += chunk_used
@@ -184,14 +208,32 @@ def _parse_update(path: str, lines: list[str], line_number: int) -> tuple[Update
     return UpdateFile(path=path, chunks=tuple(chunks), move_to=move_to), used
 
 
+def _ends_update(line: str) -> bool:
+    """Whether ``line`` closes an update section: the next operation's header or
+    ``*** End Patch``. Other lines starting with ``*`` belong to the section."""
+    if not line.startswith("*"):
+        return False
+    marker = trim(line)
+    return marker == END_PATCH or marker.startswith(OPERATION_HEADERS)
+
+
+def _is_end_of_file(line: str) -> bool:
+    return trim_end(line) == END_OF_FILE
+
+
 def _parse_chunk(lines: list[str], line_number: int, first_chunk: bool) -> tuple[UpdateChunk, int]:
-    """Parse one ``@@`` chunk; only the first chunk of an update may lack its ``@@``."""
+    """Parse one ``@@`` chunk; only the first chunk of an update may lack its ``@@``.
+
+    ``line_number`` is the number of the chunk's first line; errors name the line
+    at fault.
+    """
     context: str | None = None
     start = 1
-    if lines[0] == EMPTY_CONTEXT_MARKER:
+    marker = trim_end(lines[0])  # codex ignores trailing whitespace on @@ lines
+    if marker == EMPTY_CONTEXT_MARKER:
         pass
-    elif lines[0].startswith(CONTEXT_MARKER):
-        context = lines[0][len(CONTEXT_MARKER) :]
+    elif marker.startswith(CONTEXT_MARKER):
+        context = marker[len(CONTEXT_MARKER) :]
     elif first_chunk:
         start = 0
     else:
@@ -203,20 +245,20 @@ def _parse_chunk(lines: list[str], line_number: int, first_chunk: bool) -> tuple
         raise PatchParseError(NO_CHUNK_LINES, line_number + 1)
     old: list[str] = []
     new: list[str] = []
+    unchanged: list[tuple[int, int]] = []
     end_of_file = False
     used = 0
     for line in lines[start:]:
-        if line == END_OF_FILE:
+        if _is_end_of_file(line):
             if used == 0:
-                raise PatchParseError(NO_CHUNK_LINES, line_number + 1)
+                raise PatchParseError(NO_CHUNK_LINES, line_number + start)
             end_of_file = True
             used += 1
             break
         marker, rest = line[:1], line[1:]
-        if marker == "":
-            old.append("")  # an empty line is an empty context line
-            new.append("")
-        elif marker == " ":
+        if marker in ("", " "):
+            # A context line; an empty line is an empty context line.
+            unchanged.append((len(new), len(old)))
             old.append(rest)
             new.append(rest)
         elif marker == "+":
@@ -227,7 +269,7 @@ def _parse_chunk(lines: list[str], line_number: int, first_chunk: bool) -> tuple
             raise PatchParseError(
                 f"Unexpected line found in update hunk: '{line}'. Every line should start "
                 "with ' ' (context line), '+' (added line), or '-' (removed line)",
-                line_number + 1,
+                line_number + start,
             )
         else:
             break  # the start of the next chunk or operation
@@ -237,5 +279,6 @@ def _parse_chunk(lines: list[str], line_number: int, first_chunk: bool) -> tuple
         old_lines=tuple(old),
         new_lines=tuple(new),
         is_end_of_file=end_of_file,
+        unchanged=tuple(unchanged),
     )
     return chunk, start + used

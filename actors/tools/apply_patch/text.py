@@ -28,11 +28,12 @@ def trim_end(text: str) -> str:
 
 
 def split_lines(text: str) -> list[str]:
-    """Split like Rust's ``str::lines``: on ``\\n`` only, one trailing ``\\r`` dropped
-    per line, and no empty last element for a final newline."""
+    """Split a patch into lines as codex does: on ``\\n`` only, every trailing
+    ``\\r`` dropped (a CRLF patch of a line that itself ends in ``\\r`` loses both),
+    and no empty last element for a final newline."""
     if not text:
         return []
     parts = text.split("\n")
     if parts[-1] == "":
         parts.pop()
-    return [part[:-1] if part.endswith("\r") else part for part in parts]
+    return [part.rstrip("\r") for part in parts]
