@@ -100,7 +100,7 @@ async def _run(
 ) -> int:
     resumed = await _session_to_resume(args, workdir)
     async with open_host(args, settings, workdir) as host:
-        session = await _open_session(host, args, settings, workdir, resumed)
+        session, after_seq = await _open_session(host, args, settings, workdir, resumed)
         follower = Follower(host.client, session, args.output_format)
         text = args.output_format == "text"
         if host.note:
@@ -108,7 +108,7 @@ async def _run(
         if text:
             verb = "resuming" if resumed else "session"
             follower.renderer.note(f"{verb} {session} in {workdir} ({host.label})")
-        outcome = await _follow(follower, args, task)
+        outcome = await _follow(follower, args, task, after_seq)
     _write_last_message(args, outcome)
     if outcome.status == "disconnected":
         raise CommandError(
@@ -135,7 +135,9 @@ async def _session_to_resume(args: argparse.Namespace, workdir: Path) -> str | N
 
 async def _open_session(
     host: Host, args: argparse.Namespace, settings: Settings, workdir: Path, resumed: str | None
-) -> str:
+) -> tuple[str, int]:
+    """The session's id, and the last event before this run (a resumed session's
+    earlier events are not shown again)."""
     if resumed is None:
         created = await host.client.request(
             CreateSession,
@@ -143,8 +145,8 @@ async def _open_session(
             working_dir=str(workdir),
             config=session_config(settings),
         )
-        return created.session.session_id
-    await host.client.request(GetSession, session=resumed)  # not_found: worded upstream
+        return created.session.session_id, 0
+    detail = await host.client.request(GetSession, session=resumed)  # not_found: worded
     changes = {
         name: getattr(args, name)
         for name in ("model", "reasoning_effort", "max_turns")
@@ -152,10 +154,12 @@ async def _open_session(
     }
     if changes:
         await host.client.request(UpdateSessionConfig, session=resumed, **changes)
-    return resumed
+    return resumed, detail.session.last_seq
 
 
-async def _follow(follower: Follower, args: argparse.Namespace, task: str | None) -> Outcome:
+async def _follow(
+    follower: Follower, args: argparse.Namespace, task: str | None, after_seq: int
+) -> Outcome:
     """Follow until the input is done; Ctrl-C interrupts the session (kept for
     --resume) and ends the command with 130."""
     streaming = args.input_format == "stream-json"
@@ -176,7 +180,9 @@ async def _follow(follower: Follower, args: argparse.Namespace, task: str | None
             if streaming:
                 follower.more_input = True
                 nursery.start_soon(read_stream_json, follower)
-            outcome = await follower.run(task, interactive=interactive, emit_result=False)
+            outcome = await follower.run(
+                task, after_seq=after_seq, interactive=interactive, emit_result=False
+            )
             nursery.cancel_scope.cancel()
     if interrupted:
         outcome.status, outcome.exit_code = "interrupted", EXIT_INTERRUPTED

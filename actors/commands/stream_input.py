@@ -10,12 +10,15 @@ Each line is one message, in Claude Code's shape or a shorter one::
 
 A message starts an input when the session is idle and steers it while it works;
 ``interrupt`` stops the work after the current step. The run ends once stdin is
-closed and the session is idle. A line that is not such a message ends the run
+closed and the session is idle. With ``--output-format stream-json`` each message
+is acknowledged once the server has it: ``{"type": "input", "action": "submitted"
+| "steered" | "interrupted", "text": ...}``. A line that is not such a message ends the run
 with exit code 2.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from typing import Any
@@ -81,5 +84,8 @@ async def _one(follower: Follower, line: str, number: int) -> None:
     text = message_text(line, number)
     if text is None:
         await follower.interrupt(immediate=False)
+        action = "interrupted"
     else:
-        await follower.send(text)
+        action = await follower.send(text)
+    if follower.output_format == "stream-json":  # the server has it: say what it became
+        print(json.dumps({"type": "input", "action": action, "text": text}), flush=True)
