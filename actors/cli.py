@@ -227,6 +227,24 @@ def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     _command(commands, "schema", "print the JSON Schema of the WebSocket protocol")
 
+    config = _command(
+        commands,
+        "config",
+        "show the effective settings and where each came from",
+        "Show provider, wire, model, base URL and the other defaults as `troupe run` would "
+        "use them: flags win, then .troupe/config.toml (in this directory or above), then "
+        "~/.config/troupe/config.toml, then the environment. Give run's flags to see their "
+        "effect. The format: docs/cli.md.",
+        env=(ENV_CONFIG, ENV_MODELS),
+    )
+    _model_options(config)
+    config.add_argument("--reasoning-effort")
+    config.add_argument("--max-turns", type=int)
+    config.add_argument("--instructions")
+    config.add_argument("--connect", metavar="URL")
+    config.add_argument("--workdir", help="the project directory (default .)")
+    config.add_argument("--json", action="store_true", help="as one JSON object")
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse, hand over, and be the one place where failures become one line."""
