@@ -227,6 +227,27 @@ def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     _command(commands, "schema", "print the JSON Schema of the WebSocket protocol")
 
+    smoke = _command(
+        commands,
+        "smoke",
+        "the spec's integration smoke test against real providers (pass/fail table)",
+        "Run the seven steps of the coding-agent-loop spec's smoke test (file creation, "
+        "read and edit, shell, truncation of a 100k-character file, steering, a subagent, "
+        "a timeout) in a temporary directory, once per provider whose key is set (or "
+        "--provider), and print a pass/fail table and the tokens used. Real providers "
+        "cost money: a run is a few dozen model calls.",
+        env=(ENV_MODELS, ENV_CONFIG),
+    )
+    smoke.add_argument(
+        "--provider", choices=["openai", "anthropic", "gemini", "all"],
+        help="default: every provider whose key is set",
+    )  # fmt: skip
+    smoke.add_argument("--wire", choices=["openai", "openai-chat", "anthropic", "gemini"])
+    smoke.add_argument("-m", "--model", help="the model name sent to the provider")
+    smoke.add_argument("--base-url", help="the model endpoint (e.g. a troupe mock-llm URL)")
+    smoke.add_argument("--api-key", help="API key (default: the provider's variable)")
+    smoke.add_argument("--step-timeout", type=float, default=300.0, help="seconds per step")
+
     config = _command(
         commands,
         "config",
