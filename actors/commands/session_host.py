@@ -22,7 +22,7 @@ import trio
 from actors.commands.common import advertised_server, connect_to, data_dir, read_token
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
 from actors.config import Settings
-from actors.config.resolve import KEY_VARIABLES
+from actors.config.resolve import KEY_VARIABLES, URL_VARIABLES
 from actors.models.config import DEFAULT_BASE_URLS
 from actors.server.models import ModelSettings
 from actors.server.server import ServerConfig, run_server
@@ -72,8 +72,13 @@ def model_settings(settings: Settings, strict: bool = True) -> ModelSettings:
             "for a local OpenAI-compatible server (`troupe config` shows what is set)",
             EXIT_BAD_INPUT,
         )
+    key_from_env = bool(key) and settings.api_key.source.lstrip("$") in KEY_VARIABLES[wire]
+    url_from_env = not base_url or settings.values["base_url"].source == f"${URL_VARIABLES[wire]}"
+    if key_from_env and url_from_env:  # the model layer reads them, with OPENAI_ORG_ID & co.
+        return ModelSettings(settings.get("provider"), None, None, wire)  # type: ignore[arg-type]
     if key and not base_url:
         base_url = DEFAULT_BASE_URLS[wire]
+    # No key for a local server: the server sends a placeholder, never an empty bearer.
     return ModelSettings(settings.get("provider"), base_url, key or None, wire)  # type: ignore[arg-type]
 
 

@@ -160,3 +160,19 @@ async def test_stream_json_input_rejects_a_bad_line(home: Home) -> None:
         )  # fmt: skip
     assert done.returncode == 2
     assert "stdin line 1 is not a stream-json user message" in one_line(done.stderr)
+
+
+async def test_keys_and_urls_from_the_environment(home: Home) -> None:
+    """The provider's own variables work as with its SDK (organisation included);
+    with no key for a local server, the request never carries an empty bearer."""
+    async with mock_llm({"turns": [{"text": "ok"}]}) as mock:
+        from_env = await home.troupe(
+            "run", "from env", OPENAI_API_KEY="sk-env", OPENAI_BASE_URL=mock.base_url,
+            OPENAI_ORG_ID="org-7",
+        )  # fmt: skip
+        keyless = await home.troupe("run", "--base-url", mock.base_url, "keyless")
+        assert from_env.returncode == 0 and keyless.returncode == 0, from_env.stderr
+        first, second = [r.headers for r in mock.requests if r.method == "POST"]
+    assert first["authorization"] == "Bearer sk-env"
+    assert first["openai-organization"] == "org-7"
+    assert second["authorization"].removeprefix("Bearer").strip() != ""
