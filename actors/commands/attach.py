@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from typing import cast
 
 import trio
 
@@ -23,7 +24,7 @@ from actors.commands.errors import (
     CommandError,
 )
 from actors.commands.interact import Follower
-from protocol.wire import GetSession
+from protocol.wire import GetSession, SessionDetail
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,7 +41,7 @@ async def _attach(args: argparse.Namespace, url: str) -> int:
     detached = False
     with trio.open_signal_receiver(signal.SIGINT) as signals:
         async with connect_to(url, read_token(args)) as client:
-            detail = await client.request(GetSession, session=args.session)
+            detail = cast(SessionDetail, await client.request(GetSession, session=args.session))
             follower = Follower(client, args.session, "text", until=("session_end",))
             follower.state = detail.session.state
 

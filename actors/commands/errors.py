@@ -128,7 +128,9 @@ def _from_connection(leaf: BaseException, url: str | None) -> CommandError | Non
         return CommandError(f"cannot reach the server{where}: {what}", EXIT_ERROR)
     if isinstance(leaf, ConnectionClosed):
         reason = leaf.reason
-        said = f" ({reason.code} {reason.name}{': ' + reason.reason if reason.reason else ''})"
+        said = ""
+        if reason is not None:
+            said = f" ({reason.code} {reason.name}{': ' + reason.reason if reason.reason else ''})"
         return CommandError(f"the server{where} closed the connection{said}", EXIT_ERROR)
     if isinstance(leaf, OSError):
         return CommandError(_os_reason(leaf, where), EXIT_ERROR)

@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import cast
 
 import trio
 
@@ -30,7 +32,13 @@ from actors.commands.stored import latest_in
 from actors.commands.stream_input import read_stream_json
 from actors.config import ConfigError, Settings, resolve
 from protocol.session import SessionConfig
-from protocol.wire import CreateSession, GetSession, UpdateSessionConfig
+from protocol.wire import (
+    CreateSession,
+    GetSession,
+    SessionCreated,
+    SessionDetail,
+    UpdateSessionConfig,
+)
 
 SETTING_FLAGS = ("provider", "wire", "model", "base_url", "api_key", "reasoning_effort",
                  "max_turns", "instructions", "connect")  # fmt: skip
@@ -139,14 +147,17 @@ async def _open_session(
     """The session's id, and the last event before this run (a resumed session's
     earlier events are not shown again)."""
     if resumed is None:
-        created = await host.client.request(
-            CreateSession,
-            profile=settings.get("provider"),
-            working_dir=str(workdir),
-            config=session_config(settings),
+        created = cast(
+            SessionCreated,
+            await host.client.request(
+                CreateSession,
+                profile=settings.get("provider"),
+                working_dir=str(workdir),
+                config=session_config(settings),
+            ),
         )
         return created.session.session_id, 0
-    detail = await host.client.request(GetSession, session=resumed)  # not_found: worded
+    detail = cast(SessionDetail, await host.client.request(GetSession, session=resumed))
     changes = {
         name: getattr(args, name)
         for name in ("model", "reasoning_effort", "max_turns")
@@ -167,7 +178,7 @@ async def _follow(
     interrupted = False
     async with trio.open_nursery() as nursery:
 
-        async def on_interrupt(signals: trio.abc.ReceiveChannel[int]) -> None:
+        async def on_interrupt(signals: AsyncIterator[int]) -> None:
             nonlocal interrupted
             async for _ in signals:
                 interrupted = True

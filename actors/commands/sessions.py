@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import cast
 
 import msgspec
 import trio
@@ -18,7 +19,7 @@ import trio
 from actors.commands.common import connect_to, data_dir, read_token, server_url
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
 from actors.commands.stored import StoredSession, stored_sessions
-from protocol.wire import ListSessions, SessionInfo
+from protocol.wire import ListSessions, SessionInfo, SessionList
 
 
 class Listed(msgspec.Struct, frozen=True):
@@ -78,7 +79,8 @@ async def _list(args: argparse.Namespace) -> list[Listed]:
     if url is not None:
         try:
             async with connect_to(url, read_token(args)) as client:
-                live = {i.session_id: i for i in (await client.request(ListSessions)).sessions}
+                reply = cast(SessionList, await client.request(ListSessions))
+                live = {info.session_id: info for info in reply.sessions}
         except CommandError as error:  # a server that stopped: the store still answers
             if args.connect or error.exit_code == EXIT_BAD_INPUT:
                 raise

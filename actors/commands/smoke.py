@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 import msgspec
 import trio
@@ -31,6 +32,8 @@ from protocol.wire import (
     CreateSession,
     GetSession,
     InterruptSession,
+    SessionCreated,
+    SessionDetail,
     SteerSession,
     SubmitInput,
     SubscribeSession,
@@ -91,11 +94,14 @@ async def _one_provider(
             advertise=False,
         )
         async with embedded_server(config) as (url, token), connect(url, token) as client:
-            created = await client.request(
-                CreateSession,
-                profile=name,
-                working_dir=str(workdir),
-                config=SessionConfig(model=settings.get("model")),
+            created = cast(
+                SessionCreated,
+                await client.request(
+                    CreateSession,
+                    profile=name,
+                    working_dir=str(workdir),
+                    config=SessionConfig(model=settings.get("model")),
+                ),
             )
             session = created.session.session_id
             await client.request(SubscribeSession, session=session)
@@ -135,7 +141,7 @@ async def _step(
         print(f"troupe smoke: step {step.name!r} took over {timeout:g} s", file=sys.stderr)
         await client.request(InterruptSession, session=session, immediate=True)
         await _collect(client, found)
-    detail = await client.request(GetSession, session=session)
+    detail = cast(SessionDetail, await client.request(GetSession, session=session))
     found.history = msgspec.json.encode(detail.history).decode()
     return found
 
