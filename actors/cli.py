@@ -128,6 +128,11 @@ def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     run.add_argument("task", nargs="?", help="what the agent should do ('-' reads stdin)")
     run.add_argument("-p", "--prompt", help="the task, as codex exec / claude -p take it")
     run.add_argument("--workdir", help="where it works (default .)")
+    run.add_argument(
+        "--ssh-host",
+        metavar="NAME",
+        help="work on this SSH host: a [ssh_hosts.NAME] of a config file, or ssh://user@host",
+    )
     _model_options(run)
     run.add_argument("--reasoning-effort", choices=["minimal", "low", "medium", "high"])
     run.add_argument("--max-turns", type=int, help="model turns for the session (0 = unlimited)")

@@ -27,6 +27,7 @@ from actors.commands.errors import (
     CommandError,
 )
 from actors.commands.interact import Follower, Outcome
+from actors.commands.remote import ensure_host, host_entry, host_of
 from actors.commands.session_host import Host, open_host
 from actors.commands.stored import latest_in
 from actors.commands.stream_input import read_stream_json
@@ -108,14 +109,14 @@ async def _run(
 ) -> int:
     resumed = await _session_to_resume(args, workdir)
     async with open_host(args, settings, workdir) as host:
-        session, after_seq = await _open_session(host, args, settings, workdir, resumed)
+        session, after_seq, where = await _open_session(host, args, settings, workdir, resumed)
         follower = Follower(host.client, session, args.output_format)
         text = args.output_format == "text"
         if host.note:
             print(f"troupe run: {host.note}", file=sys.stderr, flush=True)
         if text:
             verb = "resuming" if resumed else "session"
-            follower.renderer.note(f"{verb} {session} in {workdir} ({host.label})")
+            follower.renderer.note(f"{verb} {session} in {where} ({host.label})")
         outcome = await _follow(follower, args, task, after_seq)
     _write_last_message(args, outcome)
     if outcome.status == "disconnected":
@@ -143,21 +144,33 @@ async def _session_to_resume(args: argparse.Namespace, workdir: Path) -> str | N
 
 async def _open_session(
     host: Host, args: argparse.Namespace, settings: Settings, workdir: Path, resumed: str | None
-) -> tuple[str, int]:
-    """The session's id, and the last event before this run (a resumed session's
-    earlier events are not shown again)."""
+) -> tuple[str, int, str]:
+    """The session's id, the last event before this run (a resumed session's
+    earlier events are not shown again), and where it works, in words."""
     if resumed is None:
+        environment, where = None, str(workdir)
+        if args.ssh_host:
+            name, entry = host_entry(args.ssh_host, settings.ssh_hosts)
+            environment = await ensure_host(host.client, name, entry)
+            where = f"{entry.working_dir or '~'} on ssh host {name}"
         created = cast(
             SessionCreated,
             await host.client.request(
                 CreateSession,
                 profile=settings.get("provider"),
-                working_dir=str(workdir),
+                environment=environment,
+                working_dir=None if environment else str(workdir),
                 config=session_config(settings),
             ),
         )
-        return created.session.session_id, 0
+        return created.session.session_id, 0, where
     detail = cast(SessionDetail, await host.client.request(GetSession, session=resumed))
+    where = str(workdir)
+    remote = host_of(detail.session.environment)
+    if remote is not None:  # a new embedded runtime must connect to the host again
+        name, entry = host_entry(remote, settings.ssh_hosts)
+        await ensure_host(host.client, name, entry)
+        where = f"ssh host {name}"
     changes = {
         name: getattr(args, name)
         for name in ("model", "reasoning_effort", "max_turns")
@@ -165,7 +178,7 @@ async def _open_session(
     }
     if changes:
         await host.client.request(UpdateSessionConfig, session=resumed, **changes)
-    return resumed, detail.session.last_seq
+    return resumed, detail.session.last_seq, where
 
 
 async def _follow(

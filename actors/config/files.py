@@ -16,7 +16,7 @@ is reported instead of silently ignored)::
     model = "claude-sonnet-4-5"
     base_url = "https://api.anthropic.com/v1"
 
-    [ssh_hosts.build-box]            # remote machines: troupe run --host build-box
+    [ssh_hosts.build-box]            # remote machines: troupe run --ssh-host build-box
     target = "ssh://dev@build.example.com:22"
     working_dir = "/srv/app"
 """
