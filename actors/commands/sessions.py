@@ -19,7 +19,12 @@ import trio
 from actors.commands.common import connect_to, data_dir, read_token, server_url
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
 from actors.commands.stored import StoredSession, stored_sessions
-from protocol.wire import ListSessions, SessionInfo, SessionList
+from protocol.client import TroupeClient
+from protocol.session import UserTurn
+from protocol.wire import GetSession, ListSessions, SessionDetail, SessionInfo, SessionList
+
+MAX_ASKED = 200
+"""Sessions whose task is asked of a remote server one by one; more are listed without."""
 
 
 class Listed(msgspec.Struct, frozen=True):
@@ -75,20 +80,34 @@ def _tail(path: str, width: int) -> str:
 async def _list(args: argparse.Namespace) -> list[Listed]:
     stored = {s.session_id: s for s in await stored_sessions(data_dir(args))}
     live: dict[str, SessionInfo] = {}
+    tasks: dict[str, str] = {}
     url = server_url(args)
     if url is not None:
         try:
             async with connect_to(url, read_token(args)) as client:
                 reply = cast(SessionList, await client.request(ListSessions))
                 live = {info.session_id: info for info in reply.sessions}
+                if args.connect:  # another machine's server: its store is not here
+                    stored = {key: s for key, s in stored.items() if key in live}
+                    tasks = await _tasks(client, [key for key in live if key not in stored])
         except CommandError as error:  # a server that stopped: the store still answers
             if args.connect or error.exit_code == EXIT_BAD_INPUT:
                 raise
-    listed = [_merge(stored.get(key), live.get(key)) for key in {*stored, *live}]
+    listed = [_merge(stored.get(k), live.get(k), tasks.get(k, "")) for k in {*stored, *live}]
     return sorted(listed, key=lambda item: item.updated)
 
 
-def _merge(stored: StoredSession | None, info: SessionInfo | None) -> Listed:
+async def _tasks(client: TroupeClient, sessions: list[str]) -> dict[str, str]:
+    """Each session's first input, from its history on the server."""
+    found = {}
+    for session in sessions[:MAX_ASKED]:
+        detail = cast(SessionDetail, await client.request(GetSession, session=session))
+        first = next((turn for turn in detail.history if isinstance(turn, UserTurn)), None)
+        found[session] = first.content if first is not None else ""
+    return found
+
+
+def _merge(stored: StoredSession | None, info: SessionInfo | None, task: str = "") -> Listed:
     if info is None:
         assert stored is not None
         status = "closed" if stored.state == "closed" else "stored"
@@ -99,7 +118,7 @@ def _merge(stored: StoredSession | None, info: SessionInfo | None) -> Listed:
         )  # fmt: skip
     updated = stored.updated if stored is not None else info.created
     return Listed(
-        info.session_id, info.status, info.state, stored.task if stored else "",
+        info.session_id, info.status, info.state, stored.task if stored else task,
         stored.working_dir if stored else None, info.profile, info.model, info.created,
         max(updated, info.created), info.last_seq, info.interrupted,
     )  # fmt: skip

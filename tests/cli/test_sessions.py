@@ -86,3 +86,23 @@ async def test_run_uses_the_running_server_and_says_so(home: Home) -> None:
             assert "--base-url was given: running embedded" in one_line(flagged.stderr)
         finally:
             stop(server)
+
+
+async def test_sessions_of_another_servers_store(home: Home) -> None:
+    """``--connect`` to a server whose store is elsewhere lists that server's
+    sessions, tasks included, and not this machine's."""
+    elsewhere = home.root / "elsewhere"
+    async with mock_llm({"turns": [{"text": "ok"}]}) as mock:
+        local = await home.troupe("run", "--base-url", mock.base_url, "a local task")
+        assert local.returncode == 0, local.stderr
+        server, url = await serve(home, "--base-url", mock.base_url, "--data-dir", str(elsewhere))
+        try:
+            token = (elsewhere / "token").read_text().strip()
+            remote = ["--connect", url, "--token", token]
+            done = await home.troupe("run", *remote, "a remote task")
+            assert done.returncode == 0, done.stderr
+            listed = await home.troupe("sessions", *remote, "--json")
+        finally:
+            stop(server)
+    rows = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert [(row["task"], row["status"]) for row in rows] == [("a remote task", "live")]

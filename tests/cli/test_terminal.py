@@ -70,7 +70,7 @@ async def test_attach_continues_steers_stops_and_detaches(home: Home) -> None:
             stop(server)
 
 
-async def test_run_at_a_terminal_ctrl_c(home: Home) -> None:
+async def test_run_at_a_terminal_steer_then_ctrl_c(home: Home) -> None:
     async with mock_llm({"turns": [blocking_shell("never")]}) as mock:
         terminal = Terminal(
             home.argv("run", "--base-url", mock.base_url, "long job"), home.work, home.env
@@ -78,6 +78,8 @@ async def test_run_at_a_terminal_ctrl_c(home: Home) -> None:
         try:
             with trio.fail_after(HANG_GUARD):
                 seen = await terminal.expect("→ shell(")
+                await terminal.type("use tabs\n")  # typed while it works: steering
+                seen = await terminal.expect("[steering queued] use tabs", seen)
                 await terminal.type("\x03")
                 await terminal.expect("interrupted; session s-", seen)
                 assert await terminal.finish() == 130
