@@ -44,6 +44,7 @@ async def _attach(args: argparse.Namespace, url: str) -> int:
             detail = cast(SessionDetail, await client.request(GetSession, session=args.session))
             follower = Follower(client, args.session, "text", until=("session_end",))
             follower.state = detail.session.state
+            follower.known_until = detail.session.last_seq
 
             async def on_interrupt() -> None:
                 nonlocal detached

@@ -96,6 +96,9 @@ class Follower:
         self.more_input = False
         """True while an input stream may still send lines: the follower then keeps
         going past the end of an input, until the stream closes."""
+        self.known_until = 0
+        """Events up to this sequence number are history replayed on subscribe: the
+        state they show is over (set with ``state`` from the session's summary)."""
         self._finished = trio.Event()
 
     async def run(
@@ -155,12 +158,8 @@ class Follower:
         outcome = self.outcome
         data = event.data
         kind = event.kind
-        if kind == "user_input":
-            self.state = "processing"
-        elif kind == "processing_end":
-            self.state = str(data.get("state", "idle"))
-        elif kind == "session_end":
-            self.state = "closed"
+        if event.seq > self.known_until:
+            self._track_state(kind, data)
         if kind == "assistant_text_end":
             outcome.iterations += 1
             if data.get("text"):
@@ -181,6 +180,14 @@ class Follower:
                 for p in outcome.pending_approvals
                 if p.get("request_id") != data.get("request_id")
             ]
+
+    def _track_state(self, kind: str, data: dict[str, Any]) -> None:
+        if kind == "user_input":
+            self.state = "processing"
+        elif kind == "processing_end":
+            self.state = str(data.get("state", "idle"))
+        elif kind == "session_end":
+            self.state = "closed"
 
     async def _read_lines(self) -> None:
         stream = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
