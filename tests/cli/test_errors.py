@@ -11,7 +11,15 @@ from pathlib import Path
 
 import trio
 
-from tests.cli.conftest import HANG_GUARD, Home, mock_llm, one_line, shell_then_text
+from tests.cli.conftest import (
+    HANG_GUARD,
+    Home,
+    mock_llm,
+    one_line,
+    request_bodies,
+    shell_then_text,
+    text_of,
+)
 
 
 async def serve(home: Home, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
@@ -139,6 +147,13 @@ async def test_interrupt_run_exits_130_and_keeps_the_session(home: Home) -> None
     assert "interrupted" in line and "--resume s-" in line
     listed = await home.troupe("sessions", "--json")
     assert [json.loads(x)["task"] for x in listed.stdout.splitlines()] == ["wait for me"]
+    session = line.split("--resume ")[1].split()[0]
+    async with mock_llm({"turns": [{"text": "Back again."}]}) as mock:
+        again = await home.troupe("run", "--base-url", mock.base_url, "--resume", session, "go on")
+        (body,) = request_bodies(mock)
+    assert again.returncode == 0, again.stderr
+    assert b"Back again." in again.stdout
+    assert "wait for me" in text_of(body) and "go on" in text_of(body)
 
 
 async def test_interrupt_attach_detaches_with_130(home: Home) -> None:
