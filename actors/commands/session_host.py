@@ -61,10 +61,12 @@ def model_settings(settings: Settings, strict: bool = True) -> ModelSettings:
     and no base URL (the first thing a new user meets); a lenient server starts
     anyway and refuses each session with the same reason."""
     wire = settings.model_wire
+    # Only a chosen wire is forced on every profile; by default each speaks its own.
+    forced = wire if settings.values["wire"].source != "default for provider" else None
     base_url = settings.get("base_url")
     key = settings.api_key.value
     if not key and not base_url and not strict:
-        return ModelSettings(settings.get("provider"), None, None, wire)  # type: ignore[arg-type]
+        return ModelSettings(settings.get("provider"), None, None, forced)  # type: ignore[arg-type]
     if not key and not base_url:
         variables = " or ".join(KEY_VARIABLES[wire])
         raise CommandError(
@@ -75,11 +77,11 @@ def model_settings(settings: Settings, strict: bool = True) -> ModelSettings:
     key_from_env = bool(key) and settings.api_key.source.lstrip("$") in KEY_VARIABLES[wire]
     url_from_env = not base_url or settings.values["base_url"].source == f"${URL_VARIABLES[wire]}"
     if key_from_env and url_from_env:  # the model layer reads them, with OPENAI_ORG_ID & co.
-        return ModelSettings(settings.get("provider"), None, None, wire)  # type: ignore[arg-type]
+        return ModelSettings(settings.get("provider"), None, None, forced)  # type: ignore[arg-type]
     if key and not base_url:
         base_url = DEFAULT_BASE_URLS[wire]
     # No key for a local server: the server sends a placeholder, never an empty bearer.
-    return ModelSettings(settings.get("provider"), base_url, key or None, wire)  # type: ignore[arg-type]
+    return ModelSettings(settings.get("provider"), base_url, key or None, forced)  # type: ignore[arg-type]
 
 
 @asynccontextmanager

@@ -84,6 +84,9 @@ async def test_run_uses_the_running_server_and_says_so(home: Home) -> None:
             flagged = await home.troupe("run", "--base-url", mock.base_url, "y")
             assert b"(embedded runtime)" in flagged.stdout
             assert "--base-url was given: running embedded" in one_line(flagged.stderr)
+            claude = await home.troupe("run", "--provider", "anthropic", "as claude")
+            assert claude.returncode == 0, claude.stderr
+            assert mock.requests[-1].path.endswith("/messages")  # each profile its own wire
         finally:
             stop(server)
 
