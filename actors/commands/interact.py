@@ -52,6 +52,8 @@ class Outcome:
     usage: dict[str, int] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
     stopped_by_user: bool = False
+    runtime: str = ""
+    """Where the session ran: ``embedded`` or the server's URL."""
     pending_approvals: list[dict[str, Any]] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
@@ -66,6 +68,7 @@ class Outcome:
             "result": self.result,
             "error": self.error,
             "session_id": self.session_id,
+            "runtime": self.runtime,
             "num_turns": self.iterations,
             "iterations": self.iterations,
             "events": self.events,

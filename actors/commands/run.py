@@ -111,6 +111,7 @@ async def _run(
     async with open_host(args, settings, workdir) as host:
         session, after_seq, where = await _open_session(host, args, settings, workdir, resumed)
         follower = Follower(host.client, session, args.output_format)
+        follower.outcome.runtime = "embedded" if host.embedded else host.url
         text = args.output_format == "text"
         if host.note:
             print(f"troupe run: {host.note}", file=sys.stderr, flush=True)

@@ -79,6 +79,7 @@ async def test_json_result_object_and_last_message(home: Home) -> None:
     assert result["session_id"].startswith("s-") and result["num_turns"] == 2
     assert result["usage"]["input_tokens"] == 7 + 10  # the scripted counts, summed
     assert result["duration_ms"] >= 0 and "cost_usd" in result
+    assert result["runtime"] == "embedded"
     assert (home.work / "last.txt").read_text() == "The final answer."
 
 

@@ -79,6 +79,8 @@ async def test_run_uses_the_running_server_and_says_so(home: Home) -> None:
             listed = await home.troupe("sessions", "--json")
             (row,) = [json.loads(line) for line in listed.stdout.splitlines()]
             assert row["status"] == "live" and row["task"] == "on the server"
+            headless = await home.troupe("run", "--output-format", "json", "quiet")
+            assert json.loads(headless.stdout.splitlines()[-1])["runtime"] == url
             embedded = await home.troupe("run", "--embedded", "--base-url", mock.base_url, "x")
             assert b"(embedded runtime)" in embedded.stdout
             flagged = await home.troupe("run", "--base-url", mock.base_url, "y")
