@@ -1,7 +1,9 @@
 """The ``troupe`` command.
 
 Each subcommand is a host of the runtime; this module only parses arguments and
-hands over, so that ``troupe --help`` stays fast and lists what Troupe can do.
+hands over, so that ``troupe --help`` stays fast and lists what Troupe can do. It
+is also the command's one error boundary: whatever a subcommand raises ends as one
+line on stderr and a documented exit code (:mod:`actors.commands.errors`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,17 @@ from collections.abc import Sequence
 from importlib import metadata
 
 DISTRIBUTION = "troupe-agents"
+DEBUG_HELP = "print the traceback of a failure (also TROUPE_DEBUG=1)"
+EXIT_CODES = "Exit codes: 0 done, 1 runtime failure, 2 bad input or configuration, 130 interrupted."
+
+ENV_DATA = "TROUPE_DATA_DIR, XDG_DATA_HOME (where the store and the token live)"
+ENV_CLIENT = "TROUPE_TOKEN (the server's token)"
+ENV_MODELS = (
+    "OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID, OPENAI_PROJECT_ID, ANTHROPIC_API_KEY, "
+    "ANTHROPIC_BASE_URL, GEMINI_API_KEY (or GOOGLE_API_KEY), GEMINI_BASE_URL"
+)
+ENV_CONFIG = "TROUPE_CONFIG, XDG_CONFIG_HOME (the user's config file)"
+ENV_ALWAYS = "TROUPE_DEBUG=1 (tracebacks), NO_COLOR (plain output)"
 
 
 def version() -> str:
@@ -22,6 +35,29 @@ def version() -> str:
         return "unknown"
 
 
+def _environment(*groups: str) -> str:
+    lines = "\n".join(f"  {group}" for group in (*groups, ENV_ALWAYS))
+    return f"{EXIT_CODES}\n\nEnvironment variables read:\n{lines}"
+
+
+def _command(
+    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    name: str,
+    help: str,
+    description: str | None = None,
+    env: tuple[str, ...] = (),
+) -> argparse.ArgumentParser:
+    parser = commands.add_parser(
+        name,
+        help=help,
+        description=description or help,
+        epilog=_environment(*env),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="troupe",
@@ -29,27 +65,15 @@ def build_parser() -> argparse.ArgumentParser:
             "Troupe: an actor-based runtime for coding agents. Sessions, subagents and "
             "execution environments (local and SSH) run as supervised trio actors."
         ),
+        epilog=_environment(ENV_DATA, ENV_CLIENT, ENV_MODELS, ENV_CONFIG),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"troupe {version()}")
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    mock = commands.add_parser(
-        "mock-llm",
-        help="run a scripted LLM provider (OpenAI, Anthropic, Gemini wire formats)",
-        description="Serve scripted or recorded model answers over HTTP with real SSE; "
-        "prints the base URL.",
-    )
-    mock.add_argument("--script", help="a YAML or JSON script of turns and faults")
-    mock.add_argument(
-        "--replay",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="serve this recorded response as it is (repeatable, served in order)",
-    )
-    mock.add_argument("--rounds", type=int, help="answer N tool calls, then text")
-    mock.add_argument("--host", default="127.0.0.1")
-    mock.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    _add_run(commands)
     _add_server_commands(commands)
+    _add_tools(commands)
     return parser
 
 
@@ -62,9 +86,24 @@ def _data_dir_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", default="openai", choices=["openai", "anthropic", "gemini"])
+    """Which model, where: each defaults to the config files, then the environment."""
     parser.add_argument(
-        "--base-url", help="the model endpoint for every profile (e.g. a troupe mock-llm URL)"
+        "--provider",
+        choices=["openai", "anthropic", "gemini"],
+        help="the provider profile: its tools and prompts (default openai)",
+    )
+    parser.add_argument("--profile", dest="provider", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--wire",
+        choices=["openai", "openai-chat", "anthropic", "gemini"],
+        help="the API format; openai-chat for any OpenAI-compatible server "
+        "(Ollama, vLLM, llama.cpp) (default: the provider's own)",
+    )
+    parser.add_argument("-m", "--model", help="the model name sent to the provider")
+    parser.add_argument(
+        "--base-url",
+        help="the model endpoint (e.g. http://localhost:11434/v1, or a troupe mock-llm URL); "
+        "no key is needed for a local server",
     )
     parser.add_argument("--api-key", help="API key (default: the provider's variable)")
 
@@ -74,12 +113,60 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token", help="the server's token (default: $TROUPE_TOKEN or the file)")
 
 
+def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    run = _command(
+        commands,
+        "run",
+        "run a task and show what the agent does (headless with -p or a pipe)",
+        "Run a task on the running local server (troupe serve) if there is one, else in a "
+        "runtime embedded in this command. The task is the argument, -p TEXT, or stdin "
+        "('-' or a pipe). Lines typed while it works steer it; a line containing 'stop' "
+        "interrupts it after the current step; Ctrl-C interrupts it at once (the session "
+        "is kept: --resume it). A run that hits --max-turns exits 53.",
+        env=(ENV_DATA, ENV_CLIENT, ENV_MODELS, ENV_CONFIG),
+    )
+    run.add_argument("task", nargs="?", help="what the agent should do ('-' reads stdin)")
+    run.add_argument("-p", "--prompt", help="the task, as codex exec / claude -p take it")
+    run.add_argument("--workdir", help="where it works (default .)")
+    run.add_argument(
+        "--ssh-host",
+        metavar="NAME",
+        help="work on this SSH host: a [ssh_hosts.NAME] of a config file, or ssh://user@host",
+    )
+    _model_options(run)
+    run.add_argument("--reasoning-effort", choices=["minimal", "low", "medium", "high"])
+    run.add_argument("--max-turns", type=int, help="model turns for the session (0 = unlimited)")
+    run.add_argument("--instructions", help="extra system instructions (text, or @FILE)")
+    resume = run.add_mutually_exclusive_group()
+    resume.add_argument("--resume", metavar="SESSION", help="continue this session")
+    resume.add_argument(
+        "-c", "--continue", dest="continue_latest", action="store_true",
+        help="continue the latest session of this directory",
+    )  # fmt: skip
+    run.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
+    run.add_argument(
+        "--input-format",
+        choices=["text", "stream-json"],
+        default="text",
+        help="stream-json: read user messages as JSON lines on stdin; each starts an "
+        "input when the session is idle and steers it while it works",
+    )
+    run.add_argument("-o", "--output-last-message", metavar="FILE",
+                     help="write the agent's final message to FILE")  # fmt: skip
+    run.add_argument(
+        "--embedded", action="store_true", help="run in this process even if a server is running"
+    )
+    _data_dir_option(run)
+    _client_options(run)
+
+
 def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    serve = commands.add_parser(
+    serve = _command(
+        commands,
         "serve",
-        help="run the WebSocket server (sessions, environments, durable events)",
-        description="Serve every actor over one WebSocket protocol; prints the URL and "
-        "where the token is.",
+        "run the WebSocket server (sessions, environments, durable events)",
+        "Serve every actor over one WebSocket protocol; prints the URL and where the token is.",
+        env=(ENV_DATA, ENV_MODELS, ENV_CONFIG),
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
     serve.add_argument("--port", type=int, default=7707, help="0 picks a free port")
@@ -90,63 +177,127 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
     _data_dir_option(serve)
     _model_options(serve)
 
-    run = commands.add_parser(
-        "run",
-        help="run one task and show what the agent does",
-        description="Run a task in an embedded runtime (or on a server with --connect). "
-        "Lines typed while it works steer it; a line containing 'stop' interrupts it after "
-        "the current step. Exit codes: 0 done, 1 error, 2 bad input, 53 turn limit.",
-    )
-    run.add_argument("task", help="what the agent should do")
-    run.add_argument("--workdir", help="where it works (default .)")
-    run.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
-    run.add_argument("--max-turns", type=int, default=0, help="0 = unlimited")
-    _data_dir_option(run)
-    _model_options(run)
-    _client_options(run)
-
-    attach = commands.add_parser(
+    attach = _command(
+        commands,
         "attach",
-        help="replay and follow a session on a server; typed lines steer it",
+        "replay and follow a session on a server; typed lines continue or steer it",
+        "Replay a session's events and follow it live. A typed line starts a new input "
+        "when the session is idle and steers it while it works; 'stop' interrupts it after "
+        "the current step. Ctrl-C detaches (the session keeps running; exit 130).",
+        env=(ENV_DATA, ENV_CLIENT),
     )
     attach.add_argument("session", help="a session id or address")
     attach.add_argument("--after-seq", type=int, default=0)
     _data_dir_option(attach)
     _client_options(attach)
 
-    sessions = commands.add_parser("sessions", help="list sessions (from a server, or the store)")
+    sessions = _command(
+        commands,
+        "sessions",
+        "list sessions: task, directory, state, last update (from a server and the store)",
+        env=(ENV_DATA, ENV_CLIENT),
+    )
     sessions.add_argument("--json", action="store_true", help="one JSON object per line")
     _data_dir_option(sessions)
     _client_options(sessions)
 
-    demo = commands.add_parser(
+
+def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    mock = _command(
+        commands,
+        "mock-llm",
+        "run a scripted LLM provider (OpenAI, Anthropic, Gemini wire formats)",
+        "Serve scripted or recorded model answers over HTTP with real SSE; prints the base "
+        "URL. The script format: docs/mock-llm.md.",
+    )
+    mock.add_argument("--script", help="a YAML or JSON script of turns and faults")
+    mock.add_argument(
+        "--replay",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="serve this recorded response as it is (repeatable, served in order)",
+    )
+    mock.add_argument("--rounds", type=int, help="answer N tool calls, then text")
+    mock.add_argument("--host", default="127.0.0.1")
+    mock.add_argument("--port", type=int, default=0, help="0 picks a free port")
+
+    demo = _command(
+        commands,
         "demo",
-        help="a parent session and three parallel subagents doing real work (no API key)",
+        "a parent session and three parallel subagents doing real work (no API key)",
     )
     demo.add_argument(
         "--pace", type=float, default=0.6, help="seconds the scripted model takes per answer"
     )
+    _command(commands, "schema", "print the JSON Schema of the WebSocket protocol")
 
-    commands.add_parser("schema", help="print the JSON Schema of the WebSocket protocol")
+    smoke = _command(
+        commands,
+        "smoke",
+        "the spec's integration smoke test against real providers (pass/fail table)",
+        "Run the seven steps of the coding-agent-loop spec's smoke test (file creation, "
+        "read and edit, shell, truncation of a 100k-character file, steering, a subagent, "
+        "a timeout) in a temporary directory, once per provider whose key is set (or "
+        "--provider), and print a pass/fail table and the tokens used. Real providers "
+        "cost money: a run is a few dozen model calls.",
+        env=(ENV_MODELS, ENV_CONFIG),
+    )
+    smoke.add_argument(
+        "--provider", choices=["openai", "anthropic", "gemini", "all"],
+        help="default: every provider whose key is set",
+    )  # fmt: skip
+    smoke.add_argument("--wire", choices=["openai", "openai-chat", "anthropic", "gemini"])
+    smoke.add_argument("-m", "--model", help="the model name sent to the provider")
+    smoke.add_argument("--base-url", help="the model endpoint (e.g. a troupe mock-llm URL)")
+    smoke.add_argument("--api-key", help="API key (default: the provider's variable)")
+    smoke.add_argument("--step-timeout", type=float, default=300.0, help="seconds per step")
+
+    config = _command(
+        commands,
+        "config",
+        "show the effective settings and where each came from",
+        "Show provider, wire, model, base URL and the other defaults as `troupe run` would "
+        "use them: flags win, then .troupe/config.toml (in this directory or above), then "
+        "~/.config/troupe/config.toml, then the environment. Give run's flags to see their "
+        "effect. The format: docs/cli.md.",
+        env=(ENV_CONFIG, ENV_MODELS),
+    )
+    _model_options(config)
+    config.add_argument("--reasoning-effort")
+    config.add_argument("--max-turns", type=int)
+    config.add_argument("--instructions")
+    config.add_argument("--connect", metavar="URL")
+    config.add_argument("--workdir", help="the project directory (default .)")
+    config.add_argument("--json", action="store_true", help="as one JSON object")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Parse, hand over, and be the one place where failures become one line."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 0
+    try:
+        return _dispatch(args)
+    except BaseException as error:  # the boundary: one line, the documented exit code
+        if isinstance(error, SystemExit):
+            raise
+        from actors.commands.errors import report
+
+        return report(args.command, error, getattr(args, "debug", False))
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "mock-llm":
         from actors.mockllm.main import run
 
         return run(args)
-    if args.command in ("serve", "run", "attach", "sessions", "demo", "schema"):
-        from importlib import import_module
+    from importlib import import_module
 
-        command = import_module(f"actors.commands.{args.command}")
-        return command.run(args)
-    parser.error(f"unknown command {args.command!r}")
-    return 2
+    command = import_module(f"actors.commands.{args.command.replace('-', '_')}")
+    return int(command.run(args))
 
 
 if __name__ == "__main__":

@@ -1,18 +1,42 @@
-"""What the commands share: the data directory, the server's address and token."""
+"""What the commands share: the data directory, the server's address and token,
+and connecting to a server with failures worded for people."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
+from actors.commands.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TURN_LIMIT,
+    CommandError,
+    unreachable,
+)
 from actors.server.auth import token_path
 from actors.store import default_data_dir
+from protocol.client import TroupeClient, connect
 
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_BAD_INPUT = 2
-EXIT_TURN_LIMIT = 53
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_TURN_LIMIT",
+    "advertised_server",
+    "check_url",
+    "connect_to",
+    "data_dir",
+    "read_token",
+    "server_url",
+]
 
 
 def data_dir(args: argparse.Namespace) -> Path:
@@ -21,20 +45,51 @@ def data_dir(args: argparse.Namespace) -> Path:
     return Path(given).expanduser() if given else default_data_dir()
 
 
-def server_url(args: argparse.Namespace) -> str | None:
-    """``--connect``, else the URL the last ``troupe serve`` wrote in the data dir."""
-    if getattr(args, "connect", None):
-        return args.connect
+def advertised_server(directory: Path) -> str | None:
+    """The URL in ``server.json`` if the server that wrote it is still running.
+
+    A server that stopped without cleaning up (killed, crashed) leaves a stale
+    file; its process id tells, so nobody waits on a dead address."""
     try:
-        return json.loads((data_dir(args) / "server.json").read_text())["url"]
-    except (OSError, ValueError, KeyError):
+        info = json.loads((directory / "server.json").read_text())
+        url, pid = str(info["url"]), int(info.get("pid", 0))
+    except (OSError, ValueError, KeyError, TypeError):
         return None
+    if pid > 0:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass  # alive, someone else's
+    return url
+
+
+def server_url(args: argparse.Namespace) -> str | None:
+    """``--connect``, else the URL of the running ``troupe serve`` of the data dir."""
+    if getattr(args, "connect", None):
+        return check_url(args.connect)
+    return advertised_server(data_dir(args))
+
+
+def check_url(url: str) -> str:
+    """A server URL must be ``ws://`` or ``wss://``; say so for ``http://``."""
+    parts = urlsplit(url)
+    if parts.scheme in ("ws", "wss") and parts.hostname:
+        return url
+    if parts.scheme in ("http", "https") and parts.hostname:
+        fixed = url.replace(parts.scheme, "ws" if parts.scheme == "http" else "wss", 1)
+        raise CommandError(
+            f"{url} is an HTTP URL; the server speaks WebSocket: use {fixed}", EXIT_BAD_INPUT
+        )
+    raise CommandError(
+        f"{url!r} is not a server URL; use ws://HOST:PORT/ (troupe serve prints it)",
+        EXIT_BAD_INPUT,
+    )
 
 
 def read_token(args: argparse.Namespace) -> str | None:
     """``--token``, else ``$TROUPE_TOKEN``, else the token file in the data dir."""
-    import os
-
     if getattr(args, "token", None):
         return args.token
     if os.environ.get("TROUPE_TOKEN"):
@@ -43,3 +98,19 @@ def read_token(args: argparse.Namespace) -> str | None:
         return token_path(data_dir(args)).read_text().strip()
     except OSError:
         return None
+
+
+@asynccontextmanager
+async def connect_to(url: str, token: str | None) -> AsyncIterator[TroupeClient]:
+    """A connected client; a failure to connect is a :class:`CommandError` that
+    names the URL and the reason (refused, wrong token, nothing listening)."""
+    check_url(url)
+    async with AsyncExitStack() as stack:
+        try:
+            client = await stack.enter_async_context(connect(url, token))
+        except BaseException as error:
+            worded = unreachable(error, url)
+            if worded is None:
+                raise
+            raise worded from error
+        yield client

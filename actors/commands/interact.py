@@ -1,9 +1,12 @@
 """Following a session from the terminal: events out, typed lines in.
 
-Shared by ``troupe run``, ``attach`` and ``demo``. A typed line steers the agent; a
-line containing "stop" interrupts it once the current step is done (the session
-stays open); while an approval request
-is open, the next line answers it (yes/no).
+Shared by ``troupe run`` and ``attach``. A typed line starts a new input when the
+session is idle and steers it while it works; a line containing "stop" interrupts
+it once the current step is done (the session stays open); while an approval
+request is open, the next line answers it (yes/no).
+
+Events are read through their ``kind`` and ``data`` only, so the follower works
+with any event vocabulary the server sends.
 """
 
 from __future__ import annotations
@@ -11,13 +14,14 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 import trio
 
-from actors.commands.common import EXIT_ERROR, EXIT_OK, EXIT_TURN_LIMIT
+from actors.commands.errors import EXIT_ERROR, EXIT_OK, EXIT_TURN_LIMIT
 from actors.commands.render import TextRenderer, approval_prompt
 from protocol.client import RequestError, TroupeClient
 from protocol.events import (
@@ -26,8 +30,10 @@ from protocol.events import (
     AssistantTextEndEvent,
     ErrorEvent,
     EventData,
+    ProcessingEndEvent,
     SessionEndEvent,
     TurnLimitEvent,
+    UserInputEvent,
 )
 from protocol.wire import (
     Event,
@@ -39,20 +45,48 @@ from protocol.wire import (
 )
 
 OutputFormat = Literal["text", "json", "stream-json"]
+USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens", "reasoning_tokens",
+                "cache_read_tokens", "cache_write_tokens")  # fmt: skip
 
 
 @dataclass
 class Outcome:
-    """What the input came to, for the exit code and the JSON summary."""
+    """What the input came to, for the exit code and the result object."""
 
     session_id: str
     exit_code: int = EXIT_OK
     status: str = "done"
     result: str = ""
+    error: str | None = None
     iterations: int = 0
     events: int = 0
+    usage: dict[str, int] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
     stopped_by_user: bool = False
+    runtime: str = ""
+    """Where the session ran: ``embedded`` or the server's URL."""
     pending_approvals: list[ApprovalRequestEvent] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """The final result object of ``--output-format json`` and ``stream-json``.
+
+        ``cost_usd`` is null: Troupe has no price catalog yet, so it does not guess."""
+        return {
+            "type": "result",
+            "status": self.status,
+            "is_error": self.exit_code not in (EXIT_OK,),
+            "exit_code": self.exit_code,
+            "result": self.result,
+            "error": self.error,
+            "session_id": self.session_id,
+            "runtime": self.runtime,
+            "num_turns": self.iterations,
+            "iterations": self.iterations,
+            "events": self.events,
+            "usage": self.usage,
+            "cost_usd": None,
+            "duration_ms": round((time.monotonic() - self.started) * 1000),
+        }
 
 
 class Follower:
@@ -71,28 +105,48 @@ class Follower:
         self.until = until
         self.renderer = TextRenderer()
         self.outcome = Outcome(session)
+        self.state = "idle"
+        """The session's state as the events tell it (``processing`` once we submit)."""
+        self.more_input = False
+        """True while an input stream may still send lines: the follower then keeps
+        going past the end of an input, until the stream closes."""
+        self.known_until = 0
+        """Events up to this sequence number are history replayed on subscribe: the
+        state they show is over (set with ``state`` from the session's summary)."""
+        self._finished = trio.Event()
 
-    async def run(self, task: str | None, after_seq: int = 0, interactive: bool = False) -> Outcome:
+    async def run(
+        self,
+        task: str | None,
+        after_seq: int = 0,
+        interactive: bool = False,
+        emit_result: bool = True,
+    ) -> Outcome:
         await self.client.request(SubscribeSession, session=self.session, after_seq=after_seq)
         if task is not None:
-            await self.client.request(SubmitInput, session=self.session, text=task)
+            await self.submit(task)
         async with trio.open_nursery() as nursery:
             if interactive:
                 nursery.start_soon(self._read_lines)
-            await self._follow()
+            nursery.start_soon(self._follow)
+            await self._finished.wait()
             nursery.cancel_scope.cancel()
-        if self.output_format == "json":
-            print(json.dumps(self._summary()))
-        elif self.output_format == "stream-json":
-            print(json.dumps({"type": "result", **self._summary()}), flush=True)
+        if emit_result:
+            self.emit_result()
         return self.outcome
 
-    def _summary(self) -> dict:
-        o = self.outcome
-        return {
-            "session_id": o.session_id, "status": o.status, "exit_code": o.exit_code,
-            "result": o.result, "iterations": o.iterations, "events": o.events,
-        }  # fmt: skip
+    def emit_result(self) -> None:
+        if self.output_format in ("json", "stream-json"):
+            print(json.dumps(self.outcome.summary()), flush=True)
+
+    def finish(self) -> None:
+        self._finished.set()
+
+    def input_closed(self) -> None:
+        """The input stream ended: finish now if nothing is running."""
+        self.more_input = False
+        if self.state != "processing":
+            self.finish()
 
     async def _follow(self) -> None:
         outcome = self.outcome
@@ -104,11 +158,14 @@ class Follower:
                 self.renderer.note(f"[unreadable {event.kind} event: {error}]")
                 data = None
             self._show(event, data)
-            self._account(data)
-            if event.kind in self.until:
+            self._account(event, data)
+            if event.kind == "session_end" or (event.kind in self.until and not self.more_input):
+                self.finish()
                 return
         outcome.status = "disconnected"
         outcome.exit_code = EXIT_ERROR
+        outcome.error = "lost the connection to the server"
+        self.finish()
 
     def _show(self, event: Event, data: EventData | None) -> None:
         if self.output_format == "text":
@@ -116,16 +173,21 @@ class Follower:
         elif self.output_format == "stream-json":
             print(msgspec.json.encode(event).decode(), flush=True)
 
-    def _account(self, data: EventData | None) -> None:
+    def _account(self, event: Event, data: EventData | None) -> None:
         outcome = self.outcome
+        if event.seq > self.known_until:
+            self._track_state(data)
         match data:
             case AssistantTextEndEvent():
                 outcome.iterations += 1
-                outcome.result = data.text
+                if data.text:
+                    outcome.result = data.text
+                _add_usage(outcome.usage, msgspec.to_builtins(data.usage))
             case TurnLimitEvent() if not outcome.stopped_by_user:
                 outcome.status, outcome.exit_code = "turn_limit", EXIT_TURN_LIMIT
             case ErrorEvent():
                 outcome.status, outcome.exit_code = "error", EXIT_ERROR
+                outcome.error = data.message or data.error_type or "error"
             case SessionEndEvent() if outcome.status == "done":
                 outcome.status = "closed"
             case ApprovalRequestEvent():
@@ -134,6 +196,17 @@ class Follower:
                 outcome.pending_approvals = [
                     p for p in outcome.pending_approvals if p.request_id != data.request_id
                 ]
+            case _:
+                pass
+
+    def _track_state(self, data: EventData | None) -> None:
+        match data:
+            case UserInputEvent():
+                self.state = "processing"
+            case ProcessingEndEvent():
+                self.state = data.state
+            case SessionEndEvent():
+                self.state = "closed"
             case _:
                 pass
 
@@ -150,8 +223,21 @@ class Follower:
                     raw, buffer = buffer.split(b"\n", 1)
                     await self.typed(raw.decode(errors="replace").strip())
 
+    async def submit(self, text: str) -> None:
+        """A new input: it starts now when the session is idle (queued otherwise)."""
+        self.state = "processing"
+        await self.client.request(SubmitInput, session=self.session, text=text)
+
+    async def send(self, text: str) -> str:
+        """Submit when idle, steer while working; returns which it did."""
+        if self.state == "processing":
+            await self.client.request(SteerSession, session=self.session, text=text)
+            return "steered"
+        await self.submit(text)
+        return "submitted"
+
     async def typed(self, line: str) -> None:
-        """One line from the user: an approval answer, "stop", or steering."""
+        """One line from the user: an approval answer, "stop", or a message."""
         if not line:
             return
         try:
@@ -162,13 +248,17 @@ class Follower:
                     ResolveApproval, session=self.session,
                     request_id=request.request_id, approved=approved,
                 )  # fmt: skip
-            elif "stop" in line.lower():
+            elif "stop" in line.lower() and self.state == "processing":
                 await self._stop_after_step()
-            else:
-                await self.client.request(SteerSession, session=self.session, text=line)
+            elif await self.send(line) == "steered":
                 self.renderer.note(f"[steering queued] {line}")
         except RequestError as error:
             self.renderer.note(f"[refused] {error}")
+
+    async def interrupt(self, immediate: bool = True) -> None:
+        """Stop the current work, keep the session (best effort, bounded)."""
+        with trio.move_on_after(3):
+            await self.client.request(InterruptSession, session=self.session, immediate=immediate)
 
     async def _stop_after_step(self) -> None:
         """Interrupt, not abort: the current step finishes, the session stays open."""
@@ -176,6 +266,13 @@ class Follower:
         self.outcome.status = "stopped"
         await self.client.request(InterruptSession, session=self.session, immediate=False)
         self.renderer.note("[stopping after the current step]")
+
+
+def _add_usage(total: dict[str, int], usage: dict[str, Any]) -> None:
+    for name in USAGE_FIELDS:
+        value = usage.get(name)
+        if isinstance(value, int):
+            total[name] = total.get(name, 0) + value
 
 
 __all__ = ["Follower", "Outcome", "OutputFormat", "approval_prompt"]

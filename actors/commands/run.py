@@ -1,59 +1,234 @@
 """``troupe run "task"``: run one task and show what the agent does.
 
-Exit codes: 0 done, 1 error, 2 bad input, 53 turn limit reached.
+Headless like ``codex exec``, ``claude -p`` and ``gemini -p``: the task as an
+argument, ``-p``, or stdin; ``--output-format json`` prints one result object;
+``--input-format stream-json`` reads user messages as JSON lines while it runs.
+``--resume SESSION`` and ``--continue`` go on with a stored session's history.
+
+Exit codes: 0 done, 1 runtime failure, 2 bad input, 53 turn limit, 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import cast
 
 import trio
-from trio_websocket import HandshakeError
 
-from actors.commands.common import EXIT_BAD_INPUT, EXIT_ERROR
-from actors.commands.interact import Follower
-from actors.commands.session_host import open_client
-from protocol.client import ConnectionRefused, RequestError
+from actors.commands.common import data_dir
+from actors.commands.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    CommandError,
+)
+from actors.commands.interact import Follower, Outcome
+from actors.commands.remote import ensure_host, host_entry, host_of
+from actors.commands.session_host import Host, open_host
+from actors.commands.stored import latest_in
+from actors.commands.stream_input import read_stream_json
+from actors.config import ConfigError, Settings, resolve
 from protocol.session import SessionConfig
-from protocol.wire import CreateSession
+from protocol.wire import (
+    CreateSession,
+    GetSession,
+    SessionCreated,
+    SessionDetail,
+    UpdateSessionConfig,
+)
+
+SETTING_FLAGS = ("provider", "wire", "model", "base_url", "api_key", "reasoning_effort",
+                 "max_turns", "instructions", "connect")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.task.strip():
-        print("troupe run: the task is empty", file=sys.stderr)
-        return EXIT_BAD_INPUT
     workdir = Path(args.workdir or ".").resolve()
     if not workdir.is_dir():
-        print(f"troupe run: {workdir} is not a directory", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    try:
-        return trio.run(_run, args, workdir)
-    except KeyboardInterrupt:
-        return 130
+        raise CommandError(f"{workdir} is not a directory", EXIT_BAD_INPUT)
+    settings = settings_for(args, workdir)
+    task = read_task(args)
+    return trio.run(_run, args, settings, workdir, task)
 
 
-async def _run(args: argparse.Namespace, workdir: Path) -> int:
-    config = SessionConfig(max_turns=args.max_turns)
-    interactive = args.output_format == "text" and sys.stdin.isatty()
+def settings_for(args: argparse.Namespace, workdir: Path) -> Settings:
+    flags = {name: getattr(args, name, None) for name in SETTING_FLAGS}
     try:
-        async with open_client(args, workdir) as client:
-            created = await client.request(
-                CreateSession,
-                profile=args.profile,
-                working_dir=str(workdir) if args.connect else None,
-                config=config,
+        return resolve(flags, workdir)
+    except ConfigError as error:
+        raise CommandError(str(error), EXIT_BAD_INPUT) from None
+
+
+def read_task(args: argparse.Namespace) -> str | None:
+    """The task from ``-p``, the argument, or stdin ('-' or a pipe); None when
+    stream-json input will bring it."""
+    if args.prompt is not None and args.task is not None:
+        raise CommandError("give the task once: as an argument or with -p", EXIT_BAD_INPUT)
+    task = args.prompt if args.prompt is not None else args.task
+    streaming = args.input_format == "stream-json"
+    if streaming and task == "-":
+        raise CommandError("--input-format stream-json reads stdin itself", EXIT_BAD_INPUT)
+    if task == "-" or (task is None and not streaming and not sys.stdin.isatty()):
+        task = sys.stdin.read()
+    if task is None:
+        if streaming:
+            return None
+        raise CommandError(
+            'no task: troupe run "what to do" (or -p TEXT, or pipe it on stdin)', EXIT_BAD_INPUT
+        )
+    if not task.strip():
+        raise CommandError("the task is empty", EXIT_BAD_INPUT)
+    return task.strip()
+
+
+def _instructions(value: str | None) -> str | None:
+    if value and value.startswith("@"):
+        try:
+            return Path(value[1:]).expanduser().read_text()
+        except OSError as error:
+            raise CommandError(
+                f"--instructions: cannot read {value[1:]}: {error.strerror}", EXIT_BAD_INPUT
+            ) from None
+    return value
+
+
+def session_config(settings: Settings) -> SessionConfig:
+    return SessionConfig(
+        max_turns=settings.get("max_turns") or 0,
+        model=settings.get("model"),
+        reasoning_effort=settings.get("reasoning_effort"),
+        user_instructions=_instructions(settings.get("instructions")),
+    )
+
+
+async def _run(
+    args: argparse.Namespace, settings: Settings, workdir: Path, task: str | None
+) -> int:
+    resumed = await _session_to_resume(args, workdir)
+    async with open_host(args, settings, workdir) as host:
+        session, after_seq, where = await _open_session(host, args, settings, workdir, resumed)
+        follower = Follower(host.client, session, args.output_format)
+        follower.outcome.runtime = "embedded" if host.embedded else host.url
+        text = args.output_format == "text"
+        if host.note:
+            print(f"troupe run: {host.note}", file=sys.stderr, flush=True)
+        if text:
+            verb = "resuming" if resumed else "session"
+            follower.renderer.note(f"{verb} {session} in {where} ({host.label})")
+        outcome = await _follow(follower, args, task, after_seq)
+    _write_last_message(args, outcome)
+    if outcome.status == "disconnected":
+        raise CommandError(
+            f"lost the connection to the {host.label}; session {session} may still be "
+            f"running there (troupe attach {session})",
+            EXIT_ERROR,
+        )
+    return outcome.exit_code
+
+
+async def _session_to_resume(args: argparse.Namespace, workdir: Path) -> str | None:
+    if args.resume:
+        return str(args.resume)
+    if args.continue_latest:
+        latest = await latest_in(data_dir(args), workdir)
+        if latest is None:
+            raise CommandError(
+                f"no session has run in {workdir} yet; start one with troupe run TASK",
+                EXIT_BAD_INPUT,
             )
-            session = created.session.session_id
-            follower = Follower(client, session, args.output_format)
-            if args.output_format == "text":
-                follower.renderer.note(f"session {session} in {workdir}")
-            outcome = await follower.run(args.task, interactive=interactive)
-            return outcome.exit_code
-    except RequestError as error:
-        print(f"troupe run: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT if error.code == "invalid_request" else EXIT_ERROR
-    except (ConnectionRefused, HandshakeError, OSError) as error:
-        print(f"troupe run: cannot reach the server: {error}", file=sys.stderr)
-        return EXIT_ERROR
+        return latest.session_id
+    return None
+
+
+async def _open_session(
+    host: Host, args: argparse.Namespace, settings: Settings, workdir: Path, resumed: str | None
+) -> tuple[str, int, str]:
+    """The session's id, the last event before this run (a resumed session's
+    earlier events are not shown again), and where it works, in words."""
+    if resumed is None:
+        environment, where = None, str(workdir)
+        if args.ssh_host:
+            name, entry = host_entry(args.ssh_host, settings.ssh_hosts)
+            environment = await ensure_host(host.client, name, entry)
+            where = f"{entry.working_dir or '~'} on ssh host {name}"
+        created = cast(
+            SessionCreated,
+            await host.client.request(
+                CreateSession,
+                profile=settings.get("provider"),
+                environment=environment,
+                working_dir=None if environment else str(workdir),
+                config=session_config(settings),
+            ),
+        )
+        return created.session.session_id, 0, where
+    detail = cast(SessionDetail, await host.client.request(GetSession, session=resumed))
+    where = str(workdir)
+    remote = host_of(detail.session.environment)
+    if remote is not None:  # a new embedded runtime must connect to the host again
+        name, entry = host_entry(remote, settings.ssh_hosts)
+        await ensure_host(host.client, name, entry)
+        where = f"ssh host {name}"
+    changes = {
+        name: getattr(args, name)
+        for name in ("model", "reasoning_effort", "max_turns")
+        if getattr(args, name, None) is not None
+    }
+    if changes:
+        await host.client.request(UpdateSessionConfig, session=resumed, **changes)
+    return resumed, detail.session.last_seq, where
+
+
+async def _follow(
+    follower: Follower, args: argparse.Namespace, task: str | None, after_seq: int
+) -> Outcome:
+    """Follow until the input is done; Ctrl-C interrupts the session (kept for
+    --resume) and ends the command with 130."""
+    streaming = args.input_format == "stream-json"
+    interactive = not streaming and args.output_format == "text" and sys.stdin.isatty()
+    interrupted = False
+    async with trio.open_nursery() as nursery:
+
+        async def on_interrupt(signals: AsyncIterator[int]) -> None:
+            nonlocal interrupted
+            async for _ in signals:
+                interrupted = True
+                await follower.interrupt(immediate=True)
+                follower.finish()
+                return
+
+        with trio.open_signal_receiver(signal.SIGINT) as signals:
+            nursery.start_soon(on_interrupt, signals)
+            if streaming:
+                follower.more_input = True
+                nursery.start_soon(read_stream_json, follower)
+            outcome = await follower.run(
+                task, after_seq=after_seq, interactive=interactive, emit_result=False
+            )
+            nursery.cancel_scope.cancel()
+    if interrupted:
+        outcome.status, outcome.exit_code = "interrupted", EXIT_INTERRUPTED
+        follower.emit_result()
+        raise CommandError(
+            f"interrupted; session {follower.session} is kept "
+            f"(troupe run --resume {follower.session} TASK)",
+            EXIT_INTERRUPTED,
+        )
+    follower.emit_result()
+    return outcome
+
+
+def _write_last_message(args: argparse.Namespace, outcome: Outcome) -> None:
+    if not args.output_last_message:
+        return
+    try:
+        Path(args.output_last_message).write_text(outcome.result)
+    except OSError as error:
+        raise CommandError(
+            f"cannot write --output-last-message {args.output_last_message}: "
+            f"{error.strerror or error}",
+            EXIT_ERROR,
+        ) from None

@@ -1,10 +1,11 @@
 """``troupe serve``: run the server until interrupted, printing its URL and where the
-token is."""
+token is. Model settings come from the flags, the config files and the
+environment, as for ``troupe run``."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import errno
 import signal
 import sys
 from pathlib import Path
@@ -12,29 +13,32 @@ from pathlib import Path
 import trio
 
 from actors.commands.common import data_dir
-from actors.server.models import ModelSettings
+from actors.commands.errors import EXIT_BAD_INPUT, EXIT_ERROR, CommandError, leaves
+from actors.commands.run import settings_for
+from actors.commands.session_host import model_settings
 from actors.server.server import ServerConfig, run_server
 
 
 def config_from(args: argparse.Namespace) -> ServerConfig:
     allowed: list[str] = args.allow_origin or []
     origins = frozenset({"loopback", *allowed})
+    working_dir = Path(args.workdir or ".")
+    settings = settings_for(args, working_dir)
     return ServerConfig(
         data_dir=data_dir(args),
         host=args.host,
         port=args.port,
-        working_dir=Path(args.workdir or "."),
-        models=ModelSettings(args.profile, args.base_url, args.api_key),
+        working_dir=working_dir,
+        models=model_settings(settings, strict=False),
         origins=origins,
         max_frame_bytes=args.max_frame,
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    if not Path(args.workdir or ".").is_dir():
+        raise CommandError(f"{args.workdir} is not a directory", EXIT_BAD_INPUT)
     config = config_from(args)
-    if not config.working_dir.is_dir():
-        print(f"troupe serve: {config.working_dir} is not a directory", file=sys.stderr)
-        return 2
 
     async def main() -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -50,11 +54,15 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         trio.run(main)
-    except OSError as error:
-        print(f"troupe serve: {error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        pass
-    with contextlib.suppress(Exception):
-        sys.stdout.flush()
+    except BaseException as error:
+        in_use = [
+            e for e in leaves(error) if isinstance(e, OSError) and e.errno == errno.EADDRINUSE
+        ]
+        if in_use:
+            raise CommandError(
+                f"{config.host}:{config.port} is already in use (another troupe serve?); "
+                "pass --port N, or --port 0 for a free one",
+                EXIT_ERROR,
+            ) from error
+        raise
     return 0

@@ -1,20 +1,48 @@
-"""Where a command's session runs: on a server (``--connect``), or in a server
-embedded in the command itself, on a free loopback port that nobody else is told
-about. Either way the command speaks the same protocol to it."""
+"""Where a command's session runs: on a server, or in a server embedded in the
+command itself (on a free loopback port nobody else is told about). Either way the
+command speaks the same protocol to it.
+
+The server is ``--connect URL`` (or ``connect`` in a config file), else the local
+``troupe serve`` of the data directory when one is running, so that every session
+is listed and attachable; else an embedded one. Model flags (``--base-url``,
+``--api-key``, ``--wire``) configure a model endpoint, which a running server
+already has: with them, the command runs embedded and says why.
+"""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import trio
 
-from actors.commands.common import data_dir, read_token
+from actors.commands.common import advertised_server, connect_to, data_dir, read_token
+from actors.commands.errors import EXIT_BAD_INPUT, CommandError
+from actors.config import Settings
+from actors.config.resolve import KEY_VARIABLES, URL_VARIABLES
+from actors.models.config import DEFAULT_BASE_URLS
 from actors.server.models import ModelSettings
 from actors.server.server import ServerConfig, run_server
 from protocol.client import TroupeClient, connect
+
+ENDPOINT_FLAGS = ("base_url", "api_key", "wire")
+
+
+@dataclass(frozen=True)
+class Host:
+    """Where the session runs, in words for the header line."""
+
+    client: TroupeClient
+    url: str
+    embedded: bool
+    note: str
+
+    @property
+    def label(self) -> str:
+        return "embedded runtime" if self.embedded else f"server {self.url}"
 
 
 @asynccontextmanager
@@ -28,19 +56,78 @@ async def embedded_server(config: ServerConfig) -> AsyncIterator[tuple[str, str]
             server.stop()
 
 
+def model_settings(settings: Settings, strict: bool = True) -> ModelSettings:
+    """A server's model endpoint. ``strict`` refuses early when there is no key
+    and no base URL (the first thing a new user meets); a lenient server starts
+    anyway and refuses each session with the same reason."""
+    wire = settings.model_wire
+    # Only a chosen wire is forced on every profile; by default each speaks its own.
+    forced = wire if settings.values["wire"].source != "default for provider" else None
+    base_url = settings.get("base_url")
+    key = settings.api_key.value
+    if not key and not base_url and not strict:
+        return ModelSettings(settings.get("provider"), None, None, forced)  # type: ignore[arg-type]
+    if not key and not base_url:
+        variables = " or ".join(KEY_VARIABLES[wire])
+        raise CommandError(
+            f"no API key for {settings.get('provider')}: set {variables}, or give --base-url "
+            "for a local OpenAI-compatible server (`troupe config` shows what is set)",
+            EXIT_BAD_INPUT,
+        )
+    key_from_env = bool(key) and settings.api_key.source.lstrip("$") in KEY_VARIABLES[wire]
+    url_from_env = not base_url or settings.values["base_url"].source == f"${URL_VARIABLES[wire]}"
+    if key_from_env and url_from_env:  # the model layer reads them, with OPENAI_ORG_ID & co.
+        return ModelSettings(settings.get("provider"), None, None, forced)  # type: ignore[arg-type]
+    if key and not base_url:
+        base_url = DEFAULT_BASE_URLS[wire]
+    # No key for a local server: the server sends a placeholder, never an empty bearer.
+    return ModelSettings(settings.get("provider"), base_url, key or None, forced)  # type: ignore[arg-type]
+
+
 @asynccontextmanager
-async def open_client(args: argparse.Namespace, working_dir: Path) -> AsyncIterator[TroupeClient]:
-    """A client of ``--connect URL``, or of a server embedded in this process."""
-    if getattr(args, "connect", None):
-        async with connect(args.connect, read_token(args)) as client:
-            yield client
+async def open_host(
+    args: argparse.Namespace, settings: Settings, working_dir: Path
+) -> AsyncIterator[Host]:
+    """A client of the server the session should run on (see the module doc)."""
+    url = settings.get("connect")
+    if url:
+        async with connect_to(url, read_token(args)) as client:
+            yield Host(client, url, False, "")
         return
+    note = ""
+    running = None if getattr(args, "embedded", False) else advertised_server(data_dir(args))
+    if running is not None:
+        given = [name for name in ENDPOINT_FLAGS if getattr(args, name, None)]
+        if given:
+            flag = "--" + given[0].replace("_", "-")
+            note = f"a server is running at {running}, but {flag} was given: running embedded"
+        else:
+            found = await _try_connect(running, read_token(args))
+            if found is not None:
+                async with found as client:
+                    yield Host(client, running, False, "")
+                return
+            note = f"the server at {running} did not answer: running embedded"
     config = ServerConfig(
         data_dir=data_dir(args),
         port=0,
         working_dir=working_dir,
-        models=ModelSettings(args.profile, args.base_url, args.api_key),
+        models=model_settings(settings),
         advertise=False,
     )
     async with embedded_server(config) as (url, token), connect(url, token) as client:
-        yield client
+        yield Host(client, url, True, note)
+
+
+async def _try_connect(url: str, token: str | None):  # type: ignore[no-untyped-def]
+    """A connection manager for ``url`` if the server answers a handshake, else None.
+
+    The probe connection is closed again; the caller opens its own."""
+    try:
+        async with connect_to(url, token):
+            pass
+    except CommandError as error:
+        if error.exit_code == EXIT_BAD_INPUT:  # a wrong token is worth saying
+            raise
+        return None
+    return connect_to(url, token)

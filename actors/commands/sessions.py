@@ -1,76 +1,124 @@
-"""``troupe sessions``: list sessions, from a running server or straight from the
-store when none is running."""
+"""``troupe sessions``: list sessions with their task, directory, state and the
+time of their last event.
+
+The store on disk has every session of this data directory (read-only, beside a
+running server); a server (``--connect`` or the running local one) adds the live
+state of its own sessions. With ``--connect`` to a server whose store is not here,
+the server's view is all there is.
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
+from typing import cast
 
 import msgspec
 import trio
 
-from actors.commands.common import EXIT_ERROR, data_dir, read_token, server_url
-from actors.store import open_store
-from protocol.client import ConnectionRefused, connect
-from protocol.wire import ListSessions, SessionInfo
+from actors.commands.common import connect_to, data_dir, read_token, server_url
+from actors.commands.errors import EXIT_BAD_INPUT, CommandError
+from actors.commands.stored import StoredSession, stored_sessions
+from protocol.client import TroupeClient
+from protocol.session import UserTurn
+from protocol.wire import GetSession, ListSessions, SessionDetail, SessionInfo, SessionList
+
+MAX_ASKED = 200
+"""Sessions whose task is asked of a remote server one by one; more are listed without."""
+
+
+class Listed(msgspec.Struct, frozen=True):
+    """One line of the listing (``--json`` prints these)."""
+
+    session_id: str
+    status: str
+    """``live`` on a running server, ``stored`` on disk only, ``closed`` for good."""
+    state: str
+    task: str
+    working_dir: str | None
+    profile: str
+    model: str
+    created: float
+    updated: float
+    last_seq: int
+    interrupted: bool = False
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        sessions = trio.run(_list, args)
-    except (ConnectionRefused, OSError) as error:
-        print(f"troupe sessions: {error}", file=sys.stderr)
-        return EXIT_ERROR
+    sessions = trio.run(_list, args)
     if args.json:
-        for info in sessions:
-            print(msgspec.json.encode(info).decode())
+        for item in sessions:
+            print(msgspec.json.encode(item).decode())
         return 0
     if not sessions:
         print("no sessions")
         return 0
-    print(f"{'SESSION':<12} {'STATUS':<7} {'STATE':<15} {'SEQ':>6}  {'UPDATED':<19}  PROFILE")
-    for info in sessions:
-        updated = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.updated))
-        state = info.state + (" (interrupted)" if info.interrupted else "")
+    print(f"{'SESSION':<12} {'STATE':<13} {'UPDATED':<16}  {'DIRECTORY':<28} TASK")
+    for item in sessions:
+        updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.updated))
+        state = item.state if item.status != "live" else f"{item.state}*"
+        if item.interrupted:
+            state = "interrupted"
         print(
-            f"{info.session_id:<12} {info.status:<7} {state:<15} {info.last_seq:>6}  "
-            f"{updated:<19}  {info.profile}/{info.model}"
+            f"{item.session_id:<12} {state:<13} {updated:<16}  "
+            f"{_tail(item.working_dir or '-', 28):<28} {_head(item.task, 60)}"
         )
+    if any(item.status == "live" for item in sessions):
+        print("(* live on the running server)")
     return 0
 
 
-async def _list(args: argparse.Namespace) -> list[SessionInfo]:
+def _head(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _tail(path: str, width: int) -> str:
+    return path if len(path) <= width else "…" + path[-(width - 1) :]
+
+
+async def _list(args: argparse.Namespace) -> list[Listed]:
+    stored = {s.session_id: s for s in await stored_sessions(data_dir(args))}
+    live: dict[str, SessionInfo] = {}
+    tasks: dict[str, str] = {}
     url = server_url(args)
     if url is not None:
         try:
-            async with connect(url, read_token(args)) as client:
-                return (await client.request(ListSessions)).sessions
-        except OSError:
-            if args.connect:
+            async with connect_to(url, read_token(args)) as client:
+                reply = cast(SessionList, await client.request(ListSessions))
+                live = {info.session_id: info for info in reply.sessions}
+                if args.connect:  # another machine's server: its store is not here
+                    stored = {key: s for key, s in stored.items() if key in live}
+                    tasks = await _tasks(client, [key for key in live if key not in stored])
+        except CommandError as error:  # a server that stopped: the store still answers
+            if args.connect or error.exit_code == EXIT_BAD_INPUT:
                 raise
-    return await _from_store(args)
+    listed = [_merge(stored.get(k), live.get(k), tasks.get(k, "")) for k in {*stored, *live}]
+    return sorted(listed, key=lambda item: item.updated)
 
 
-async def _from_store(args: argparse.Namespace) -> list[SessionInfo]:
-    """No server: read the store (SQLite allows readers beside a writer)."""
-    found = []
-    async with open_store(data_dir(args)) as store:
-        seqs = await store.last_seqs()
-        for row in await store.sessions():
-            found.append(
-                SessionInfo(
-                    session_id=row.id,
-                    address=f"/sessions/{row.id}",
-                    profile=row.profile,
-                    model=row.model,
-                    environment=row.environment,
-                    state=row.state,
-                    status="closed" if row.state == "closed" else "stored",
-                    last_seq=seqs.get(row.id, 0),
-                    created=row.created,
-                    updated=row.updated,
-                    interrupted=row.interrupted or row.state == "processing",
-                )
-            )
+async def _tasks(client: TroupeClient, sessions: list[str]) -> dict[str, str]:
+    """Each session's first input, from its history on the server."""
+    found = {}
+    for session in sessions[:MAX_ASKED]:
+        detail = cast(SessionDetail, await client.request(GetSession, session=session))
+        first = next((turn for turn in detail.history if isinstance(turn, UserTurn)), None)
+        found[session] = first.content if first is not None else ""
     return found
+
+
+def _merge(stored: StoredSession | None, info: SessionInfo | None, task: str = "") -> Listed:
+    if info is None:
+        assert stored is not None
+        status = "closed" if stored.state == "closed" else "stored"
+        return Listed(
+            stored.session_id, status, stored.state, stored.task, stored.working_dir,
+            stored.profile, stored.model, stored.created, stored.updated, stored.last_seq,
+            stored.interrupted or stored.state == "processing",
+        )  # fmt: skip
+    updated = stored.updated if stored is not None else info.created
+    return Listed(
+        info.session_id, info.status, info.state, stored.task if stored else task,
+        stored.working_dir if stored else None, info.profile, info.model, info.created,
+        max(updated, info.created), info.last_seq, info.interrupted,
+    )  # fmt: skip

@@ -32,6 +32,8 @@ class ModelSettings(msgspec.Struct, frozen=True):
     profile: str = "openai"
     base_url: str | None = None
     api_key: str | None = None
+    wire: Wire | None = None
+    """Speak this wire for every profile (``openai_chat`` for a local server)."""
 
 
 class UnknownProfile(Rejection):
@@ -58,7 +60,7 @@ class Models:
         return factory()
 
     async def gateway(self, profile: ProviderProfile) -> ActorRef:
-        wire = WIRE_OF_PROFILE[profile.id]
+        wire = self.settings.wire or WIRE_OF_PROFILE[profile.id]
         ref = self._gateways.get(wire)
         if ref is not None and ref.alive:
             return ref

@@ -1,0 +1,88 @@
+"""Sessions as the store on disk knows them, read without starting anything.
+
+``troupe sessions`` and ``troupe run --continue`` need each session's task, its
+directory and the time of its last event; the store holds all three. The database
+is opened read-only (SQLite WAL lets a reader sit beside a running server), so
+listing never creates a store or disturbs one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import msgspec
+import trio
+
+QUERY = """
+SELECT s.id, s.profile, s.model, s.working_dir, s.state, s.interrupted,
+       s.created, s.updated,
+       (SELECT MAX(timestamp) FROM events e WHERE e.session_id = s.id),
+       (SELECT MAX(seq) FROM events e WHERE e.session_id = s.id),
+       (SELECT data FROM events e WHERE e.session_id = s.id AND e.kind = 'user_input'
+        ORDER BY seq LIMIT 1)
+FROM sessions s ORDER BY s.created
+"""
+
+
+class StoredSession(msgspec.Struct, frozen=True):
+    session_id: str
+    profile: str
+    model: str
+    working_dir: str | None
+    state: str
+    interrupted: bool
+    created: float
+    updated: float
+    """The last event's time (the row's own time when it has no events)."""
+    last_seq: int
+    task: str
+    """The first input, which is what the session was started for."""
+
+
+def _read(path: Path) -> list[StoredSession]:
+    if not path.is_file():
+        return []
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+    try:
+        rows = connection.execute(QUERY).fetchall()
+    except sqlite3.OperationalError as error:
+        if "no such table" in str(error):
+            return []
+        raise
+    finally:
+        connection.close()
+    found = []
+    for row in rows:
+        (sid, profile, model, workdir, state, interrupted, created, updated,
+         last_time, last_seq, first_input) = row  # fmt: skip
+        task = ""
+        if first_input:
+            task = str(msgspec.json.decode(first_input).get("content", ""))
+        found.append(
+            StoredSession(
+                sid,
+                profile,
+                model,
+                workdir,
+                state,
+                bool(interrupted),
+                created,
+                max(updated, last_time or 0.0),
+                last_seq or 0,
+                task,
+            )
+        )
+    return found
+
+
+async def stored_sessions(data_dir: Path) -> list[StoredSession]:
+    """Every stored session, oldest first."""
+    return await trio.to_thread.run_sync(_read, data_dir / "troupe.db")
+
+
+async def latest_in(data_dir: Path, working_dir: Path) -> StoredSession | None:
+    """The session last updated among those started in ``working_dir`` (resolved)."""
+    here = str(working_dir)
+    mine = [s for s in await stored_sessions(data_dir) if s.working_dir == here]
+    return max(mine, key=lambda s: s.updated, default=None)

@@ -1,0 +1,103 @@
+"""The config files: ``~/.config/troupe/config.toml`` and a project's
+``.troupe/config.toml``, read with the standard library's tomllib.
+
+A file is checked against :class:`ConfigFile` (unknown keys are errors, so a typo
+is reported instead of silently ignored)::
+
+    provider = "openai"              # the profile: openai, anthropic or gemini
+    model = "gpt-5.2-codex"
+    wire = "openai-chat"             # openai, openai-chat, anthropic, gemini
+    base_url = "http://localhost:11434/v1"
+    reasoning_effort = "high"
+    max_turns = 40
+    instructions = "Answer in British English."
+
+    [providers.anthropic]            # used when that provider is chosen
+    model = "claude-sonnet-4-5"
+    base_url = "https://api.anthropic.com/v1"
+
+    [ssh_hosts.build-box]            # remote machines: troupe run --ssh-host build-box
+    target = "ssh://dev@build.example.com:22"
+    working_dir = "/srv/app"
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+
+PROJECT_FILE = Path(".troupe") / "config.toml"
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used, naming the file and the reason."""
+
+
+class ProviderSection(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    model: str | None = None
+    base_url: str | None = None
+    wire: str | None = None
+    api_key_env: str | None = None
+    """The variable holding this provider's key, when not the usual one."""
+
+
+class SSHHost(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    target: str
+    working_dir: str | None = None
+    known_hosts: str | None = None
+    client_keys: list[str] = []
+
+
+class ConfigFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    provider: str | None = None
+    model: str | None = None
+    wire: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    reasoning_effort: str | None = None
+    max_turns: int | None = None
+    instructions: str | None = None
+    connect: str | None = None
+    """A server to use by default (``ws://...``)."""
+    providers: dict[str, ProviderSection] = {}
+    ssh_hosts: dict[str, SSHHost] = {}
+
+
+def user_config_path(environ: Mapping[str, str] | None = None) -> Path:
+    """``$TROUPE_CONFIG``, else ``$XDG_CONFIG_HOME/troupe/config.toml``, else
+    ``~/.config/troupe/config.toml``."""
+    env = os.environ if environ is None else environ
+    if env.get("TROUPE_CONFIG"):
+        return Path(env["TROUPE_CONFIG"]).expanduser()
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base).expanduser() / "troupe" / "config.toml"
+
+
+def project_config_path(start: Path) -> Path | None:
+    """The nearest ``.troupe/config.toml`` in ``start`` or a directory above it."""
+    start = start.resolve()
+    for directory in (start, *start.parents):
+        candidate = directory / PROJECT_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(path: Path) -> ConfigFile:
+    """One file, checked; a missing file is an empty config."""
+    try:
+        raw = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        return ConfigFile()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read {path}: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path} is not valid TOML: {error}") from None
+    try:
+        return msgspec.convert(raw, ConfigFile)
+    except msgspec.ValidationError as error:
+        raise ConfigError(f"{path}: {error}") from None

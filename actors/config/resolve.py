@@ -1,0 +1,150 @@
+"""The effective settings of a command: flags win, then the project's config file,
+then the user's, then the environment's variables, then the defaults; each value
+remembers where it came from, so ``troupe config`` can say."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from actors.config.files import (
+    ConfigError,
+    ConfigFile,
+    SSHHost,
+    load_config,
+    project_config_path,
+    user_config_path,
+)
+
+PROVIDERS = ("openai", "anthropic", "gemini")
+WIRES = {
+    "openai": "openai_responses",
+    "openai-chat": "openai_chat",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+}
+"""The names people type for each wire format, and the model layer's names."""
+DEFAULT_WIRE = {"openai": "openai", "anthropic": "anthropic", "gemini": "gemini"}
+KEY_VARIABLES = {
+    "openai_responses": ("OPENAI_API_KEY",),
+    "openai_chat": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+}
+URL_VARIABLES = {
+    "openai_responses": "OPENAI_BASE_URL",
+    "openai_chat": "OPENAI_BASE_URL",
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "gemini": "GEMINI_BASE_URL",
+}
+FIELDS = ("provider", "wire", "model", "base_url", "reasoning_effort", "max_turns",
+          "instructions", "connect")  # fmt: skip
+
+
+class Setting(msgspec.Struct, frozen=True):
+    value: Any
+    source: str
+
+
+class Settings(msgspec.Struct, frozen=True):
+    """Every effective value with its source; ``api_key`` is never printed."""
+
+    values: dict[str, Setting]
+    api_key: Setting
+    ssh_hosts: dict[str, SSHHost]
+    files: list[str]
+
+    def get(self, name: str) -> Any:
+        return self.values[name].value
+
+    @property
+    def model_wire(self) -> str:
+        """The model layer's name of the chosen wire (``openai_chat``, ...)."""
+        return WIRES[self.get("wire")]
+
+
+def resolve(
+    flags: Mapping[str, Any],
+    workdir: Path,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Effective settings for ``flags`` (None = not given) in ``workdir``."""
+    env = os.environ if environ is None else environ
+    layers: list[tuple[str, ConfigFile]] = []
+    project = project_config_path(workdir)
+    if project is not None:
+        layers.append((str(project), load_config(project)))
+    user = user_config_path(env)
+    if user.is_file():
+        layers.append((str(user), load_config(user)))
+    values: dict[str, Setting] = {}
+
+    def pick(name: str, default: Any, default_source: str = "default") -> Setting:
+        if flags.get(name) is not None:
+            return Setting(flags[name], f"--{name.replace('_', '-')}")
+        provider = values["provider"].value if "provider" in values else None
+        for source, config in layers:
+            section = config.providers.get(provider) if provider else None
+            given = getattr(section, name, None) if section is not None else None
+            if given is not None:
+                return Setting(given, f"{source} [providers.{provider}]")
+            given = getattr(config, name, None)
+            if given is not None:
+                return Setting(given, source)
+        return Setting(default, default_source)
+
+    values["provider"] = pick("provider", "openai")
+    if values["provider"].value not in PROVIDERS:
+        raise ConfigError(_choice("provider", values["provider"], PROVIDERS))
+    values["wire"] = pick("wire", DEFAULT_WIRE[values["provider"].value], "default for provider")
+    if values["wire"].value not in WIRES:
+        raise ConfigError(_choice("wire", values["wire"], tuple(WIRES)))
+    wire = WIRES[values["wire"].value]
+    url_variable = URL_VARIABLES[wire]
+    if env.get(url_variable):
+        values["base_url"] = pick("base_url", env[url_variable], f"${url_variable}")
+    else:
+        values["base_url"] = pick("base_url", None, "the provider's hosted API")
+    values["model"] = pick("model", None, "the provider profile's default")
+    values["reasoning_effort"] = pick("reasoning_effort", None)
+    values["max_turns"] = pick("max_turns", 0, "default (0 = unlimited)")
+    values["instructions"] = pick("instructions", None)
+    values["connect"] = pick("connect", None, "default (a running local server, else embedded)")
+    key = _api_key(flags, layers, values["provider"].value, wire, env)
+    hosts: dict[str, SSHHost] = {}
+    for _, config in reversed(layers):
+        hosts.update(config.ssh_hosts)
+    return Settings(values, key, hosts, [source for source, _ in layers])
+
+
+def _api_key(
+    flags: Mapping[str, Any],
+    layers: list[tuple[str, ConfigFile]],
+    provider: str,
+    wire: str,
+    env: Mapping[str, str],
+) -> Setting:
+    if flags.get("api_key"):
+        return Setting(flags["api_key"], "--api-key")
+    for source, config in layers:
+        section = config.providers.get(provider)
+        variable = (section.api_key_env if section else None) or config.api_key_env
+        if variable:
+            if env.get(variable):
+                return Setting(env[variable], f"${variable} (named in {source})")
+            raise ConfigError(f"{source} names api_key_env {variable!r}, which is not set")
+    for variable in KEY_VARIABLES[wire]:
+        if env.get(variable):
+            return Setting(env[variable], f"${variable}")
+    return Setting("", "not set")
+
+
+def _choice(name: str, setting: Setting, choices: tuple[str, ...]) -> str:
+    return (
+        f"unknown {name} {setting.value!r} (from {setting.source}); "
+        f"choose one of {', '.join(choices)}"
+    )
