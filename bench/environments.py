@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from actors.kernel import ActorRef, Runtime
 from bench.report import Figure, emit, parse_args
 from environments.local import LocalEnvironment
-from environments.ssh.environment import SSHBridge
+from environments.ssh.bridge import SSHBridge
 from protocol.environment import AddSSHHost, ExecCommand, ReadFile, WriteFile
 from tests.environments.sshd import SSHServer, start_sshd
 

@@ -73,3 +73,16 @@ class EnvironmentUnavailable(EnvironmentError_):
     """A wrapped environment stopped or failed; the wrapper itself is fine."""
 
     code = "environment_unavailable"
+
+
+class KeyLoadFailed(EnvironmentError_):
+    """A client key could not be loaded: missing file, wrong or absent passphrase,
+    unknown format. The message names the file."""
+
+    code = "key_load_failed"
+
+
+class EnvironmentExists(EnvironmentError_):
+    """An environment of that name is already there; the existing one is untouched."""
+
+    code = "already_exists"
