@@ -52,7 +52,6 @@ class RemoteCommand:
     _exited: asyncio.Event = field(default_factory=asyncio.Event)
     _drained: asyncio.Event = field(default_factory=asyncio.Event)
     _delta_ready: asyncio.Event = field(default_factory=asyncio.Event)
-    _group_known: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task[None] | None = None
     group: RemoteGroup | None = None
     """The command's process group, once the wrapper has reported it."""
@@ -75,7 +74,7 @@ class RemoteCommand:
                     assert self.markers.pgid is not None
                     self.group = RemoteGroup(self.markers.pgid, self.markers.start_time)
                     self.pool.killer.started(self.group)
-                    self._group_known.set()
+                    self.remote.group_known.set()
                 if self.markers.exited:
                     self._exited.set()
             if chunk:
@@ -105,7 +104,7 @@ class RemoteCommand:
             self._drained.set()
             self._exited.set()
             self._delta_ready.set()
-            self._group_known.set()
+            self.remote.group_known.set()
 
     async def wait_exited(self) -> None:
         """Until the wrapper reports the exit status, or the channel ends."""
@@ -158,5 +157,5 @@ async def current_group(command: RemoteCommand, wait: float = 2.0) -> RemoteGrou
     very start waits (bounded) for the wrapper to report it."""
     if command.group is None:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(command._group_known.wait(), wait)
+            await asyncio.wait_for(command.remote.group_known.wait(), wait)
     return command.group

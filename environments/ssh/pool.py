@@ -48,6 +48,9 @@ keeps a command's buffered output bounded without slowing loopback or LAN links.
 _KILL_RESERVE = 1
 """Sessions per connection that commands never take: the kill path's."""
 _MAX_OPEN_ATTEMPTS = 8
+_REPORT_WAIT = 3.0
+"""Seconds closing waits for a just-started command to report its group, and for
+the wrappers to exit after their groups were ended."""
 
 
 @dataclass(eq=False)
@@ -63,6 +66,8 @@ class Link:
     """Sessions sshd has accepted and we have not closed (what it counts)."""
     sftp: asyncssh.SFTPClient | None = None
     sftp_opening: asyncio.Future[asyncssh.SFTPClient] | None = None
+    learned: bool = False
+    """sshd has refused a session here, so ``limit`` is what it really allows."""
 
     @property
     def closed(self) -> bool:
@@ -85,6 +90,8 @@ class RemoteProcess:
 
     link: Link
     process: asyncssh.SSHClientProcess[bytes]
+    group_known: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the wrapper has reported the process group (or the channel ended)."""
 
 
 @dataclass(eq=False)
@@ -104,6 +111,7 @@ class HostPool:
     _limit_guess: int = 0
     _closed: bool = False
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    _open: set[RemoteProcess] = field(default_factory=set)
     killer: Killer = field(init=False)
 
     def __post_init__(self) -> None:
@@ -204,14 +212,24 @@ class HostPool:
         self._notify()
 
     def _refused(self, link: Link, error: asyncssh.ChannelOpenError) -> None:
-        """sshd refused a session: it allows no more than it has open right now."""
-        if link.confirmed == 0:
+        """sshd refused a session: it allows no more than it has open right now.
+
+        Opens sent together are answered together, so sessions still opening may
+        yet succeed: the limit rises again with each one that does (``_opened``)."""
+        if link.confirmed == 0 and link.sessions == 0:
             raise InvalidRequest(
                 f"{self.target}: the server refuses every session ({error.reason})"
             ) from None
-        link.limit = min(link.limit, link.confirmed)
-        self._limit_guess = min(self._limit_guess, link.limit)
+        link.learned = True
+        link.limit = max(1, min(link.limit, link.confirmed))
+        self._limit_guess = link.limit
         self._notify()
+
+    def _opened(self, link: Link) -> None:
+        link.confirmed += 1
+        if link.learned and link.confirmed > link.limit:
+            link.limit = link.confirmed
+            self._limit_guess = link.limit
 
     def _dropped(self, link: Link) -> None:
         link.connection.abort()
@@ -241,7 +259,7 @@ class HostPool:
             except BaseException:
                 self._release(link, opened=False)
                 raise
-            link.confirmed += 1
+            self._opened(link)
             self.killer.link_ready()
             return link, channel
         raise ConnectionLost(f"{self.target}: no session could be opened")
@@ -262,10 +280,13 @@ class HostPool:
             process.close()
             self._release(link, opened=True)
             raise classify(exc, self.target) from None
-        return RemoteProcess(link, process)
+        remote = RemoteProcess(link, process)
+        self._open.add(remote)
+        return remote
 
     async def finish(self, remote: RemoteProcess) -> None:
         """Close the channel and give its slot back."""
+        self._open.discard(remote)
         try:
             remote.process.close()
         finally:
@@ -291,42 +312,57 @@ class HostPool:
         stdout, stderr = result
         return status, bytes(stdout or b""), bytes(stderr or b"")
 
+    def _shared_sftp(self) -> asyncssh.SFTPClient | asyncio.Future[Any] | None:
+        for link in self.live_links():
+            if link.sftp is not None:
+                return link.sftp
+            if link.sftp_opening is not None:
+                return link.sftp_opening
+        return None
+
     async def sftp(self) -> asyncssh.SFTPClient:
         """The pool's one SFTP client; simultaneous first callers share one open."""
         while True:
             self._check_open()
-            for link in self.live_links():
-                if link.sftp is not None:
-                    return link.sftp
-                if link.sftp_opening is not None:
-                    return await asyncio.shield(link.sftp_opening)
+            shared = self._shared_sftp()
+            if isinstance(shared, asyncio.Future):
+                return await asyncio.shield(shared)
+            if shared is not None:
+                return shared
             link = await self._acquire()  # a session counted as a command until it is SFTP
-            future: asyncio.Future[asyncssh.SFTPClient] = asyncio.get_running_loop().create_future()
+            link.commands -= 1
+            if self._shared_sftp() is not None:  # another caller started one meanwhile
+                self._notify()
+                continue
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[asyncssh.SFTPClient] = loop.create_future()
             link.sftp_opening = future
-            link.commands -= 1  # now counted through sftp_opening
             try:
-                link.sftp = await link.connection.start_sftp_client()
+                client = await link.connection.start_sftp_client()
             except asyncssh.ChannelOpenError as exc:
-                link.sftp_opening = None
                 future.cancel()
-                self._refused(link, exc)
+                try:
+                    self._refused(link, exc)
+                finally:
+                    link.sftp_opening = None
+                    self._notify()
                 continue
             except LINK_ERRORS as exc:
                 link.sftp_opening = None
                 error = classify(exc, self.target)
                 future.set_exception(error)
                 future.exception()  # retrieved: sharers that left need not see it
+                self._notify()
                 raise error from None
             except BaseException:
                 link.sftp_opening = None
                 future.cancel()
-                raise
-            finally:
                 self._notify()
-            link.confirmed += 1
-            link.sftp_opening = None
-            future.set_result(link.sftp)
-            return link.sftp
+                raise
+            self._opened(link)
+            link.sftp, link.sftp_opening = client, None
+            future.set_result(client)
+            return client
 
     # -- process groups: the kill path, orphans, the ledger ----------------------
 
@@ -364,9 +400,16 @@ class HostPool:
         self.killer.remember(group)
 
     async def close(self, grace: float) -> None:
-        """End every group still running, then close the connections."""
+        """End every group still running (and the wrappers that wait for them), then
+        close the connections."""
+        unknown = [r.group_known.wait() for r in self._open if not r.group_known.is_set()]
+        if unknown:  # commands that have only just started: learn their groups first
+            await asyncio.wait([self._spawn(wait) for wait in unknown], timeout=_REPORT_WAIT)
         with contextlib.suppress(EnvironmentError_):
             await self.killer.end_all(grace)
+        closing = [self._spawn(remote.process.wait_closed()) for remote in self._open]
+        if closing:  # each wrapper exits once its group is gone
+            await asyncio.wait(closing, timeout=_REPORT_WAIT)
         self._closed = True
         for task in list(self._tasks):
             task.cancel()
