@@ -33,7 +33,7 @@ async def test_crafted_working_dir_runs_nothing_on_the_host(
     env = await bridge.ask(host_request(sshd, "root", "crafted", Path(crafted)))
     with trio.fail_after(HANG_GUARD):
         await env.ask(Initialize())
-        assert Path(crafted).is_dir(), "the directory is created under its literal name"
+        assert await trio.Path(crafted).is_dir(), "the directory is created under its literal name"
         with pytest.raises(FileNotFound):  # looked up under its literal name
             await env.ask(ExecCommand("pwd", working_dir=f"x$(touch {marker});y"))
     assert not marker.exists(), "a crafted working_dir ran a command on the host"

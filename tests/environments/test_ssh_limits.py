@@ -3,6 +3,7 @@ stopped listeners. Every test starts its own sshd, configured the way it needs."
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -108,10 +109,8 @@ async def test_shutdown_ends_every_remote_group(
 
 
 async def _ignore_errors(ask: Callable[..., object], message: object) -> None:
-    try:
+    with contextlib.suppress(Exception):  # the runtime is going away under it
         await ask(message, timeout=None)  # type: ignore[misc]
-    except Exception:  # the runtime is going away under it
-        pass
 
 
 async def test_cleanup_ends_every_remote_group(
