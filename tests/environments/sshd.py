@@ -74,7 +74,11 @@ def ensure_test_user() -> str | None:
 
 
 def start_sshd(
-    directory: Path, *, max_sessions: int = 10, max_startups: str = "100:30:200"
+    directory: Path,
+    *,
+    max_sessions: int = 10,
+    max_startups: str = "100:30:200",
+    log_level: str = "INFO",
 ) -> tuple[subprocess.Popen[bytes], SSHServer]:
     """Start sshd with its own keys and config in ``directory``. ``max_startups``
     defaults to a lenient value for the shared fixture; a test of stock behaviour
@@ -111,7 +115,7 @@ MaxSessions {max_sessions}
 MaxStartups {max_startups}
 SetEnv {REMOTE_SECRET}
 Subsystem sftp internal-sftp
-LogLevel INFO
+LogLevel {log_level}
 """
     )
     log = directory / "sshd.log"

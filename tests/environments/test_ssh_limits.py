@@ -19,7 +19,7 @@ from environments.ssh.bridge import SSHBridge
 from protocol.environment import ExecCommand, FileExists
 from tests.environments.conftest import host_request, owned_directory
 from tests.environments.helpers import alive
-from tests.environments.sshd import TEST_USER, SSHServer
+from tests.environments.sshd import TEST_USER, SSHServer, connection_tree
 
 HANG_GUARD = 60
 STOCK_STARTUPS = "10:30:100"
@@ -209,3 +209,81 @@ def test_sshd_log_counts_connections(sshd_with: Callable[..., SSHServer]) -> Non
             check=True, capture_output=True, timeout=HANG_GUARD,
         )  # fmt: skip
     assert len(server.log_lines("Accepted publickey")) == 2
+
+
+async def test_simultaneous_first_file_calls_share_one_sftp_session(
+    sshd_with: Callable[..., SSHServer], runtime: Runtime
+) -> None:
+    server = sshd_with(max_sessions=10, log_level="VERBOSE")  # VERBOSE logs each session
+    workdir = owned_directory("root")
+    bridge = await runtime.spawn(SSHBridge())
+    env = await bridge.ask(host_request(server, "root", "files", workdir))
+    answers: list[bool] = []
+
+    async def probe(n: int) -> None:
+        answers.append(await env.ask(FileExists(f"missing-{n}")))
+
+    with trio.fail_after(HANG_GUARD):
+        async with trio.open_nursery() as nursery:
+            for n in range(12):
+                nursery.start_soon(probe, n)
+        # The session limit is intact: commands still fill their channels.
+        async with trio.open_nursery() as nursery:
+            for n in range(8):
+                nursery.start_soon(env.ask, ExecCommand("sleep 0.5"))
+    assert answers == [False] * 12
+    assert len(server.log_lines("subsystem 'sftp'")) == 1
+
+
+async def test_first_call_after_a_dropped_idle_connection_reconnects(
+    sshd_with: Callable[..., SSHServer], runtime: Runtime
+) -> None:
+    server = sshd_with()
+    workdir = owned_directory("root")
+    bridge = await runtime.spawn(SSHBridge())
+    env = await bridge.ask(host_request(server, "root", "idle", workdir))
+    assert (await env.ask(ExecCommand("echo warm"))).stdout == "warm\n"
+    for pid in connection_tree(server):
+        os.kill(pid, signal.SIGKILL)
+    with trio.fail_after(HANG_GUARD):
+        assert (await env.ask(ExecCommand("echo again"))).stdout == "again\n"
+
+
+async def test_timeout_on_a_hung_link_kills_the_command_once_it_answers_again(
+    sshd_with: Callable[..., SSHServer], runtime: Runtime
+) -> None:
+    server = sshd_with()
+    workdir = owned_directory("root")
+    bridge = await runtime.spawn(SSHBridge())
+    request = _replace(
+        host_request(server, "root", "hung", workdir), keepalive_interval=1.0, keepalive_count_max=2
+    )
+    env = await bridge.ask(request)
+    outcome: list[object] = []
+
+    async def run() -> None:
+        command = ExecCommand(TERM_IGNORING.format(name="hung"), timeout_ms=1_500)
+        try:
+            outcome.append(await env.ask(command, timeout=None))
+        except Exception as exc:  # ConnectionLost is as good an answer as a timeout
+            outcome.append(exc)
+
+    stopped: list[int] = []
+    try:
+        with trio.fail_after(HANG_GUARD):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(run)
+                await _wait_for_files(workdir, ["hung"])
+                stopped = connection_tree(server)
+                for pid in stopped:
+                    os.kill(pid, signal.SIGSTOP)
+        assert len(outcome) == 1
+        pids = _pids(workdir, ["hung"])
+        assert alive(pids), "the kill could not have been delivered"
+    finally:
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
+    with trio.fail_after(HANG_GUARD):
+        assert (await env.ask(ExecCommand("echo answered"))).stdout == "answered\n"
+        while alive(pids):  # noqa: ASYNC110 - the owed kill runs on the new connection
+            await trio.sleep(0.1)
