@@ -14,6 +14,7 @@ from pathlib import Path
 import trio
 
 from actors.kernel import ActorRef, Rejection, Runtime, UnknownAddressError
+from actors.kernel.processes import ProcessLedger
 from environments.local import LocalEnvironment
 from protocol.environment import AddSSHHost
 from protocol.wire import EnvironmentSummary
@@ -32,8 +33,12 @@ class EnvironmentRefused(Rejection):
 class Environments:
     """Finds or starts the environment a session or a request names."""
 
-    def __init__(self, runtime: Runtime, default_dir: Path) -> None:
+    def __init__(
+        self, runtime: Runtime, default_dir: Path, ledger: ProcessLedger | None = None
+    ) -> None:
         self.runtime = runtime
+        self.ledger = ledger
+        """Where commands' process groups are recorded (ended after a crash)."""
         self.default_dir = Path(os.path.realpath(default_dir))
         self._local: dict[Path, str] = {}
         self._added: dict[str, str] = {}
@@ -52,7 +57,9 @@ class Environments:
             except UnknownAddressError:
                 pass
         name = "local" if path == self.default_dir else f"local-{len(self._local) + 1}"
-        ref = await self.runtime.spawn(LocalEnvironment(path), name=f"environments/{name}")
+        ref = await self.runtime.spawn(
+            LocalEnvironment(path, ledger=self.ledger), name=f"environments/{name}"
+        )
         self._local[path] = ref.address
         return ref
 
@@ -70,9 +77,11 @@ class Environments:
         try:
             bridge = self.runtime.ref(SSH_BRIDGE)
         except UnknownAddressError:
-            from environments.ssh.environment import SSHBridge
+            from environments.ssh.bridge import SSHBridge
 
-            bridge = await self.runtime.spawn(SSHBridge(), name="environments/ssh")
+            bridge = await self.runtime.spawn(
+                SSHBridge(ledger=self.ledger), name="environments/ssh"
+            )
         ref: ActorRef = await bridge.ask(request, timeout=60)
         self._added[request.name] = ref.address
         return ref

@@ -229,7 +229,7 @@ async def test_simultaneous_first_file_calls_share_one_sftp_session(
                 nursery.start_soon(probe, n)
         # The session limit is intact: commands still fill their channels.
         async with trio.open_nursery() as nursery:
-            for n in range(8):
+            for _ in range(8):
                 nursery.start_soon(env.ask, ExecCommand("sleep 0.5"))
     assert answers == [False] * 12
     assert len(server.log_lines("subsystem 'sftp'")) == 1
