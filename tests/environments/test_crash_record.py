@@ -27,9 +27,11 @@ RESTART_BOUND = 5.0
 
 
 async def _wait_for_pid(path: Path) -> int:
-    while not (await trio.Path(path).exists()) or not path.read_text().endswith("\n"):
+    """The pid a remote or local command writes, once the whole line is there."""
+    file = trio.Path(path)
+    while not (await file.exists()) or not (await file.read_text()).endswith("\n"):  # noqa: ASYNC110
         await trio.sleep(0.05)
-    return int(path.read_text())
+    return int(await file.read_text())
 
 
 async def test_sigkilled_server_leaves_nothing_running_after_restart(
@@ -87,8 +89,8 @@ async def test_a_reused_pid_is_never_signalled(tmp_path: Path) -> None:
     """A record whose pid now names another process (another start time) is dropped
     without a signal; a record of a live group of a dead owner is ended."""
     ledger = ProcessLedger(tmp_path / "ledger")
-    bystander = subprocess.Popen(["sleep", "600"], start_new_session=True)
-    orphan = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    bystander = subprocess.Popen(["sleep", "600"], start_new_session=True)  # noqa: ASYNC220
+    orphan = subprocess.Popen(["sleep", "600"], start_new_session=True)  # noqa: ASYNC220
     try:
         # Written in the ledger's own format, as a dead owner would have: the
         # bystander's record carries a start time that is not the bystander's.
