@@ -3,6 +3,8 @@ hosts with explicit trust settings, names that are taken or invalid."""
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -129,3 +131,42 @@ async def test_taken_and_invalid_names_are_refused_and_the_others_stay(
         await bridge.ask(_with(host_request(sshd, "root", "zero", base), max_connections=0))
     assert bridge.alive and first.alive
     assert (await first.ask(ExecCommand("echo kept"))).stdout == "kept\n"
+
+
+@pytest.mark.parametrize("forwarding", [True, False])
+async def test_agent_forwarding_is_a_per_host_option(
+    sshd: SSHServer,
+    runtime: Runtime,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    forwarding: bool,
+) -> None:
+    socket_path = tmp_path / "agent.sock"
+    agent = await trio.run_process(
+        ["ssh-agent", "-a", str(socket_path)], capture_stdout=True, check=True
+    )
+    agent_pid = int(agent.stdout.decode().split("SSH_AGENT_PID=")[1].split(";")[0])
+    try:
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(socket_path))
+        await trio.run_process(["ssh-add", "-q", str(sshd.client_key)], capture_stderr=True)
+        base = owned_directory("root")
+        bridge = await runtime.spawn(SSHBridge())
+        request = _with(host_request(sshd, "root", "agent", base), agent_forwarding=True)
+        env = await bridge.ask(request if forwarding else _with(request, agent_forwarding=False))
+        # What a private `git clone` over SSH does: log in to another host with the
+        # forwarded agent (no key on the remote side).
+        hop = (
+            f"ssh -o BatchMode=yes -o UserKnownHostsFile={sshd.known_hosts} "
+            f"-o IdentityFile=/nonexistent -p {sshd.port} root@127.0.0.1 echo via-agent"
+        )
+        with trio.fail_after(HANG_GUARD):
+            listed = await env.ask(ExecCommand("ssh-add -l"))
+            hopped = await env.ask(ExecCommand(hop))
+        if forwarding:
+            assert listed.exit_code == 0 and "ED25519" in listed.stdout
+            assert hopped.stdout == "via-agent\n"
+        else:
+            assert listed.exit_code != 0
+            assert hopped.exit_code != 0
+    finally:
+        os.kill(agent_pid, signal.SIGTERM)
