@@ -48,6 +48,10 @@ keeps a command's buffered output bounded without slowing loopback or LAN links.
 _KILL_RESERVE = 1
 """Sessions per connection that commands never take: the kill path's."""
 _MAX_OPEN_ATTEMPTS = 8
+_DIRECT_SCRIPT_LIMIT = 64 * 1024
+"""Longest wrapper sent as the command itself: sshd hands it to the shell as one
+argument, and Linux caps one argument at 128 KiB."""
+_PROBE = 'echo "${BASH_VERSION:+bash}"'
 _REPORT_WAIT = 3.0
 """Seconds closing waits for a just-started command to report its group, and for
 the wrappers to exit after their groups were ended."""
@@ -112,6 +116,9 @@ class HostPool:
     _closed: bool = False
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     _open: set[RemoteProcess] = field(default_factory=set)
+    _login_is_bash: bool | None = None
+    """Whether the login's shell is bash: then a command's wrapper is sent as the
+    command itself, saving a second bash (and bash's byte-by-byte read of stdin)."""
     killer: Killer = field(init=False)
 
     def __post_init__(self) -> None:
@@ -170,6 +177,8 @@ class HostPool:
         if self._closed:
             connection.close()
             self._check_open()
+        if self._login_is_bash is None:
+            self._login_is_bash = await _login_shell_is_bash(connection)
         link = Link(connection, self._limit_guess)
         self._links.append(link)
         self.killer.link_ready()
@@ -265,16 +274,18 @@ class HostPool:
         raise ConnectionLost(f"{self.target}: no session could be opened")
 
     async def start(self, script: str) -> RemoteProcess:
-        """Open a channel running ``bash -s`` fed with ``script``."""
+        """Open a channel running ``script`` (a bash script): as the command itself
+        when the login shell is bash and it is short, else fed to ``bash -s``."""
+        direct = bool(self._login_is_bash) and len(script) <= _DIRECT_SCRIPT_LIMIT
+        command = script if direct else REMOTE_SHELL
 
         async def open_process(connection: asyncssh.SSHClientConnection) -> Any:
-            return await connection.create_process(
-                REMOTE_SHELL, encoding=None, window=COMMAND_WINDOW
-            )
+            return await connection.create_process(command, encoding=None, window=COMMAND_WINDOW)
 
         link, process = await self._open_channel(open_process)
         try:
-            process.stdin.write(script.encode())
+            if not direct:
+                process.stdin.write(script.encode())
             process.stdin.write_eof()
         except LINK_ERRORS as exc:
             process.close()
@@ -419,3 +430,12 @@ class HostPool:
         for link in links:
             await link.connection.wait_closed()
         self._notify()
+
+
+async def _login_shell_is_bash(connection: asyncssh.SSHClientConnection) -> bool | None:
+    """Ask the login shell once per host whether it is bash; None if it cannot tell."""
+    try:
+        result = await asyncio.wait_for(connection.run(_PROBE, encoding="utf-8"), 10)
+    except (TimeoutError, *LINK_ERRORS):
+        return None
+    return str(result.stdout or "").strip() == "bash"
