@@ -254,7 +254,7 @@ def main() -> None:
                str(runs), fan.ours_ok == runs),
         Figure("openssh_100_at_20_s", "OpenSSH ControlMaster, same load (median)",
                statistics.median(fan.theirs_s), "s"),
-        Figure("openssh_100_at_20_ok", "OpenSSH: commands that ran (mux refused the rest)",
+        Figure("openssh_100_at_20_ok", "OpenSSH: commands that ran (mux falls back to logins)",
                fan.theirs_ok, f"of {runs}"),
         Figure("sftp_write_mb_s", "SFTP write (median)", transfer["sftp_w"], "MB/s"),
         Figure("scp_write_mb_s", "scp write (median)", transfer["scp_w"], "MB/s"),

@@ -157,3 +157,14 @@ async def open_connection(
         raise HostUnreachable(f"{target}: cannot connect: {exc}") from None
     except (ValueError, TypeError) as exc:  # asyncssh's refusal of a bad option or config
         raise HostUnreachable(f"{target}: cannot connect: {type(exc).__name__}: {exc}") from None
+
+
+async def login_shell_is_bash(connection: asyncssh.SSHClientConnection) -> bool | None:
+    """Ask the login shell once per host whether it is bash; None if it cannot tell."""
+    try:
+        result = await asyncio.wait_for(
+            connection.run('echo "${BASH_VERSION:+bash}"', encoding="utf-8"), 10
+        )
+    except (TimeoutError, *LINK_ERRORS):
+        return None
+    return str(result.stdout or "").strip() == "bash"

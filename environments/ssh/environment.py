@@ -46,7 +46,7 @@ from protocol.environment import (
     WriteResult,
 )
 
-_CLOSE_BOUND = KILL_GRACE + 20.0
+_CLOSE_BOUND = KILL_GRACE + 30.0
 """Seconds stopping may take: end every remote group (TERM, grace, KILL, confirm),
 possibly over a fresh connection, then close the connections."""
 

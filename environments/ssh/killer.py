@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from environments.ssh.pool import HostPool, Link
 
 _SHELL = "exec bash --norc --noprofile -s"
-_DELIVERY_SLACK = 10.0
+_DELIVERY_SLACK = 20.0
 """Seconds a kill batch may take beyond the grace before its link counts as hung."""
 
 
@@ -49,11 +49,37 @@ class Killer:
         return frozenset(self._orphans)
 
     def started(self, group: RemoteGroup) -> None:
-        self._running[group] = self.pool.group_started(group)
+        """Track a group the wrapper reported, and write it down in the ledger (if
+        any), where a restarted Troupe finds it."""
+        ledger, record = self.pool.ledger, None
+        if ledger is not None:
+            target = str(self.pool.target)
+            record = ledger.add_remote(group.pgid, group.start_time, target, self._reach())
+        self._running[group] = record
 
     def finished(self, group: RemoteGroup) -> None:
         """The wrapper saw the group through to its end: forget it."""
-        self.pool.group_ended(self._running.pop(group, None))
+        self._forget(group)
+
+    def _forget(self, group: RemoteGroup) -> None:
+        record = self._running.pop(group, None)
+        if self.pool.ledger is not None and record is not None:
+            self.pool.ledger.remove(record)
+
+    def _reach(self) -> dict[str, Any]:
+        """How a restarted Troupe gets back to this host (no secrets)."""
+        options = self.pool.options
+
+        def listed(value: Any) -> list[str]:
+            return [value] if isinstance(value, str) else list(value or ())
+
+        known_hosts = options.known_hosts
+        return {
+            "target": str(self.pool.target),
+            "known_hosts": known_hosts if isinstance(known_hosts, str) else None,
+            "client_keys": listed(options.client_keys),
+            "config": listed(options.config),
+        }
 
     def remember(self, group: RemoteGroup) -> None:
         """A group whose fate is unknown (its link dropped): end it on reconnect."""
@@ -99,7 +125,7 @@ class Killer:
             for group, futures in batch.items():
                 if delivered:
                     self._orphans.discard(group)
-                    self.pool.group_ended(self._running.pop(group, None))
+                    self._forget(group)
                 else:
                     self._orphans.add(group)
                 for future in futures:

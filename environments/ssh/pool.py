@@ -29,6 +29,7 @@ from environments.ssh.connect import (
     ConnectOptions,
     classify,
     load_client_keys,
+    login_shell_is_bash,
     open_connection,
 )
 from environments.ssh.killer import Killer
@@ -51,7 +52,6 @@ _MAX_OPEN_ATTEMPTS = 8
 _DIRECT_SCRIPT_LIMIT = 64 * 1024
 """Longest wrapper sent as the command itself: sshd hands it to the shell as one
 argument, and Linux caps one argument at 128 KiB."""
-_PROBE = 'echo "${BASH_VERSION:+bash}"'
 _REPORT_WAIT = 3.0
 """Seconds closing waits for a just-started command to report its group, and for
 the wrappers to exit after their groups were ended."""
@@ -178,7 +178,7 @@ class HostPool:
             connection.close()
             self._check_open()
         if self._login_is_bash is None:
-            self._login_is_bash = await _login_shell_is_bash(connection)
+            self._login_is_bash = await login_shell_is_bash(connection)
         link = Link(connection, self._limit_guess)
         self._links.append(link)
         self.killer.link_ready()
@@ -256,7 +256,13 @@ class HostPool:
                 channel = await open_it(link.connection)
             except asyncssh.ChannelOpenError as exc:
                 self._release(link, opened=False)
-                self._refused(link, exc)
+                if not _link_gone(link, exc):
+                    self._refused(link, exc)
+                    continue
+                self._dropped(link)
+                if retried_dead:
+                    raise classify(exc, self.target) from None
+                retried_dead = True
                 continue
             except LINK_ERRORS as exc:
                 self._release(link, opened=False)
@@ -353,6 +359,9 @@ class HostPool:
             except asyncssh.ChannelOpenError as exc:
                 future.cancel()
                 try:
+                    if _link_gone(link, exc):
+                        self._dropped(link)
+                        raise classify(exc, self.target) from None
                     self._refused(link, exc)
                 finally:
                     link.sftp_opening = None
@@ -376,30 +385,6 @@ class HostPool:
             return client
 
     # -- process groups: the kill path, orphans, the ledger ----------------------
-
-    def group_started(self, group: RemoteGroup) -> str | None:
-        """Record a group the wrapper reported, where a restarted Troupe finds it."""
-        if self.ledger is None:
-            return None
-        return self.ledger.add_remote(group.pgid, group.start_time, str(self.target), self.reach())
-
-    def group_ended(self, record: str | None) -> None:
-        if self.ledger is not None and record is not None:
-            self.ledger.remove(record)
-
-    def reach(self) -> dict[str, Any]:
-        """How a restarted Troupe gets back to this host (no secrets)."""
-        options = self.options
-
-        def listed(value: Any) -> list[str]:
-            return [value] if isinstance(value, str) else list(value or ())
-
-        return {
-            "target": str(self.target),
-            "known_hosts": options.known_hosts if isinstance(options.known_hosts, str) else None,
-            "client_keys": listed(options.client_keys),
-            "config": listed(options.config),
-        }
 
     async def kill(self, groups: list[RemoteGroup]) -> bool:
         """End ``groups`` (TERM, grace, KILL) over the reserved session; False when it
@@ -432,10 +417,8 @@ class HostPool:
         self._notify()
 
 
-async def _login_shell_is_bash(connection: asyncssh.SSHClientConnection) -> bool | None:
-    """Ask the login shell once per host whether it is bash; None if it cannot tell."""
-    try:
-        result = await asyncio.wait_for(connection.run(_PROBE, encoding="utf-8"), 10)
-    except (TimeoutError, *LINK_ERRORS):
-        return None
-    return str(result.stdout or "").strip() == "bash"
+def _link_gone(link: Link, error: asyncssh.ChannelOpenError) -> bool:
+    """asyncssh reports a connection that closed under a channel open as a failed
+    open too (with the code OpenSSH uses for "no more sessions"): only an open
+    refused on a connection that is still up is sshd saying "no more"."""
+    return link.closed or error.reason == "SSH connection closed"

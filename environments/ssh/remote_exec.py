@@ -29,7 +29,7 @@ from environments.ssh.pool import HostPool
 from environments.ssh.scripts import Markers, command_script
 from protocol.environment import ExecCommand, ExecResult, effective_timeout_ms, timeout_message
 
-_KILL_BOUND = KILL_GRACE + 15.0
+_KILL_BOUND = KILL_GRACE + 25.0
 """Seconds a shielded remote kill may take before the call stops waiting for it (the
 kill path carries on, and remembers the group if it cannot be delivered)."""
 _CLOSE_BOUND = 5.0

@@ -22,11 +22,16 @@ from environments.envvars import EnvPolicy
 from environments.errors import InvalidRequest
 
 _ALIVE = (
-    # kill -0 fails at once when the group has no member (the usual case after the
-    # leader was reaped); only then is ps asked whether the members are zombies.
-    '__troupe_alive() { kill -0 -- "-$1" 2>/dev/null || return 1; '
-    "command -v ps >/dev/null 2>&1 || return 0; "
-    "ps -eo pgid=,stat= | awk -v g=\"$1\" '$1==g && $2 !~ /^Z/ {f=1} END {exit !f}'; }"
+    # Whether any of the groups given as arguments has a member that is not a zombie.
+    # kill -0 fails at once for a group with no member at all (the usual case after
+    # the leader was reaped); only then is ps asked, once for all of them, whether
+    # the members left are zombies.
+    '__troupe_alive() { local __g __left=; for __g in "$@"; do '
+    'kill -0 -- "-$__g" 2>/dev/null && __left="$__left $__g"; done; '
+    '[ -n "$__left" ] || return 1; command -v ps >/dev/null 2>&1 || return 0; '
+    'ps -eo pgid=,stat= | awk -v gs="$__left" '
+    '\'BEGIN {n = split(gs, a, " "); for (i = 1; i <= n; i++) w[a[i]] = 1} '
+    "($1 in w) && $2 !~ /^Z/ {f = 1} END {exit !f}'; }"
 )
 
 
@@ -71,13 +76,11 @@ def _end_groups(groups: str, settle: float, grace: float) -> str:
     so that whoever asked for the kill may rely on it being done."""
     steps = max(1, round(grace / 0.1))
     return (
-        "__troupe_live() { local __g; "
-        f"for __g in {groups}; do __troupe_alive $__g && return 0; done; return 1; }}; "
-        f"if __troupe_live; then sleep {settle}; "
+        f"if __troupe_alive {groups}; then sleep {settle}; "
         f'for __g in {groups}; do kill -TERM -- "-$__g" 2>/dev/null; done; '
-        f"for __i in $(seq {steps}); do __troupe_live || break; sleep 0.1; done; "
+        f"for __i in $(seq {steps}); do __troupe_alive {groups} || break; sleep 0.1; done; "
         f'for __g in {groups}; do kill -KILL -- "-$__g" 2>/dev/null; done; '
-        "for __i in $(seq 50); do __troupe_live || break; sleep 0.1; done; fi"
+        f"for __i in $(seq 50); do __troupe_alive {groups} || break; sleep 0.1; done; fi"
     )
 
 
