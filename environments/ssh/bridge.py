@@ -17,6 +17,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+import asyncssh
 import trio
 
 from actors.kernel import Actor, ActorRef, AddressInUseError, InvalidAddressError, handler
@@ -97,6 +98,10 @@ async def _wait_future(future: concurrent.futures.Future[T]) -> T:
         return future.result()
     except (concurrent.futures.CancelledError, asyncio.CancelledError):
         raise ConnectionLost("the SSH operation was cancelled on the bridge") from None
+    except (asyncssh.Error, OSError, EOFError) as exc:
+        # A link error that no caller typed: still a refusal for this call, never a
+        # crash of the environment actor.
+        raise ConnectionLost(f"SSH: {type(exc).__name__}: {exc}") from None
 
 
 class SSHBridge(Actor):
