@@ -38,13 +38,13 @@ async def _pump(stream: trio.abc.ReceiveStream, collector: OutputCollector) -> N
 def _recorded(ledger: ProcessLedger | None) -> Iterator[Callable[[int], None]]:
     """Write a group down while it may run, so that a restarted Troupe can end it if
     this one is killed; the record goes when the block ends, after the group."""
-    keys: list[str] = []
+    keys: list[str | None] = []
     try:
         yield (lambda pgid: keys.append(ledger.add_local(pgid))) if ledger else (lambda _: None)
     finally:
         for key in keys:
-            assert ledger is not None
-            ledger.remove(key)
+            if ledger is not None and key is not None:
+                ledger.remove(key)
 
 
 def exit_status(returncode: int) -> int:

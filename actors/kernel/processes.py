@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import os
 import signal
 from collections.abc import Iterable
@@ -24,6 +25,8 @@ from typing import Any
 
 import msgspec
 import trio
+
+log = logging.getLogger("troupe.actors")
 
 KILL_GRACE = 2.0
 """Seconds between SIGTERM and SIGKILL, as the design's shutdown ladder asks."""
@@ -168,13 +171,26 @@ class ProcessLedger:
         self._owner_start = process_start_time(self._owner_pid)
         self._serial = itertools.count()
 
-    def add_local(self, pgid: int) -> str:
-        return self._write(GroupRecord(pgid, process_start_time(pgid), *self._owner))
+    def add_local(self, pgid: int) -> str | None:
+        """Record a group started on this machine; its key, or None if the record
+        could not be written (the command still runs: losing the record only loses
+        the clean-up after a crash)."""
+        return self._try_write(GroupRecord(pgid, process_start_time(pgid), *self._owner))
 
     def add_remote(
         self, pgid: int, start_time: int | None, host: str, reach: dict[str, Any]
-    ) -> str:
-        return self._write(GroupRecord(pgid, start_time, *self._owner, host, reach))
+    ) -> str | None:
+        """Record a group started on ``host``; see :meth:`add_local`."""
+        return self._try_write(GroupRecord(pgid, start_time, *self._owner, host, reach))
+
+    def _try_write(self, record: GroupRecord) -> str | None:
+        try:
+            return self._write(record)
+        except OSError as exc:
+            log.warning(
+                "cannot record process group %d in %s: %s", record.pgid, self.directory, exc
+            )
+            return None
 
     @property
     def _owner(self) -> tuple[int, int | None]:
@@ -188,7 +204,7 @@ class ProcessLedger:
         return key
 
     def remove(self, key: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):  # gone already, or not ours to remove
             (self.directory / key).unlink()
 
     def leftovers(self) -> list[tuple[str, GroupRecord]]:

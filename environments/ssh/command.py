@@ -11,7 +11,6 @@ bounded batch that trio collects when it is ready.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from dataclasses import dataclass, field
 
 from environments.capture import HeadTail, Stream
@@ -152,10 +151,9 @@ async def start_command(
     return command
 
 
-async def current_group(command: RemoteCommand, wait: float = 2.0) -> RemoteGroup | None:
-    """The process group, read on the loop that writes it; a command stopped at its
-    very start waits (bounded) for the wrapper to report it."""
-    if command.group is None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(command.remote.group_known.wait(), wait)
+async def current_group(command: RemoteCommand) -> RemoteGroup | None:
+    """The process group, read on the loop that writes it. A command stopped at its
+    very start waits for the wrapper's report, or for its channel to end (the
+    caller bounds the wait)."""
+    await command.remote.group_known.wait()
     return command.group

@@ -52,7 +52,7 @@ _MAX_OPEN_ATTEMPTS = 8
 _DIRECT_SCRIPT_LIMIT = 64 * 1024
 """Longest wrapper sent as the command itself: sshd hands it to the shell as one
 argument, and Linux caps one argument at 128 KiB."""
-_REPORT_WAIT = 3.0
+_REPORT_WAIT = 10.0
 """Seconds closing waits for a just-started command to report its group, and for
 the wrappers to exit after their groups were ended."""
 

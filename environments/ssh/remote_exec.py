@@ -40,6 +40,8 @@ _SETTLE = 0.25
 async def _kill_group(bridge: AsyncioLoop, pool: HostPool, command: RemoteCommand) -> None:
     """End the command's group and return once it is gone (or the kill is owed)."""
     with trio.move_on_after(_KILL_BOUND):
+        # A command on a busy host may not have reported its group yet: the
+        # report is on its way unless the channel ends, so wait for either.
         group = await bridge.run(current_group(command))
         if group is not None:
             await bridge.run(pool.kill([group]))
@@ -91,8 +93,9 @@ async def run_remote_command(
                 timed_out = True
                 await _kill_group(bridge, pool, command)
             # After a normal exit the wrapper ends stragglers itself (settle, TERM,
-            # 2 s, KILL) and the channel closes; this bound only guards a hung link.
-            with trio.move_on_after(_SETTLE + KILL_GRACE + 1.0):
+            # 2 s, KILL, up to 5 s to see them gone) and the channel closes; this
+            # bound only guards a hung link.
+            with trio.move_on_after(_SETTLE + KILL_GRACE + 8.0):
                 await bridge.run(command.wait_drained())
             with trio.move_on_after(1.0):
                 await trio.lowlevel.checkpoint()  # let the delta forwarder take the last batch
