@@ -22,6 +22,7 @@ import trio
 
 from actors.kernel import Actor, ActorRef, AddressInUseError, InvalidAddressError, handler
 from actors.kernel.address import validate_name
+from actors.kernel.processes import ProcessLedger
 from environments.envvars import EnvPolicy
 from environments.errors import ConnectionLost, EnvironmentExists, InvalidRequest
 from environments.ssh.connect import ConnectOptions
@@ -113,7 +114,9 @@ class SSHBridge(Actor):
     target or setting) is refused with a typed error; the other hosts are untouched.
     """
 
-    def __init__(self, env_policy: EnvPolicy | None = None, ledger: object = None) -> None:
+    def __init__(
+        self, env_policy: EnvPolicy | None = None, ledger: ProcessLedger | None = None
+    ) -> None:
         self.loop = AsyncioLoop()
         self.env_policy = env_policy
         self.ledger = ledger

@@ -13,6 +13,7 @@ import shlex
 import trio
 
 from actors.kernel import KILL_GRACE
+from actors.kernel.processes import ProcessLedger
 from environments.base import EnvironmentActor
 from environments.capture import DEFAULT_CAPTURE_CAP
 from environments.envvars import EnvPolicy
@@ -65,7 +66,7 @@ class SSHEnvironment(EnvironmentActor):
         working_dir: str | None = None,
         env_policy: EnvPolicy | None = None,
         capture_cap: int = DEFAULT_CAPTURE_CAP,
-        ledger: object = None,
+        ledger: ProcessLedger | None = None,
     ) -> None:
         self.bridge = bridge
         self.pool = HostPool(target, options, ledger)

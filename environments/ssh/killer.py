@@ -152,6 +152,7 @@ class Killer:
                 link.kills -= 1
         except TimeoutError:
             if link is not None:  # hung: its commands fail now and are owed a kill
+                link.dead = True
                 link.connection.abort()
             return False
         except (EnvironmentError_, *LINK_ERRORS):

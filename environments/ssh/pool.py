@@ -23,6 +23,7 @@ from typing import Any
 
 import asyncssh
 
+from actors.kernel.processes import ProcessLedger
 from environments.errors import ConnectionLost, EnvironmentError_, InvalidRequest
 from environments.ssh.connect import (
     LINK_ERRORS,
@@ -73,9 +74,12 @@ class Link:
     learned: bool = False
     """sshd has refused a session here, so ``limit`` is what it really allows."""
 
+    dead: bool = False
+    """Found broken by us; asyncssh may take a loop turn to say it is closed."""
+
     @property
     def closed(self) -> bool:
-        return self.connection.is_closed()
+        return self.dead or self.connection.is_closed()
 
     @property
     def sessions(self) -> int:
@@ -102,7 +106,7 @@ class RemoteProcess:
 class HostPool:
     target: SSHTarget
     options: ConnectOptions
-    ledger: Any = None
+    ledger: ProcessLedger | None = None
     """A :class:`~actors.kernel.processes.ProcessLedger` where started groups are
     recorded so that a restarted Troupe can end them; None records nothing."""
     _links: list[Link] = field(default_factory=list)
@@ -241,6 +245,7 @@ class HostPool:
             self._limit_guess = link.limit
 
     def _dropped(self, link: Link) -> None:
+        link.dead = True
         link.connection.abort()
         self._notify()
 
