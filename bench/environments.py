@@ -5,9 +5,12 @@
 
 Baselines are measured in the same run: raw ``trio.run_process`` for local exec,
 and the OpenSSH client reusing a ControlMaster socket (and ``scp`` through it) for
-SSH, against a private sshd on a loopback port started here (root needed, as for
-the tests). SSH logins use the unprivileged test user when it exists, so the
-figures measure Troupe rather than root's shell startup files.
+SSH, against a private sshd with stock limits (MaxSessions 10, MaxStartups
+10:30:100) on a loopback port started here (root needed, as for the tests). Both
+sides are warmed alike, then measured in rounds whose order alternates; each
+latency is reported as the min and the median of the per-round means, and each
+ratio as median against median. SSH logins use the unprivileged test user when it
+exists, so the figures measure Troupe rather than root's shell startup files.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import msgspec
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -27,32 +31,56 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from actors.kernel import ActorRef, Runtime
 from bench.report import Figure, emit, parse_args
 from environments.local import LocalEnvironment
-from environments.ssh.environment import SSHBridge
+from environments.ssh.bridge import SSHBridge
 from protocol.environment import AddSSHHost, ExecCommand, ReadFile, WriteFile
 from tests.environments.sshd import SSHServer, start_sshd
 
-
-async def mean_latency(run: Callable[[], Awaitable[object]], count: int) -> float:
-    """Mean seconds per call over ``count`` calls, after two warm-up calls."""
-    for _ in range(2):
-        await run()
-    samples = []
-    for _ in range(count):
-        start = time.perf_counter()
-        await run()
-        samples.append(time.perf_counter() - start)
-    return statistics.fmean(samples)
+FAN_OUT_TOTAL = 100
+FAN_OUT_WIDTH = 20
 
 
-async def local_figures(count: int, workdir: Path) -> tuple[float, float]:
-    async with Runtime() as runtime:
-        env = await runtime.spawn(LocalEnvironment(workdir))
-        ours = await mean_latency(lambda: env.ask(ExecCommand("true")), count)
+class Paired(msgspec.Struct, frozen=True):
+    """Seconds per call of two sides measured in the same run, one mean per round."""
 
+    ours: list[float]
+    theirs: list[float]
+
+    @property
+    def ratio(self) -> float:
+        """Median against median: ours / theirs."""
+        return statistics.median(self.ours) / statistics.median(self.theirs)
+
+
+async def paired(
+    ours: Callable[[], Awaitable[object]],
+    theirs: Callable[[], Awaitable[object]],
+    rounds: int,
+    per_round: int,
+) -> Paired:
+    """Both sides warmed alike, then ``rounds`` rounds of ``per_round`` calls each,
+    the order alternating every round so neither side always runs on a warmer (or
+    busier) machine."""
+    for _ in range(3):
+        await ours()
+        await theirs()
+    samples: dict[str, list[float]] = {"ours": [], "theirs": []}
+    sides = [("ours", ours), ("theirs", theirs)]
+    for round_number in range(rounds):
+        for name, run in sides if round_number % 2 == 0 else sides[::-1]:
+            start = time.perf_counter()
+            for _ in range(per_round):
+                await run()
+            samples[name].append((time.perf_counter() - start) / per_round)
+    return Paired(samples["ours"], samples["theirs"])
+
+
+async def local_figures(rounds: int, per_round: int, workdir: Path) -> Paired:
     async def raw() -> None:
         await trio.run_process(["bash", "-c", "true"], capture_stdout=True, capture_stderr=True)
 
-    return ours, await mean_latency(raw, count)
+    async with Runtime() as runtime:
+        env = await runtime.spawn(LocalEnvironment(workdir))
+        return await paired(lambda: env.ask(ExecCommand("true")), raw, rounds, per_round)
 
 
 class OpenSSH:
@@ -70,9 +98,11 @@ class OpenSSH:
         self.port = str(server.port)
         self.destination = f"{user}@127.0.0.1"
 
-    async def run(self, command: str) -> None:
+    async def run(self, command: str) -> bool:
+        """True when the command ran (the mux is refused sessions past MaxSessions)."""
         argv = ["ssh", *self.options, "-p", self.port, self.destination, command]
-        await trio.run_process(argv, capture_stdout=True, capture_stderr=True)
+        done = await trio.run_process(argv, capture_stdout=True, capture_stderr=True, check=False)
+        return done.returncode == 0
 
     async def copy(self, source: str, target: str) -> None:
         argv = ["scp", "-q", *self.options, "-P", self.port, source, target]
@@ -101,14 +131,48 @@ async def fan_out(run: Callable[[int], Awaitable[object]], total: int, width: in
     return time.perf_counter() - start
 
 
-async def ssh_figures(server: SSHServer, user: str, workdir: Path, quick: bool) -> dict[str, float]:
-    count = 20 if quick else 100
+class FanOut(msgspec.Struct, frozen=True):
+    ours_s: list[float]
+    theirs_s: list[float]
+    ours_ok: int
+    theirs_ok: int
+    """Commands that ran, over every repetition."""
+
+
+async def fan_out_pair(env: ActorRef, openssh: OpenSSH, repeats: int) -> FanOut:
+    """100 commands, 20 at a time, the two sides alternating which goes first."""
+    counts = {"ours": 0, "theirs": 0}
+
+    async def ours(n: int) -> None:
+        result = await env.ask(ExecCommand(f"echo {n}", timeout_ms=120_000), timeout=None)
+        ran = result.stdout == f"{n}\n"
+        counts["ours"] += ran
+
+    async def theirs(n: int) -> None:
+        ran = await openssh.run(f"echo {n}")
+        counts["theirs"] += ran
+
+    await fan_out(ours, FAN_OUT_WIDTH, FAN_OUT_WIDTH)  # warm both alike
+    await fan_out(theirs, FAN_OUT_WIDTH, FAN_OUT_WIDTH)
+    counts.update(ours=0, theirs=0)
+    times: dict[str, list[float]] = {"ours": [], "theirs": []}
+    sides: list[tuple[str, Callable[[int], Awaitable[None]]]] = [("ours", ours), ("theirs", theirs)]
+    for repeat in range(repeats):
+        for name, run in sides if repeat % 2 == 0 else sides[::-1]:
+            times[name].append(await fan_out(run, FAN_OUT_TOTAL, FAN_OUT_WIDTH))
+    return FanOut(times["ours"], times["theirs"], counts["ours"], counts["theirs"])
+
+
+async def ssh_figures(
+    server: SSHServer, user: str, workdir: Path, quick: bool
+) -> tuple[Paired, FanOut, dict[str, float]]:
+    rounds, per_round = (3, 10) if quick else (7, 20)
     size = (8 if quick else 32) * 1024 * 1024
     line = "x" * 79 + "\n"
     payload = line * (size // len(line))
     megabytes = len(payload) / 1e6
     openssh = OpenSSH(server, user, workdir)
-    figures: dict[str, float] = {}
+    transfer: dict[str, list[float]] = {key: [] for key in ("sftp_w", "sftp_r", "scp_w", "scp_r")}
     async with Runtime() as runtime:
         bridge = await runtime.spawn(SSHBridge())
         env: ActorRef = await bridge.ask(
@@ -120,72 +184,85 @@ async def ssh_figures(server: SSHServer, user: str, workdir: Path, quick: bool) 
                 client_keys=[str(server.client_key)],
             )
         )
-        figures["ssh_exec_s"] = await mean_latency(lambda: env.ask(ExecCommand("true")), count)
-        figures["openssh_exec_s"] = await mean_latency(lambda: openssh.run("true"), count)
-        figures["ssh_fanout_s"] = await fan_out(
-            lambda n: env.ask(ExecCommand(f"echo {n}")), count, 8
+        exec_pair = await paired(
+            lambda: env.ask(ExecCommand("true")), lambda: openssh.run("true"), rounds, per_round
         )
-        figures["openssh_fanout_s"] = await fan_out(lambda n: openssh.run(f"echo {n}"), count, 8)
-
-        start = time.perf_counter()
-        await env.ask(WriteFile("ours.txt", payload), timeout=None)
-        figures["sftp_write_mb_s"] = megabytes / (time.perf_counter() - start)
-        start = time.perf_counter()
-        await env.ask(ReadFile("ours.txt", limit=None, line_numbers=False), timeout=None)
-        figures["sftp_read_mb_s"] = megabytes / (time.perf_counter() - start)
-
+        fan = await fan_out_pair(env, openssh, 1 if quick else 3)
         local_copy = workdir / "local.txt"
         local_copy.write_text(payload)
-        start = time.perf_counter()
-        await openssh.copy(str(local_copy), openssh.remote(workdir / "theirs.txt"))
-        figures["scp_write_mb_s"] = megabytes / (time.perf_counter() - start)
-        start = time.perf_counter()
-        await openssh.copy(openssh.remote(workdir / "theirs.txt"), str(workdir / "back.txt"))
-        figures["scp_read_mb_s"] = megabytes / (time.perf_counter() - start)
+
+        async def timed(key: str, work: Awaitable[object]) -> None:
+            start = time.perf_counter()
+            await work
+            transfer[key].append(megabytes / (time.perf_counter() - start))
+
+        for repeat in range(1 if quick else 3):
+            for side in ("ours", "theirs") if repeat % 2 == 0 else ("theirs", "ours"):
+                if side == "ours":
+                    await timed("sftp_w", env.ask(WriteFile("ours.txt", payload), timeout=None))
+                    request = ReadFile("ours.txt", limit=None, line_numbers=False)
+                    await timed("sftp_r", env.ask(request, timeout=None))
+                else:
+                    target = openssh.remote(workdir / "theirs.txt")
+                    await timed("scp_w", openssh.copy(str(local_copy), target))
+                    await timed("scp_r", openssh.copy(target, str(workdir / "back.txt")))
         await openssh.close()
-    return figures
+    return exec_pair, fan, {key: statistics.median(values) for key, values in transfer.items()}
+
+
+def _latency(key: str, label: str, samples: list[float]) -> list[Figure]:
+    return [
+        Figure(f"{key}_min_ms", f"{label}, min of rounds", min(samples) * 1e3, "ms"),
+        Figure(f"{key}_median_ms", f"{label}, median", statistics.median(samples) * 1e3, "ms"),
+    ]
 
 
 def main() -> None:
     args = parse_args((__doc__ or "").splitlines()[0])
     directory = Path(tempfile.mkdtemp(prefix="troupe-bench-"))
     try:
-        local, raw = trio.run(local_figures, 30 if args.quick else 200, directory)
+        rounds, per_round = (3, 10) if args.quick else (7, 30)
+        local = trio.run(local_figures, rounds, per_round, directory)
         # Its own directory: sshd reads authorized_keys as the login user, so the
         # path must be traversable by that user (mkdtemp makes 0700 parents).
         sshd_directory = Path(tempfile.mkdtemp(prefix="troupe-bench-sshd-"))
-        process, server = start_sshd(sshd_directory)
+        process, server = start_sshd(sshd_directory, max_sessions=10, max_startups="10:30:100")
         user = server.users[-1]
         workdir = Path(tempfile.mkdtemp(prefix="troupe-bench-ssh-"))
         shutil.chown(workdir, user, user)
         try:
-            ssh = trio.run(ssh_figures, server, user, workdir, args.quick)
+            exec_pair, fan, transfer = trio.run(ssh_figures, server, user, workdir, args.quick)
         finally:
             process.kill()
             shutil.rmtree(workdir, ignore_errors=True)
             shutil.rmtree(sshd_directory, ignore_errors=True)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-    local_ratio = local / raw
-    ssh_ratio = ssh["ssh_exec_s"] / ssh["openssh_exec_s"]
-    write_ratio = ssh["sftp_write_mb_s"] / ssh["scp_write_mb_s"]
-    read_ratio = ssh["sftp_read_mb_s"] / ssh["scp_read_mb_s"]
+    runs = FAN_OUT_TOTAL * len(fan.ours_s)
     figures = [
-        Figure("local_exec_ms", "local exec `true`", local * 1e3, "ms"),
-        Figure("raw_run_process_ms", "raw trio.run_process bash -c true", raw * 1e3, "ms"),
-        Figure("local_exec_ratio", "local / raw", local_ratio, "x", "<= 1.3", local_ratio <= 1.3),
-        Figure("ssh_exec_ms", f"SSH exec `true` (warm, {user})", ssh["ssh_exec_s"] * 1e3, "ms"),
-        Figure("openssh_exec_ms", "OpenSSH ControlMaster exec", ssh["openssh_exec_s"] * 1e3, "ms"),
-        Figure("ssh_exec_ratio", "SSH / OpenSSH", ssh_ratio, "x", "<= 1.0", ssh_ratio <= 1.0),
-        Figure("ssh_100_at_8_s", "SSH commands, 8 at a time", ssh["ssh_fanout_s"], "s"),
-        Figure("openssh_100_at_8_s", "OpenSSH commands, 8 at a time", ssh["openssh_fanout_s"], "s"),
-        Figure("sftp_write_mb_s", "SFTP write", ssh["sftp_write_mb_s"], "MB/s"),
-        Figure("scp_write_mb_s", "scp write", ssh["scp_write_mb_s"], "MB/s"),
-        Figure("sftp_read_mb_s", "SFTP read (read_file)", ssh["sftp_read_mb_s"], "MB/s"),
-        Figure("scp_read_mb_s", "scp read", ssh["scp_read_mb_s"], "MB/s"),
-        Figure("sftp_write_ratio", "SFTP / scp write", write_ratio, "x"),
-        Figure("sftp_read_ratio", "SFTP / scp read", read_ratio, "x"),
-    ]
+        *_latency("local_exec", "local exec `true`", local.ours),
+        *_latency("raw_run_process", "raw trio.run_process bash -c true", local.theirs),
+        Figure("local_exec_ratio", "local / raw (medians)", local.ratio, "x", "<= 1.3",
+               local.ratio <= 1.3),
+        *_latency("ssh_exec", f"SSH exec `true` (warm, {user})", exec_pair.ours),
+        *_latency("openssh_exec", "OpenSSH ControlMaster exec", exec_pair.theirs),
+        Figure("ssh_exec_ratio", "SSH / OpenSSH (medians)", exec_pair.ratio, "x", "<= 1.0",
+               exec_pair.ratio <= 1.0),
+        Figure("ssh_100_at_20_s", "SSH: 100 commands, 20 at a time, MaxSessions 10 (median)",
+               statistics.median(fan.ours_s), "s"),
+        Figure("ssh_100_at_20_ok", "SSH: commands that ran", fan.ours_ok, f"of {runs}",
+               str(runs), fan.ours_ok == runs),
+        Figure("openssh_100_at_20_s", "OpenSSH ControlMaster, same load (median)",
+               statistics.median(fan.theirs_s), "s"),
+        Figure("openssh_100_at_20_ok", "OpenSSH: commands that ran (mux falls back to logins)",
+               fan.theirs_ok, f"of {runs}"),
+        Figure("sftp_write_mb_s", "SFTP write (median)", transfer["sftp_w"], "MB/s"),
+        Figure("scp_write_mb_s", "scp write (median)", transfer["scp_w"], "MB/s"),
+        Figure("sftp_read_mb_s", "SFTP read, read_file (median)", transfer["sftp_r"], "MB/s"),
+        Figure("scp_read_mb_s", "scp read (median)", transfer["scp_r"], "MB/s"),
+        Figure("sftp_write_ratio", "SFTP / scp write", transfer["sftp_w"] / transfer["scp_w"], "x"),
+        Figure("sftp_read_ratio", "SFTP / scp read", transfer["sftp_r"] / transfer["scp_r"], "x"),
+    ]  # fmt: skip
     emit("Troupe execution environments", figures, args.json)
 
 

@@ -98,3 +98,16 @@ class FileSystemError(EnvironmentError_):
     too many open files, ...), with its text: the caller or the model reads it."""
 
     code = "os_error"
+
+
+class KeyLoadFailed(EnvironmentError_):
+    """A client key could not be loaded: missing file, wrong or absent passphrase,
+    unknown format. The message names the file."""
+
+    code = "key_load_failed"
+
+
+class EnvironmentExists(EnvironmentError_):
+    """An environment of that name is already there; the existing one is untouched."""
+
+    code = "already_exists"

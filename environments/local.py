@@ -17,6 +17,7 @@ from typing import TypeVar
 
 import trio
 
+from actors.kernel.processes import ProcessLedger
 from environments.base import EnvironmentActor
 from environments.capture import DEFAULT_CAPTURE_CAP
 from environments.envvars import EnvPolicy, command_environment
@@ -118,7 +119,9 @@ class LocalEnvironment(EnvironmentActor):
 
     ``env_policy`` decides which variables commands inherit (secrets excluded by
     default); ``capture_cap`` bounds the bytes kept per output stream;
-    ``use_ripgrep`` forces or forbids ripgrep (default: use it when installed).
+    ``use_ripgrep`` forces or forbids ripgrep (default: use it when installed);
+    ``ledger`` records every command's process group so that a restarted host can
+    end what a killed one left running.
     """
 
     def __init__(
@@ -128,7 +131,9 @@ class LocalEnvironment(EnvironmentActor):
         env_policy: EnvPolicy | None = None,
         capture_cap: int = DEFAULT_CAPTURE_CAP,
         use_ripgrep: bool | None = None,
+        ledger: ProcessLedger | None = None,
     ) -> None:
+        self.ledger = ledger
         self.working_dir = Path(working_dir).resolve()
         self.env_policy = env_policy or EnvPolicy()
         self.capture_cap = capture_cap
@@ -191,7 +196,7 @@ class LocalEnvironment(EnvironmentActor):
     async def exec_command(self, request: ExecCommand) -> ExecResult:
         env = command_environment(self.env_policy, os.environ, request.env_vars)
         cwd = self.resolve(request.working_dir)
-        return await run_local_command(self.ctx, request, cwd, env, self.capture_cap)
+        return await run_local_command(self.ctx, request, cwd, env, self.capture_cap, self.ledger)
 
     async def grep(self, request: Grep) -> GrepResult:
         root = self.resolve(request.path)

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import trio
 
 from actors.kernel import Cell, terminate_groups
+from actors.kernel.processes import ProcessLedger
 from environments.capture import OutputCollector
 from environments.errors import (
     FileNotFound,
@@ -37,6 +40,19 @@ async def _pump(stream: trio.abc.ReceiveStream, collector: OutputCollector) -> N
         await collector.feed(chunk)
 
 
+@contextmanager
+def _recorded(ledger: ProcessLedger | None) -> Iterator[Callable[[int], None]]:
+    """Write a group down while it may run, so that a restarted Troupe can end it if
+    this one is killed; the record goes when the block ends, after the group."""
+    keys: list[str | None] = []
+    try:
+        yield (lambda pgid: keys.append(ledger.add_local(pgid))) if ledger else (lambda _: None)
+    finally:
+        for key in keys:
+            if ledger is not None and key is not None:
+                ledger.remove(key)
+
+
 def exit_status(returncode: int | None) -> int:
     """Shell convention: a command killed by signal N exits with 128 + N (-1: the
     process has not been reaped, which cannot happen after ``wait``)."""
@@ -46,7 +62,12 @@ def exit_status(returncode: int | None) -> int:
 
 
 async def run_local_command(
-    owner: Cell, request: ExecCommand, cwd: Path, env: dict[str, str], capture_cap: int
+    owner: Cell,
+    request: ExecCommand,
+    cwd: Path,
+    env: dict[str, str],
+    capture_cap: int,
+    ledger: ProcessLedger | None = None,
 ) -> ExecResult:
     timeout_ms = effective_timeout_ms(request.timeout_ms)
     stdout = OutputCollector("stdout", capture_cap, request.output_to)
@@ -62,28 +83,30 @@ async def run_local_command(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        async with opened as process:
-            out_stream, err_stream = process.stdout, process.stderr
-            assert out_stream is not None and err_stream is not None
-            async with trio.open_nursery() as readers:
-                drained = trio.Event()
+        with _recorded(ledger) as record:
+            async with opened as process:
+                record(process.pid)
+                out_stream, err_stream = process.stdout, process.stderr
+                assert out_stream is not None and err_stream is not None
+                async with trio.open_nursery() as readers:
+                    drained = trio.Event()
 
-                async def read_both() -> None:
-                    async with trio.open_nursery() as both:
-                        both.start_soon(_pump, out_stream, stdout)
-                        both.start_soon(_pump, err_stream, stderr)
-                    drained.set()
+                    async def read_both() -> None:
+                        async with trio.open_nursery() as both:
+                            both.start_soon(_pump, out_stream, stdout)
+                            both.start_soon(_pump, err_stream, stderr)
+                        drained.set()
 
-                readers.start_soon(read_both)
-                with trio.move_on_after(timeout_ms / 1000) as deadline:
-                    await process.wait()
-                if deadline.cancelled_caught:
-                    timed_out = True
-                    await terminate_groups({process.pid}, owner.runtime.kill_grace)
-                    await process.wait()
-                with trio.move_on_after(DRAIN_AFTER_EXIT):
-                    await drained.wait()
-                readers.cancel_scope.cancel()
+                    readers.start_soon(read_both)
+                    with trio.move_on_after(timeout_ms / 1000) as deadline:
+                        await process.wait()
+                    if deadline.cancelled_caught:
+                        timed_out = True
+                        await terminate_groups({process.pid}, owner.runtime.kill_grace)
+                        await process.wait()
+                    with trio.move_on_after(DRAIN_AFTER_EXIT):
+                        await drained.wait()
+                    readers.cancel_scope.cancel()
     except FileNotFoundError:
         raise FileNotFound(f"working directory {cwd} does not exist") from None
     except NotADirectoryError:

@@ -117,8 +117,14 @@ class AddSSHHost(_Request[Any], frozen=True):
     """Open an SSH environment at ``ssh://user@host:port`` or a ``~/.ssh/config`` alias.
 
     Empty ``known_hosts``/``client_keys``/``config_files`` mean the user's defaults
-    (``~/.ssh/known_hosts`` is verified; an unknown or changed key is refused).
-    ``working_dir`` defaults to the login's home directory.
+    (``~/.ssh/known_hosts`` is verified; an unknown or changed key is refused; keys
+    held by ssh-agent are offered). ``working_dir`` defaults to the login's home
+    directory. Explicit ``known_hosts`` and ``client_keys`` apply to ProxyJump hops
+    too. ``passphrase`` decrypts the ``client_keys``. ``agent_forwarding`` lets remote
+    commands use the local ssh-agent (``git clone`` of a private repository).
+    A dead peer is noticed after ``keepalive_interval * keepalive_count_max`` seconds;
+    ``channels_per_connection`` is where the pool starts (it learns sshd's real
+    MaxSessions), ``max_connections`` bounds the connections to the host.
     """
 
     target: str
@@ -128,6 +134,12 @@ class AddSSHHost(_Request[Any], frozen=True):
     client_keys: list[str] = msgspec.field(default_factory=list[str])
     config_files: list[str] = msgspec.field(default_factory=list[str])
     channels_per_connection: int = 8
+    passphrase: str | None = None
+    agent_forwarding: bool = False
+    keepalive_interval: float = 5.0
+    keepalive_count_max: int = 4
+    connect_timeout: float = 10.0
+    max_connections: int = 4
 
 
 EnvironmentRequest = (

@@ -16,6 +16,7 @@ import msgspec
 import trio
 
 from actors.kernel import ActorRef, Rejection, Runtime, UnknownAddressError
+from actors.kernel.processes import ProcessLedger
 from actors.store import Store
 from environments.local import LocalEnvironment
 from protocol.environment import AddSSHHost
@@ -37,9 +38,17 @@ class EnvironmentRefused(Rejection):
 class Environments:
     """Finds or starts the environment a session or a request names."""
 
-    def __init__(self, runtime: Runtime, default_dir: Path, store: Store | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        default_dir: Path,
+        store: Store | None = None,
+        ledger: ProcessLedger | None = None,
+    ) -> None:
         self.runtime = runtime
         self.store = store
+        self.ledger = ledger
+        """Where commands' process groups are recorded (ended after a crash)."""
         self.default_dir = Path(os.path.realpath(default_dir))
         self._local: dict[Path, str] = {}
         self._added: dict[str, str] = {}
@@ -62,7 +71,9 @@ class Environments:
             except UnknownAddressError:
                 pass
         name = "local" if path == self.default_dir else f"local-{len(self._local) + 1}"
-        ref = await self.runtime.spawn(LocalEnvironment(path), name=f"environments/{name}")
+        ref = await self.runtime.spawn(
+            LocalEnvironment(path, ledger=self.ledger), name=f"environments/{name}"
+        )
         self._local[path] = ref.address
         return ref
 
@@ -99,7 +110,9 @@ class Environments:
             bridge = self.runtime.ref(SSH_BRIDGE)
         except UnknownAddressError:
             bridge = await self.runtime.spawn(
-                RestoringSSHBridge(), name="environments/ssh", restart=BRIDGE_RESTARTS
+                RestoringSSHBridge(ledger=self.ledger),
+                name="environments/ssh",
+                restart=BRIDGE_RESTARTS,
             )
         ref: ActorRef = await bridge.ask(request, timeout=60)
         self._added[request.name] = ref.address

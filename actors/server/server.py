@@ -23,6 +23,7 @@ from actors.server.connection import Connection
 from actors.server.dispatch import Services
 from actors.server.environments import Environments
 from actors.server.handshake import Policy, Refused, read_hello, upgrade
+from actors.server.leftovers import end_leftover_groups, process_ledger
 from actors.server.models import Models, ModelSettings
 from actors.server.registry import SessionRegistry
 from actors.server.restarts import report_restarts
@@ -91,7 +92,9 @@ async def run_server(
         Runtime(grace=config.grace, kill_grace=config.kill_grace) as runtime,
         trio.open_nursery() as nursery,
     ):
-        environments = Environments(runtime, config.working_dir, store)
+        ledger = process_ledger(config.data_dir)
+        nursery.start_soon(end_leftover_groups, ledger)  # what a killed predecessor left
+        environments = Environments(runtime, config.working_dir, store, ledger)
         models = Models(runtime, config.models)
         registry = SessionRegistry(runtime, store, environments, models, nursery)
         await environments.local()  # /environments/local, the server's directory

@@ -15,7 +15,8 @@ import logging
 import msgspec
 
 from actors.kernel import ActorRef, Rejection, RestartPolicy, handler
-from environments.ssh.environment import SSHBridge
+from actors.kernel.processes import ProcessLedger
+from environments.ssh.bridge import SSHBridge
 from protocol.environment import AddSSHHost
 from protocol.supervision import ChildFailed, ChildStopped
 
@@ -66,8 +67,8 @@ class StoredSSHHost(msgspec.Struct, frozen=True):
 class RestoringSSHBridge(SSHBridge):
     """An SSHBridge that re-adds its hosts when it is restarted after a failure."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, ledger: ProcessLedger | None = None) -> None:
+        super().__init__(ledger=ledger)
         self.hosts: dict[str, AddSSHHost] = {}
         self._started = False
 

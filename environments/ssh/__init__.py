@@ -1,6 +1,7 @@
 """Remote hosts over SSH (asyncssh), as execution environments.
 
 asyncssh runs on one asyncio loop in a dedicated thread, owned by the
-:class:`~environments.ssh.environment.SSHBridge` actor; every SSH host is a child
-actor of the bridge. Only ``bridge``, ``pool`` and ``sftp`` touch asyncio.
+:class:`~environments.ssh.bridge.SSHBridge` actor; every SSH host is a child actor
+of the bridge. Only ``bridge``, ``connect``, ``pool``, ``killer``, ``command``,
+``sftp`` and ``leftovers`` touch asyncio.
 """

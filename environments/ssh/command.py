@@ -14,8 +14,10 @@ import asyncio
 from dataclasses import dataclass, field
 
 from environments.capture import HeadTail, Stream
+from environments.ssh.connect import LINK_ERRORS
 from environments.ssh.markers import MarkerFilter
-from environments.ssh.pool import LINK_ERRORS, HostPool, RemoteProcess
+from environments.ssh.pool import HostPool, RemoteProcess
+from environments.ssh.scripts import RemoteGroup
 
 _READ_SIZE = 262_144
 DELTA_BATCH_CAP = 262_144
@@ -29,7 +31,7 @@ class CommandOutcome:
     stderr: str
     stdout_omitted: int
     stderr_omitted: int
-    pgid: int | None
+    group: RemoteGroup | None
     exit_status: int | None
     no_cwd: bool
 
@@ -50,6 +52,8 @@ class RemoteCommand:
     _drained: asyncio.Event = field(default_factory=asyncio.Event)
     _delta_ready: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task[None] | None = None
+    group: RemoteGroup | None = None
+    """The command's process group, once the wrapper has reported it."""
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._drain())
@@ -65,6 +69,11 @@ class RemoteCommand:
             at_end = not chunk
             if stream == "stderr":
                 chunk = self.markers.flush() if at_end else self.markers.feed(chunk)
+                if self.group is None and self.markers.started:
+                    assert self.markers.pgid is not None
+                    self.group = RemoteGroup(self.markers.pgid, self.markers.start_time)
+                    self.pool.killer.started(self.group)
+                    self.remote.group_known.set()
                 if self.markers.exited:
                     self._exited.set()
             if chunk:
@@ -94,6 +103,7 @@ class RemoteCommand:
             self._drained.set()
             self._exited.set()
             self._delta_ready.set()
+            self.remote.group_known.set()
 
     async def wait_exited(self) -> None:
         """Until the wrapper reports the exit status, or the channel ends."""
@@ -119,12 +129,14 @@ class RemoteCommand:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
         await self.pool.finish(self.remote)
+        if self.group is not None and self.markers.exit_status is not None:
+            self.pool.killer.finished(self.group)  # the wrapper ended what was left
         return CommandOutcome(
             stdout=self.stdout.text(),
             stderr=self.stderr.text(),
             stdout_omitted=self.stdout.omitted,
             stderr_omitted=self.stderr.omitted,
-            pgid=self.markers.pgid,
+            group=self.group,
             exit_status=self.markers.exit_status,
             no_cwd=self.markers.no_cwd,
         )
@@ -139,6 +151,9 @@ async def start_command(
     return command
 
 
-async def current_pgid(command: RemoteCommand) -> int | None:
-    """The group id, read on the loop that writes it."""
-    return command.markers.pgid
+async def current_group(command: RemoteCommand) -> RemoteGroup | None:
+    """The process group, read on the loop that writes it. A command stopped at its
+    very start waits for the wrapper's report, or for its channel to end (the
+    caller bounds the wait)."""
+    await command.remote.group_known.wait()
+    return command.group

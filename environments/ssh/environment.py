@@ -1,5 +1,4 @@
-"""SSHEnvironment, a remote host as an execution environment, and SSHBridge, the
-actor that owns the asyncio loop every SSH environment runs its asyncssh work on.
+"""SSHEnvironment, a remote host as an execution environment.
 
 File operations go over SFTP; commands, grep and glob run through the remote
 wrapper. Paths are POSIX paths on the remote host, relative ones taken from the
@@ -9,24 +8,26 @@ working directory (the login's home unless configured).
 from __future__ import annotations
 
 import posixpath
+import shlex
 
 import trio
 
-from actors.kernel import Actor, ActorRef, handler
+from actors.kernel import KILL_GRACE
+from actors.kernel.processes import ProcessLedger
 from environments.base import EnvironmentActor
 from environments.capture import DEFAULT_CAPTURE_CAP
 from environments.envvars import EnvPolicy
 from environments.errors import FileNotFound, InvalidRequest
 from environments.search import SKIPPED_DIRECTORIES, file_filter, glob_to_regex
 from environments.ssh import sftp
-from environments.ssh.bridge import AsyncioLoop
-from environments.ssh.pool import ConnectOptions, HostPool
+from environments.ssh.bridge import AsyncioLoop, SSHBridge
+from environments.ssh.connect import ConnectOptions
+from environments.ssh.pool import HostPool
 from environments.ssh.remote_exec import run_remote_command
 from environments.ssh.scripts import find_files_command, grep_command
-from environments.ssh.target import SSHTarget, parse_target
+from environments.ssh.target import SSHTarget
 from environments.textfiles import render_file
 from protocol.environment import (
-    AddSSHHost,
     DeleteFile,
     DirEntry,
     EnvironmentInfo,
@@ -46,11 +47,15 @@ from protocol.environment import (
     WriteResult,
 )
 
-_CLOSE_BOUND = 5.0
+_CLOSE_BOUND = KILL_GRACE + 30.0
+"""Seconds stopping may take: end every remote group (TERM, grace, KILL, confirm),
+possibly over a fresh connection, then close the connections."""
 
 
 class SSHEnvironment(EnvironmentActor):
-    """One remote host. Spawned by :class:`SSHBridge`, which lends it the loop."""
+    """One remote host. Spawned by :class:`~environments.ssh.bridge.SSHBridge`, which
+    lends it the loop. Stopping it (or ``Cleanup``) ends every process group it
+    started on the host before its connections close."""
 
     def __init__(
         self,
@@ -61,17 +66,17 @@ class SSHEnvironment(EnvironmentActor):
         working_dir: str | None = None,
         env_policy: EnvPolicy | None = None,
         capture_cap: int = DEFAULT_CAPTURE_CAP,
+        ledger: ProcessLedger | None = None,
     ) -> None:
         self.bridge = bridge
-        self.pool = HostPool(target, options)
+        self.pool = HostPool(target, options, ledger)
         self.env_policy = env_policy or EnvPolicy()
         self.capture_cap = capture_cap
         self._working_dir = working_dir
         self._uname: tuple[str, str] | None = None
 
     async def on_stop(self) -> None:
-        with trio.move_on_after(_CLOSE_BOUND):
-            await self.bridge.run(self.pool.close())
+        await self._close(self.pool)
 
     async def working_dir(self) -> str:
         if self._working_dir is None:
@@ -88,13 +93,20 @@ class SSHEnvironment(EnvironmentActor):
 
     async def initialize(self) -> None:
         directory = await self.working_dir()
-        status, _, err = await self._helper(f"mkdir -p -- '{directory}'")
+        status, _, err = await self._helper(f"mkdir -p -- {shlex.quote(directory)}")
         if status != 0:
             raise InvalidRequest(f"cannot create {directory}: {err.strip()}")
 
     async def cleanup(self) -> None:
-        await self.bridge.run(self.pool.close())
-        self.pool = HostPool(self.pool.target, self.pool.options)
+        old = self.pool
+        self.pool = HostPool(old.target, old.options, old.ledger)
+        await self._close(old)
+
+    async def _close(self, pool: HostPool) -> None:
+        # Shielded: the supervisor may cancel this actor after its grace period, and
+        # the remote groups must still be ended; bounded, so a dead host cannot hang it.
+        with trio.CancelScope(shield=True), trio.move_on_after(_CLOSE_BOUND):
+            await self.bridge.run(pool.close(KILL_GRACE))
 
     async def describe(self) -> EnvironmentInfo:
         if self._uname is None:
@@ -168,37 +180,4 @@ class SSHEnvironment(EnvironmentActor):
         return GlobResult([path for _, path in found])
 
 
-class SSHBridge(Actor):
-    """Owns the asyncio loop thread; SSH environments are its children.
-
-    Stopping the bridge stops its hosts first (children before parents), then the
-    loop, so no asyncssh work outlives it.
-    """
-
-    def __init__(self, env_policy: EnvPolicy | None = None) -> None:
-        self.loop = AsyncioLoop()
-        self.env_policy = env_policy
-
-    async def on_start(self) -> None:
-        self.loop.start()
-
-    async def on_stop(self) -> None:
-        await self.loop.stop()
-
-    @handler
-    async def add_host(self, request: AddSSHHost) -> ActorRef:
-        """Spawn the host's environment and check that it can connect."""
-        options = ConnectOptions(
-            known_hosts=request.known_hosts if request.known_hosts is not None else (),
-            client_keys=request.client_keys or (),
-            config=request.config_files or (),
-            channels_per_connection=request.channels_per_connection,
-        )
-        environment = SSHEnvironment(
-            self.loop,
-            parse_target(request.target),
-            options,
-            working_dir=request.working_dir,
-            env_policy=self.env_policy,
-        )
-        return await self.ctx.spawn(environment, name=request.name)
+__all__ = ["SSHBridge", "SSHEnvironment"]

@@ -1,8 +1,8 @@
 """Reading the wrapper's marker lines out of a remote command's stderr.
 
-The wrapper (:mod:`environments.ssh.scripts`) reports the process group and the
-exit status as ``__TROUPE_<nonce>_<KIND>__ <value>`` lines; the per-call nonce keeps
-a command from forging them. Pure code, used on the asyncio side.
+The wrapper (:mod:`environments.ssh.scripts`) reports the process group, its
+leader's start time and the exit status as ``__TROUPE_<nonce>_<KIND>__ <value>``
+lines; the per-call nonce keeps a command from forging them. Pure code, used on the asyncio side.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ class MarkerFilter:
         self._pattern = re.compile(re.escape(markers.prefix) + rb"([A-Z]+)__ ?(-?\d*)\n")
         self._pending = b""
         self.pgid: int | None = None
+        self.start_time: int | None = None
+        self.started = False
+        """Both the group id and the start time (maybe unknown) have been reported."""
         self.exit_status: int | None = None
         self.no_cwd = False
 
@@ -49,6 +52,9 @@ class MarkerFilter:
         kind, value = match.group(1), match.group(2)
         if kind == b"PGID" and value:
             self.pgid = int(value)
+        elif kind == b"START":
+            self.start_time = int(value) if value else None
+            self.started = self.pgid is not None
         elif kind == b"EXIT" and value:
             self.exit_status = int(value)
         elif kind == b"NOCWD":

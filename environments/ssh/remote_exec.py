@@ -2,10 +2,12 @@
 
 The asyncio side (:mod:`environments.ssh.command`) drains the channel; this side
 waits for the wrapper's exit report within the timeout, kills the process group
-from a second channel on timeout or abort (the wrapper itself ends stragglers after
-a normal exit), forwards output deltas to a watcher, and builds the ExecResult. A
-caller that cancels waits, shielded and bounded, for the kill: cancelling really
-stops the remote work.
+through the host's kill path (:mod:`environments.ssh.killer`, which has a session
+of its own, so a kill never waits for the channels the commands hold) on timeout
+or abort (the wrapper itself ends stragglers after a normal exit), forwards output
+deltas to a watcher, and builds the ExecResult. A caller that cancels waits,
+shielded and bounded, until the group is gone: cancelling really stops the remote
+work. A kill that cannot be delivered is owed, and paid on reconnect.
 """
 
 from __future__ import annotations
@@ -21,23 +23,28 @@ from environments.capture import DeltaForwarder
 from environments.envvars import EnvPolicy
 from environments.errors import ConnectionLost, FileNotFound
 from environments.ssh.bridge import AsyncioLoop
-from environments.ssh.command import CommandOutcome, RemoteCommand, current_pgid, start_command
+from environments.ssh.command import CommandOutcome, RemoteCommand, current_group, start_command
 from environments.ssh.markers import MarkerFilter
 from environments.ssh.pool import HostPool
-from environments.ssh.scripts import Markers, command_script, kill_script
+from environments.ssh.scripts import Markers, command_script
 from protocol.environment import ExecCommand, ExecResult, effective_timeout_ms, timeout_message
 
-_KILL_BOUND = 10.0
-"""Seconds a shielded remote kill or close may take before the call gives up on it."""
+_KILL_BOUND = KILL_GRACE + 25.0
+"""Seconds a shielded remote kill may take before the call stops waiting for it (the
+kill path carries on, and remembers the group if it cannot be delivered)."""
+_CLOSE_BOUND = 5.0
 _SETTLE = 0.25
 """Seconds the wrapper lets stragglers finish writing before it ends their group."""
 
 
 async def _kill_group(bridge: AsyncioLoop, pool: HostPool, command: RemoteCommand) -> None:
-    pgid = await bridge.run(current_pgid(command))
-    if pgid is not None:
-        with trio.move_on_after(_KILL_BOUND):
-            await bridge.run(pool.run(kill_script([pgid]), timeout=_KILL_BOUND))
+    """End the command's group and return once it is gone (or the kill is owed)."""
+    with trio.move_on_after(_KILL_BOUND):
+        # A command on a busy host may not have reported its group yet: the
+        # report is on its way unless the channel ends, so wait for either.
+        group = await bridge.run(current_group(command))
+        if group is not None:
+            await bridge.run(pool.kill([group]))
 
 
 async def _forward_deltas(
@@ -63,7 +70,9 @@ async def run_remote_command(
 ) -> ExecResult:
     timeout_ms = effective_timeout_ms(request.timeout_ms)
     markers = Markers(secrets.token_hex(6))
-    script = command_script(request.command, cwd, markers, policy, request.env_vars, _SETTLE)
+    script = command_script(
+        request.command, cwd, markers, policy, request.env_vars, _SETTLE, KILL_GRACE
+    )
     started = time.monotonic()
     timed_out = False
     command = await bridge.run(
@@ -84,8 +93,9 @@ async def run_remote_command(
                 timed_out = True
                 await _kill_group(bridge, pool, command)
             # After a normal exit the wrapper ends stragglers itself (settle, TERM,
-            # 2 s, KILL) and the channel closes; this bound only guards a hung link.
-            with trio.move_on_after(_SETTLE + KILL_GRACE + 1.0):
+            # 2 s, KILL, up to 5 s to see them gone) and the channel closes; this
+            # bound only guards a hung link.
+            with trio.move_on_after(_SETTLE + KILL_GRACE + 8.0):
                 await bridge.run(command.wait_drained())
             with trio.move_on_after(1.0):
                 await trio.lowlevel.checkpoint()  # let the delta forwarder take the last batch
@@ -95,13 +105,15 @@ async def run_remote_command(
             await _kill_group(bridge, pool, command)
         raise
     finally:
-        outcome = None
-        with trio.CancelScope(shield=True), trio.move_on_after(_KILL_BOUND):
+        outcome: CommandOutcome | None = None
+        with trio.CancelScope(shield=True), trio.move_on_after(_CLOSE_BOUND):
             outcome = await bridge.run(command.finish())
-    if outcome is None:
-        raise TimeoutError(f"the SSH channel of {request.command!r} did not close in time")
-    if outcome.exit_status is None and outcome.pgid is not None and not timed_out:
-        await bridge.run(pool.remember_orphan(outcome.pgid))
+    if outcome is None:  # the bridge did not answer in time: the link is hung
+        if command.group is not None:
+            await bridge.run(pool.remember_orphan(command.group))
+        raise ConnectionLost(f"{pool.target}: the connection stopped answering")
+    if outcome.exit_status is None and outcome.group is not None and not timed_out:
+        await bridge.run(pool.remember_orphan(outcome.group))
     return _result(pool, request, cwd, outcome, timed_out, timeout_ms, started)
 
 

@@ -12,33 +12,75 @@ requests do not (OpenSSH before 10.0 refuses them for root).
 
 from __future__ import annotations
 
+import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import msgspec
 
 from environments.envvars import EnvPolicy
+from environments.errors import InvalidRequest
 
 _ALIVE = (
-    # kill -0 fails at once when the group has no member (the usual case after the
-    # leader was reaped); only then is ps asked whether the members are zombies.
-    '__troupe_alive() { kill -0 -- "-$1" 2>/dev/null || return 1; '
-    "command -v ps >/dev/null 2>&1 || return 0; "
-    "ps -eo pgid=,stat= | awk -v g=\"$1\" '$1==g && $2 !~ /^Z/ {f=1} END {exit !f}'; }"
+    # Whether any of the groups given as arguments has a member that is not a zombie.
+    # kill -0 fails at once for a group with no member at all (the usual case after
+    # the leader was reaped); only then is ps asked, once for all of them, whether
+    # the members left are zombies.
+    '__troupe_alive() { local __g __left=; for __g in "$@"; do '
+    'kill -0 -- "-$__g" 2>/dev/null && __left="$__left $__g"; done; '
+    '[ -n "$__left" ] || return 1; command -v ps >/dev/null 2>&1 || return 0; '
+    'ps -eo pgid=,stat= | awk -v gs="$__left" '
+    '\'BEGIN {n = split(gs, a, " "); for (i = 1; i <= n; i++) w[a[i]] = 1} '
+    "($1 in w) && $2 !~ /^Z/ {f = 1} END {exit !f}'; }"
 )
 
 
-_REMOTE_CORE = "PATH|HOME|USER|LOGNAME|SHELL|LANG|TERM|TMPDIR|LC_*"
-"""Variables a remote command keeps under the "core" policy (a bash case pattern)."""
+_SAME_PROCESS = (
+    # True unless pid $1 is now a different process than the one started at tick $2.
+    # A group id cannot be handed to a new process while any member of the group
+    # lives, so a missing leader (or a host without /proc) means "still ours".
+    '__troupe_same() { [ -n "$2" ] || return 0; local __s __want="$2"; '
+    'read -r __s < "/proc/$1/stat" 2>/dev/null || return 0; '
+    '__s=${__s##*) }; set -- $__s; [ "${20}" = "$__want" ]; }'
+)
+
+_START_TIME = (
+    # The leader's start time (clock ticks since boot, field 22 of /proc/PID/stat):
+    # with the pid it names the process for good, so a reused pid is never killed.
+    '__start=; if read -r __st < "/proc/$__pid/stat" 2>/dev/null; then '
+    "__st=${__st##*) }; set -- $__st; __start=${20}; fi"
+)
+
+_REMOTE_CORE = "PATH|HOME|USER|LOGNAME|SHELL|LANG|TERM|TMPDIR|LC_*|SSH_AUTH_SOCK"
+"""Variables a remote command keeps under the "core" policy (a bash case pattern);
+SSH_AUTH_SOCK so that a forwarded agent reaches the command."""
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-def _end_group(pgid: str, settle: float) -> str:
-    """Bash that ends group ``pgid`` if anything of it is alive: TERM, 2 s, KILL."""
+def _case_pattern(glob: str) -> str:
+    """A bash ``case`` pattern matching ``glob``: ``*`` and ``?`` stay wildcards,
+    every other character is escaped, so a pattern can never end the case clause."""
+    return "".join(c if c in "*?" or c.isalnum() or c == "_" else "\\" + c for c in glob)
+
+
+def _variable_name(name: str) -> str:
+    if not _NAME.match(name):
+        raise InvalidRequest(f"invalid environment variable name {name!r}")
+    return name
+
+
+def _end_groups(groups: str, settle: float, grace: float) -> str:
+    """Bash that ends the groups listed in ``$groups`` (a shell word list): TERM, up
+    to ``grace`` seconds, KILL, and then waits (bounded) until nothing of them runs,
+    so that whoever asked for the kill may rely on it being done."""
+    steps = max(1, round(grace / 0.1))
     return (
-        f"if __troupe_alive {pgid}; then sleep {settle}; "
-        f'kill -TERM -- "-{pgid}" 2>/dev/null; '
-        f"for __i in $(seq 20); do __troupe_alive {pgid} || break; sleep 0.1; done; "
-        f'kill -KILL -- "-{pgid}" 2>/dev/null; fi'
+        f"if __troupe_alive {groups}; then sleep {settle}; "
+        f'for __g in {groups}; do kill -TERM -- "-$__g" 2>/dev/null; done; '
+        f"for __i in $(seq {steps}); do __troupe_alive {groups} || break; sleep 0.1; done; "
+        f'for __g in {groups}; do kill -KILL -- "-$__g" 2>/dev/null; done; '
+        f"for __i in $(seq 50); do __troupe_alive {groups} || break; sleep 0.1; done; fi"
     )
 
 
@@ -58,21 +100,19 @@ class Markers(msgspec.Struct, frozen=True):
 def _environment_lines(policy: EnvPolicy, explicit: Mapping[str, str] | None) -> list[str]:
     lines: list[str] = []
     if policy.inherit != "all":
-        keep = (
-            "" if policy.inherit == "none" else "PATH|HOME|USER|LOGNAME|SHELL|LANG|TERM|TMPDIR|LC_*"
-        )
+        keep = "" if policy.inherit == "none" else _REMOTE_CORE
         keep_case = f"{keep}) ;; " if keep else ""
         lines.append(
             f'for __v in $(compgen -e); do case "$__v" in {keep_case}*) unset "$__v";; esac; done'
         )
-    patterns = "|".join(p.upper() for p in policy.exclude)
+    patterns = "|".join(_case_pattern(p.upper()) for p in policy.exclude)
     if patterns:
         lines.append(
             'for __v in $(compgen -e); do case "${__v^^}" in '
             f'{patterns}) unset "$__v";; esac; done'
         )
     for name, value in {**policy.extra, **(explicit or {})}.items():
-        lines.append(f"export {name}={shlex.quote(value)}")
+        lines.append(f"export {_variable_name(name)}={shlex.quote(value)}")
     return lines
 
 
@@ -83,6 +123,7 @@ def command_script(
     policy: EnvPolicy,
     explicit_env: Mapping[str, str] | None,
     settle: float = 0.25,
+    grace: float = 2.0,
 ) -> str:
     """The wrapper for one command (fed to ``bash -s``)."""
     lines = [
@@ -99,19 +140,39 @@ def command_script(
         '( set +m; eval "$__troupe_command" ) </dev/null &',
         "__pid=$!",
         "set +m",
+        _START_TIME,
         f'echo "{markers.line("PGID")} $__pid" >&2',
+        f'echo "{markers.line("START")} $__start" >&2',
         'wait "$__pid"; __status=$?',
         f'echo "{markers.line("EXIT")} $__status" >&2',
-        _end_group("$__pid", settle),
+        _end_groups("$__pid", settle, grace),
         'exit "$__status"',
     ]
     return "\n".join(lines) + "\n"
 
 
-def kill_script(pgids: list[int]) -> str:
-    """End the given process groups now (timeout, abort, or orphans of a lost link)."""
-    lines = [_ALIVE]
-    lines += [_end_group(str(pgid), 0) for pgid in pgids]
+class RemoteGroup(msgspec.Struct, frozen=True):
+    """A process group on a remote host: its id and its leader's start time."""
+
+    pgid: int
+    start_time: int | None = None
+
+
+def kill_script(groups: Iterable[RemoteGroup], grace: float = 2.0) -> str:
+    """End the given groups together (timeout, abort, shutdown, or orphans of a lost
+    link): TERM, ``grace`` seconds, KILL, then wait until they are gone. A group whose
+    leader pid now names another process (checked by start time) is left alone."""
+    checks = " ".join(
+        f"{int(g.pgid)}:{int(g.start_time) if g.start_time is not None else ''}" for g in groups
+    )
+    lines = [
+        _ALIVE,
+        _SAME_PROCESS,
+        "__troupe_groups=",
+        f'for __e in {checks}; do __troupe_same "${{__e%%:*}}" "${{__e#*:}}" && '
+        '__troupe_groups="$__troupe_groups ${__e%%:*}"; done',
+        _end_groups("$__troupe_groups", 0, grace),
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -4,10 +4,13 @@ unprivileged user."""
 
 from __future__ import annotations
 
+import os
 import pwd
 import shutil
+import signal
+import subprocess
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +18,7 @@ import pytest
 
 from actors.kernel import ActorRef, Runtime
 from environments.local import LocalEnvironment
-from environments.ssh.environment import SSHBridge
+from environments.ssh.bridge import SSHBridge
 from protocol.environment import AddSSHHost
 from tests.environments.sshd import TEST_USER, SSHDUnavailable, SSHServer, start_sshd
 from tests.waiting import TEST_KILL_GRACE
@@ -43,6 +46,30 @@ def sshd() -> Iterator[SSHServer]:
     try:
         yield server
     finally:
+        process.kill()
+        process.wait()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def sshd_with() -> Iterator[Callable[..., SSHServer]]:
+    """Start a private sshd configured for one test (``max_sessions=2``, stock
+    ``max_startups``...); stopped, even if a test left it SIGSTOPped, at the end."""
+    started: list[tuple[subprocess.Popen[bytes], Path]] = []
+
+    def start(**settings: object) -> SSHServer:
+        directory = Path(tempfile.mkdtemp(prefix="troupe-sshd-"))
+        try:
+            process, server = start_sshd(directory, **settings)  # type: ignore[arg-type]
+        except SSHDUnavailable as reason:
+            shutil.rmtree(directory, ignore_errors=True)
+            pytest.skip(f"no test sshd: {reason}")
+        started.append((process, directory))
+        return server
+
+    yield start
+    for process, directory in started:
+        os.kill(process.pid, signal.SIGCONT)
         process.kill()
         process.wait()
         shutil.rmtree(directory, ignore_errors=True)

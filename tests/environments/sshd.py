@@ -1,9 +1,10 @@
 """A real OpenSSH sshd for the tests, on a free loopback port, with its own config.
 
 Never the machine's own sshd: this one has its own host key, authorized keys,
-MaxSessions 10, and a SetEnv secret that environment filtering must hide. It lets
-the tests log in as root and as an unprivileged user (created here when missing,
-which needs root).
+MaxSessions 10 (or what a test asks for), and a SetEnv secret that environment
+filtering must hide. It lets the tests log in as root and as an unprivileged user
+(created here when missing, which needs root), and logs to a file a test can read
+(one "Accepted publickey" line per connection).
 """
 
 from __future__ import annotations
@@ -33,6 +34,15 @@ class SSHServer:
     known_hosts: Path
     users: tuple[str, ...]
     config: Path
+    log: Path
+
+    def log_lines(self, needle: str) -> list[str]:
+        """Lines of sshd's log that contain ``needle``."""
+        try:
+            text = self.log.read_text(errors="replace")
+        except FileNotFoundError:
+            return []
+        return [line for line in text.splitlines() if needle in line]
 
 
 class SSHDUnavailable(Exception):
@@ -63,7 +73,16 @@ def ensure_test_user() -> str | None:
     return TEST_USER
 
 
-def start_sshd(directory: Path) -> tuple[subprocess.Popen[bytes], SSHServer]:
+def start_sshd(
+    directory: Path,
+    *,
+    max_sessions: int = 10,
+    max_startups: str = "100:30:200",
+    log_level: str = "INFO",
+) -> tuple[subprocess.Popen[bytes], SSHServer]:
+    """Start sshd with its own keys and config in ``directory``. ``max_startups``
+    defaults to a lenient value for the shared fixture; a test of stock behaviour
+    passes OpenSSH's default, ``10:30:100``."""
     sshd = next((c for c in SSHD_CANDIDATES if os.access(c, os.X_OK)), None)
     if sshd is None:
         raise SSHDUnavailable("sshd is not installed (apt-get install openssh-server)")
@@ -92,20 +111,24 @@ KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 StrictModes no
 UsePAM no
-MaxSessions 10
-MaxStartups 100:30:200
+MaxSessions {max_sessions}
+MaxStartups {max_startups}
 SetEnv {REMOTE_SECRET}
 Subsystem sftp internal-sftp
-LogLevel ERROR
+LogLevel {log_level}
 """
     )
+    log = directory / "sshd.log"
     process = subprocess.Popen(
-        [sshd, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        [sshd, "-D", "-E", str(log), "-f", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 15
     while True:
         if process.poll() is not None:
             error = process.stderr.read().decode() if process.stderr else ""
+            error += log.read_text(errors="replace") if log.exists() else ""
             raise SSHDUnavailable(f"sshd exited at start: {error.strip()}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
@@ -126,6 +149,7 @@ LogLevel ERROR
         known_hosts=known_hosts,
         users=users,
         config=config,
+        log=log,
     )
 
 
@@ -139,3 +163,36 @@ def connection_processes(server: SSHServer) -> list[int]:
         for pid, ppid in (line.split() for line in listing.splitlines())
         if int(ppid) == server.pid
     ]
+
+
+def connection_tree(server: SSHServer) -> list[int]:
+    """PIDs of every sshd process serving a connection (monitors and their session
+    children), not the commands they run: stopping these hangs the links."""
+    listing = subprocess.run(
+        ["ps", "-eo", "pid=,ppid=,comm="], capture_output=True, text=True, check=True
+    ).stdout
+    rows = [line.split(None, 2) for line in listing.splitlines()]
+    children: dict[int, list[tuple[int, str]]] = {}
+    for pid, ppid, comm in rows:
+        children.setdefault(int(ppid), []).append((int(pid), comm))
+    found: list[int] = []
+    frontier = [server.pid]
+    while frontier:
+        parent = frontier.pop()
+        for pid, comm in children.get(parent, []):
+            if comm.startswith("sshd"):
+                found.append(pid)
+                frontier.append(pid)
+    return found
+
+
+def make_passphrase_key(directory: Path, passphrase: str, server: SSHServer) -> Path:
+    """A key protected by ``passphrase``, authorized on ``server``."""
+    key = directory / "protected_ed25519"
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-f", str(key)], check=True
+    )
+    authorized = server.client_key.parent / "authorized_keys"
+    with authorized.open("a") as handle:
+        handle.write(key.with_suffix(".pub").read_text())
+    return key

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tracemalloc
+from pathlib import Path
 
 import pytest
 import trio
@@ -35,6 +36,12 @@ STUBBORN = (
     "( trap '' TERM; exec sleep 600 ) & echo $! > child.pid; echo $$ > leader.pid; "
     "trap 'echo got-term' TERM; echo started; while true; do sleep 0.05; done"
 )
+
+
+def _written(directory: Path, *names: str) -> bool:
+    """Every file exists and holds a whole line (a pid being written is not yet read)."""
+    paths = [directory / name for name in names]
+    return all(path.exists() and path.read_text().endswith("\n") for path in paths)
 
 
 async def test_write_creates_parents_and_read_numbers_lines(env: EnvUnderTest) -> None:
@@ -136,8 +143,8 @@ async def test_aborted_command_leaves_no_process(env: EnvUnderTest) -> None:
     with trio.fail_after(HANG_GUARD):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(env.ref.ask, ExecCommand(STUBBORN, timeout_ms=60_000))
-            while not (env.workdir / "child.pid").exists():  # noqa: ASYNC110 - written remotely
-                await trio.sleep(0.02)
+            while not _written(env.workdir, "leader.pid", "child.pid"):  # noqa: ASYNC110
+                await trio.sleep(0.02)  # written remotely
             nursery.cancel_scope.cancel()
         pids = [int((env.workdir / name).read_text()) for name in ("leader.pid", "child.pid")]
         while alive(pids):  # noqa: ASYNC110 - the kill ladder runs after the caller left

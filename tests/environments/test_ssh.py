@@ -12,8 +12,8 @@ import trio
 from actors.kernel import Runtime
 from environments.capture import HeadTail
 from environments.errors import ConnectionLost, HostKeyRejected, InvalidRequest
+from environments.ssh.bridge import SSHBridge
 from environments.ssh.command import DELTA_BATCH_CAP, SKIPPED_NOTE, RemoteCommand
-from environments.ssh.environment import SSHBridge
 from environments.ssh.markers import MarkerFilter
 from environments.ssh.scripts import Markers
 from environments.ssh.target import SSHTarget, parse_target
