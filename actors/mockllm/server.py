@@ -21,6 +21,7 @@ import trio
 from actors.mockllm.answer import make_answer
 from actors.mockllm.replay import JSON, SSE, Reply
 from actors.mockllm.script import Fault, Script, ToolCallSpec, Turn
+from actors.mockllm.side_routes import side_answer
 from actors.mockllm.wires import (
     WIRES,
     Wire,
@@ -56,6 +57,8 @@ class MockLLMServer:
         self.script = script
         self.replies = list(replies or [])
         self.requests: list[RecordedRequest] = []
+        self.side_requests: list[RecordedRequest] = []
+        """Token counts and OAuth token requests (see :mod:`.side_routes`)."""
         self.disconnects = 0
         self.active = 0
         self.max_active = 0
@@ -145,8 +148,14 @@ class MockLLMServer:
         self, conn: h11.Connection, stream: trio.SocketStream, request: h11.Request, raw: bytes
     ) -> bool:
         path = request.target.decode()
-        found = route(path)
         headers = {name.decode().lower(): value.decode() for name, value in request.headers}
+        side = side_answer(path, raw, len(self.side_requests))
+        if side is not None:
+            self.side_requests.append(
+                RecordedRequest(request.method.decode(), path, headers, raw, None)
+            )
+            return await self._send(conn, stream, side.status, JSON, [side.body])
+        found = route(path)
         self.requests.append(
             RecordedRequest(request.method.decode(), path, headers, raw, found and found[0])
         )
