@@ -22,6 +22,7 @@ from actors.mockllm.answer import make_answer
 from actors.mockllm.replay import JSON, SSE, Reply
 from actors.mockllm.script import Fault, Script, ToolCallSpec, Turn
 from actors.mockllm.side_routes import side_answer
+from actors.mockllm.wire_bedrock import BODY_FORMAT, EVENT_STREAM
 from actors.mockllm.wires import (
     WIRES,
     Wire,
@@ -120,6 +121,7 @@ class MockLLMServer:
     # -- answering -------------------------------------------------------------------
 
     def _plan(self, wire: str, body: Any) -> Turn:
+        wire = BODY_FORMAT.get(wire, wire)
         script = self.script
         if script.rounds is not None:
             done = count_tool_results(wire, body)
@@ -216,7 +218,7 @@ class MockLLMServer:
                 conn,
                 stream,
                 200,
-                SSE,
+                wire.stream_content_type,
                 frames,
                 fault=fault,
                 error_frame=wire.error_event(fault.message),
@@ -242,7 +244,7 @@ class MockLLMServer:
     ) -> bool:
         """Write one response while watching for the client going away."""
         headers = [("content-type", content_type), ("cache-control", "no-cache")]
-        if length or content_type != SSE:
+        if length or content_type not in (SSE, EVENT_STREAM):
             headers.append(("content-length", str(sum(map(len, chunks)))))
         headers += list((extra or {}).items())
         fault = fault or Fault()
