@@ -171,9 +171,10 @@ async def test_the_recorded_bedrock_answer(runtime: Runtime) -> None:
     async with (
         serve_mock_llm(replies=[reply]) as server,
         session_on(runtime, bedrock(server)) as session,
-        pytest.raises(InvalidRequestError) as caught,
     ):
-        await session.complete(Request("us.amazon.nova-micro-v1:O", [Message.user("hello")]))
+        request = Request("us.amazon.nova-micro-v1:O", [Message.user("hello")])
+        with pytest.raises(InvalidRequestError) as caught:
+            await session.complete(request)
     assert caught.value.status_code == 400
     assert caught.value.message == "The provided model identifier is invalid."
 
