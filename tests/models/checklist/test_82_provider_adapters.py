@@ -73,9 +73,11 @@ async def test_complete_returns_a_populated_response(spec: Spec, provider: str) 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_stream_yields_typed_events(spec: Spec, provider: str) -> None:
-    async with spec({"turns": [{"text": "streamed words"}]}) as (_, client):
-        async with client.stream(ask(provider)) as events:
-            seen = [event async for event in events]
+    async with (
+        spec({"turns": [{"text": "streamed words"}]}) as (_, client),
+        client.stream(ask(provider)) as events,
+    ):
+        seen = [event async for event in events]
     kinds = [type(e) for e in seen]
     assert kinds[0] is StreamStart and kinds[-1] is Finish
     assert TextStart in kinds and TextDelta in kinds and TextEnd in kinds
