@@ -4,6 +4,7 @@ endpoints, the shipped middleware, catalog prices, tool definitions."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import msgspec
 import pytest
@@ -162,3 +163,53 @@ def test_schema_types_validate_what_json_schema_says() -> None:
     for bad in ({"tags": [1]}, {"tags": [], "mode": "c"}, {"tags": [], "extra": 1}, {}):
         with pytest.raises(msgspec.ValidationError):
             msgspec.convert(bad, kind)
+
+
+def test_platforms_from_the_environment() -> None:
+    from actors.models.endpoints import platform_endpoints_from_env
+
+    assert platform_endpoints_from_env({}) == {}
+    env = {
+        "AZURE_OPENAI_API_KEY": "az",
+        "AZURE_OPENAI_ENDPOINT": "https://res.openai.azure.com/",
+        "OPENAI_API_VERSION": "2024-10-21",
+        "OPENROUTER_API_KEY": "or",
+        "CLAUDE_CODE_USE_BEDROCK": "1",
+        "AWS_REGION": "eu-west-1",
+        "AWS_BEARER_TOKEN_BEDROCK": "br",
+        "CLAUDE_CODE_USE_VERTEX": "1",
+        "ANTHROPIC_VERTEX_PROJECT_ID": "proj",
+        "CLOUD_ML_REGION": "us-east5",
+        "GOOGLE_GENAI_USE_VERTEXAI": "true",
+        "GOOGLE_CLOUD_PROJECT": "proj",
+        "GOOGLE_CLOUD_LOCATION": "global",
+    }
+    found = platform_endpoints_from_env(env)
+    assert sorted(found) == ["azure", "bedrock", "openrouter", "vertex", "vertex-anthropic"]
+    azure = found["azure"]
+    assert azure.base_url == "https://res.openai.azure.com/openai"
+    assert azure.platform_options["api_version"] == "2024-10-21" and azure.api_key == "az"
+    assert found["bedrock"].base_url == "https://bedrock-runtime.eu-west-1.amazonaws.com"
+    assert found["bedrock"].platform_options["bearer_token"] == "br"
+    assert found["openrouter"].base_url == "https://openrouter.ai/api/v1"
+    assert found["vertex-anthropic"].base_url == (
+        "https://us-east5-aiplatform.googleapis.com/v1/projects/proj/locations/us-east5"
+        "/publishers/anthropic"
+    )
+    assert found["vertex"].base_url == (
+        "https://aiplatform.googleapis.com/v1/projects/proj/locations/global/publishers/google"
+    )
+
+
+def test_a_catalog_of_ones_own(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from actors.models.client.catalog import default_catalog
+
+    own = tmp_path / "models.json"
+    own.write_text(
+        '{"models": [{"id": "house-model", "provider": "local", '
+        '"display_name": "House", "context_window": 32768}]}'
+    )
+    monkeypatch.setenv("TROUPE_MODEL_CATALOG", str(own))
+    catalog = default_catalog()
+    assert [m.id for m in catalog.list()] == ["house-model"]
+    assert catalog.get("house-model").context_window == 32768  # type: ignore[union-attr]
