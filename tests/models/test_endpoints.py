@@ -397,3 +397,63 @@ async def test_openrouter_reasoning_details_round_trip(runtime: Runtime, name: s
     assert assistant["reasoning_details"] == details
     assert "reasoning_content" not in assistant
     assert server.requests[0].headers["authorization"] == "Bearer or-key"
+
+
+def sigv4_signature(
+    method: str, path: str, headers: dict[str, str], body: bytes, secret: str
+) -> tuple[str, str]:
+    """(signed headers, signature) recomputed from what the server received, written from
+    AWS's SigV4 documentation rather than with botocore: an independent check."""
+    import hashlib
+    import hmac
+    from urllib.parse import quote
+
+    authorization = headers["authorization"]
+    credential = authorization.split("Credential=")[1].split(",")[0]
+    _, date, region, service, _ = credential.split("/")
+    signed = authorization.split("SignedHeaders=")[1].split(",")[0]
+    bare, _, query = path.partition("?")
+    # Services other than S3 URI-encode each path segment again.
+    canonical_uri = quote(bare, safe="/-_.~")
+    canonical_headers = "".join(
+        f"{name}:{' '.join(headers[name].split())}\n" for name in signed.split(";")
+    )
+    canonical = "\n".join(
+        [
+            method,
+            canonical_uri,
+            query,
+            canonical_headers,
+            signed,
+            hashlib.sha256(body).hexdigest(),
+        ]
+    )
+    amz_date = headers["x-amz-date"]
+    scope = f"{date}/{region}/{service}/aws4_request"
+    to_sign = "\n".join(
+        ["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()]
+    )
+    key = ("AWS4" + secret).encode()
+    for part in (date, region, service, "aws4_request"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    return signed, hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+
+
+async def test_bedrock_signature_verifies_against_what_was_sent(runtime: Runtime) -> None:
+    async with serve_mock_llm(Script(turns=[Turn(text="signed")])) as server:
+        ep = bedrock(
+            server,
+            access_key_id="AKIDEXAMPLE",
+            secret_access_key="s3cr3t",
+            session_token="session-tok",
+        )
+        async with session_on(runtime, ep) as session:
+            request = Request("anthropic.claude-3-5-haiku-20241022-v1:0", [Message.user("hi")])
+            await collect(session, request)
+            await session.complete(request)
+    for sent in server.requests:
+        headers = {**sent.headers, "host": sent.headers["host"]}
+        signed, signature = sigv4_signature(sent.method, sent.path, headers, sent.body, "s3cr3t")
+        assert sent.headers["authorization"].endswith(f"Signature={signature}")
+        assert {"host", "x-amz-date", "x-amz-security-token"} <= set(signed.split(";"))
+        assert sent.headers["x-amz-security-token"] == "session-tok"
