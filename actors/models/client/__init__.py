@@ -18,6 +18,7 @@ from actors.models.client.catalog import (
 from actors.models.client.client import (
     Client,
     GatewayProvider,
+    default_client,
     endpoints_from_env,
     get_default_client,
     open_client,
@@ -68,6 +69,7 @@ __all__ = [
     "Tool",
     "UnsupportedToolChoiceError",
     "default_catalog",
+    "default_client",
     "endpoints_from_env",
     "generate",
     "generate_object",

@@ -18,6 +18,8 @@ from contextvars import ContextVar
 from functools import partial
 
 import msgspec
+import trio
+from trio.lowlevel import RunVar
 
 from actors.kernel import Runtime
 from actors.models.client.images import inline_local_images
@@ -188,15 +190,67 @@ _DEFAULT_CLIENT: ContextVar[Client | None] = ContextVar("troupe_default_client",
 task inherits its parent's context), never a process-wide global."""
 
 
+class _Lazy:
+    """The client made from the environment on first use, and when it is ready."""
+
+    def __init__(self) -> None:
+        self.ready = trio.Event()
+        self.client: Client | None = None
+        self.error: BaseException | None = None
+
+
+_LAZY_CLIENT: RunVar[_Lazy] = RunVar("troupe_lazy_client")
+"""One lazily made client per ``trio.run`` (a run variable, not a process global)."""
+
+
 def set_default_client(client: Client | None) -> None:
     _DEFAULT_CLIENT.set(client)
 
 
 def get_default_client() -> Client:
+    """The client set with :func:`set_default_client` (or made lazily by the
+    high-level functions); a :class:`ConfigurationError` when there is none yet."""
     client = _DEFAULT_CLIENT.get()
     if client is None:
+        try:
+            client = _LAZY_CLIENT.get().client
+        except LookupError:
+            client = None
+    if client is None:
         raise ConfigurationError(
-            "no client: pass client=..., or set_default_client() with one from "
-            "open_client_from_env(runtime) (a client's gateways are actors of a runtime)"
+            "no default client: pass client=..., call set_default_client(), or let "
+            "generate() make one from the environment"
         )
     return client
+
+
+async def default_client() -> Client:
+    """The default client; made from the environment on first use (spec §2.5).
+
+    Gateways are actors, so the lazy client gets a runtime of its own, hosted by a
+    trio system task that lives as long as the ``trio.run`` it was made in."""
+    client = _DEFAULT_CLIENT.get()
+    if client is not None:
+        return client
+    try:
+        lazy = _LAZY_CLIENT.get()
+    except LookupError:
+        lazy = _Lazy()
+        _LAZY_CLIENT.set(lazy)
+        trio.lowlevel.spawn_system_task(_host_lazy_client, lazy, name="troupe-default-client")
+    await lazy.ready.wait()
+    if lazy.client is None:
+        raise ConfigurationError(f"the default client could not be made: {lazy.error}")
+    return lazy.client
+
+
+async def _host_lazy_client(lazy: _Lazy) -> None:
+    try:
+        async with Runtime() as runtime, open_client_from_env(runtime) as client:
+            lazy.client = client
+            lazy.ready.set()
+            await trio.sleep_forever()
+    except Exception as error:  # a system task must not raise: the callers are told
+        lazy.error = error
+    finally:
+        lazy.ready.set()

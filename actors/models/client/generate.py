@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 import trio
 
-from actors.models.client.client import Client, get_default_client
+from actors.models.client.client import Client, default_client
 from actors.models.client.middleware import retry
 from actors.models.client.tools import Tool, execute_all
 from actors.models.errors import AbortError, ConfigurationError, RequestTimeoutError
@@ -229,7 +229,7 @@ async def generate(
 
     Each model call is retried on its own (``max_retries``; ``retry_policy`` for
     delays), so a retry in step 3 never repeats steps 1 and 2."""
-    client = client or get_default_client()
+    client = client or await default_client()
     conversation = initial_messages(prompt, messages, system)
     options = dict(
         temperature=temperature,

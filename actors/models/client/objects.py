@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from actors.models.client.client import Client, get_default_client
+from actors.models.client.client import Client, default_client
 from actors.models.client.errors import NoObjectGeneratedError
 from actors.models.client.generate import GenerateResult, generate
 from actors.models.client.tools import Tool
@@ -114,7 +114,7 @@ async def generate_object(
     **options: Any,
 ) -> GenerateResult:
     """``result.output`` is the validated object. Validation failures are not retried."""
-    client = client or get_default_client()
+    client = client or await default_client()
     json_schema = json_schema_of(schema)
     wire = client.wire_of(provider)
     if wire == "anthropic":

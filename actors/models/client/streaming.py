@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 import trio
 
-from actors.models.client.client import Client, get_default_client
+from actors.models.client.client import Client, default_client
 from actors.models.client.generate import (
     AbortController,
     GenerateResult,
@@ -256,7 +256,7 @@ async def stream(
     client: Client | None = None,
 ) -> AsyncIterator[StreamResult]:
     """The same parameters as ``generate``; leaving the block closes the stream."""
-    client = client or get_default_client()
+    client = client or await default_client()
     conversation = initial_messages(prompt, messages, system)
     options = dict(
         temperature=temperature,

@@ -6,13 +6,16 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import trio
 
 from actors.kernel import Runtime
 from actors.mockllm import serve_mock_llm
 from actors.models.client import (
     Client,
     Middleware,
+    default_client,
     generate,
+    get_default_client,
     get_latest_model,
     get_model_info,
     list_models,
@@ -125,14 +128,25 @@ async def test_default_client_set_explicitly(spec: Spec) -> None:
     assert len(server.requests) == 1
 
 
-async def test_default_client_lazy_initialisation_from_env() -> None:
-    try:
-        await generate("gpt-5.2", "hi")
-    except ConfigurationError as error:
-        pytest.xfail(
-            "not built: a client's providers are gateway actors, which need a runtime the "
-            f"host owns, so there is no implicit lazy client ({error})"
-        )
+async def test_default_client_lazy_initialisation_from_env(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    async with serve_mock_llm() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-lazy")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        with pytest.raises(ConfigurationError, match="no default client"):
+            get_default_client()  # nothing made yet
+        async with trio.open_nursery() as nursery:  # two first uses at once: one client
+            for _ in range(2):
+                nursery.start_soon(generate, "claude-opus-4-6", "hi")
+        result = await generate("claude-opus-4-6", "again")
+        made = get_default_client()
+        assert await default_client() is made
+        assert list(made.providers) == ["anthropic"] and made.default_provider == "anthropic"
+    assert result.text == "ok"
+    assert [r.headers["x-api-key"] for r in server.requests] == ["sk-lazy"] * 3
 
 
 def test_model_catalog_lookups() -> None:
