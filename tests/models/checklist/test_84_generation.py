@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import msgspec
 import pytest
 import trio
@@ -218,3 +220,20 @@ async def test_stream_per_step_timeout(spec: Spec) -> None:
                 "gpt-5.2", "x", timeout=TimeoutConfig(per_step=0.3), client=client
             ) as result:
                 [event async for event in result]
+
+
+async def test_stream_result_partial_response_and_text_stream(spec: Spec) -> None:
+    text = "one two three four five six seven eight"
+    async with (
+        spec({"turns": [{"text": text}], "delta_size": 4}) as (_, client),
+        stream("gpt-5.2", "x", client=client) as result,
+    ):
+        partials = []
+        async for delta in result.text_stream:
+            partial = result.partial_response
+            assert partial is not None
+            partials.append(partial.text)
+            assert delta
+    assert partials[0] == text[:4] and partials[-1] == text
+    assert all(a == b[: len(a)] for a, b in itertools.pairwise(partials))  # it only grows
+    assert result.response().text == text and result.result is not None
