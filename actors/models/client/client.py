@@ -12,7 +12,7 @@ high-level functions (or a :class:`~.middleware.RetryMiddleware`) retry instead.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, aclosing, asynccontextmanager
 from contextvars import ContextVar
 from functools import partial
@@ -60,7 +60,7 @@ class GatewayProvider:
     async def complete(self, request: Request) -> Response:
         return await self.session.complete(request)
 
-    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: Request) -> AsyncGenerator[StreamEvent, None]:
         async with self.session.stream(request) as events:
             async for event in events:
                 yield event
@@ -109,7 +109,7 @@ class Client:
         return await call(request)
 
     @asynccontextmanager
-    async def stream(self, request: Request) -> AsyncIterator[AsyncIterator[StreamEvent]]:
+    async def stream(self, request: Request) -> AsyncIterator[AsyncGenerator[StreamEvent, None]]:
         """``async with client.stream(request) as events: async for event in events``;
         leaving the block closes every middleware layer and the HTTP response."""
         request, provider = self.resolve(request)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from typing import TypeVar
 
@@ -24,7 +24,7 @@ from actors.models.retry import RetryPolicy
 from protocol.llm import Finish, Request, Response, StreamEvent, StreamFailed
 
 CompleteNext = Callable[[Request], Awaitable[Response]]
-StreamNext = Callable[[Request], AsyncIterator[StreamEvent]]
+StreamNext = Callable[[Request], AsyncGenerator[StreamEvent, None]]
 T = TypeVar("T")
 
 
@@ -34,7 +34,9 @@ class Middleware:
     async def complete(self, request: Request, call_next: CompleteNext) -> Response:
         return await call_next(request)
 
-    async def stream(self, request: Request, call_next: StreamNext) -> AsyncIterator[StreamEvent]:
+    async def stream(
+        self, request: Request, call_next: StreamNext
+    ) -> AsyncGenerator[StreamEvent, None]:
         async with aclosing(call_next(request)) as events:
             async for event in events:
                 yield event
@@ -53,7 +55,9 @@ class LoggingMiddleware(Middleware):
         self._done(response, started)
         return response
 
-    async def stream(self, request: Request, call_next: StreamNext) -> AsyncIterator[StreamEvent]:
+    async def stream(
+        self, request: Request, call_next: StreamNext
+    ) -> AsyncGenerator[StreamEvent, None]:
         started = time.perf_counter()
         self.log.info("LLM stream: provider=%s model=%s", request.provider, request.model)
         async with aclosing(call_next(request)) as events:
@@ -109,7 +113,9 @@ class RetryMiddleware(Middleware):
     async def complete(self, request: Request, call_next: CompleteNext) -> Response:
         return await retry(lambda: call_next(request), self.policy, on_retry=self.on_retry)
 
-    async def stream(self, request: Request, call_next: StreamNext) -> AsyncIterator[StreamEvent]:
+    async def stream(
+        self, request: Request, call_next: StreamNext
+    ) -> AsyncGenerator[StreamEvent, None]:
         attempt = 0
         while True:
             events = call_next(request)

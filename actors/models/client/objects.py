@@ -36,7 +36,7 @@ def schema_type(schema: dict[str, Any], names: itertools.count[int] | None = Non
     """A msgspec type that validates what ``schema`` describes (see the module doc)."""
     names = names or itertools.count(1)
     if schema.get("enum"):
-        return Literal[tuple(schema["enum"])]  # type: ignore[misc]
+        return Literal[tuple(schema["enum"])]
     kind = schema.get("type")
     if isinstance(kind, list):
         members = [schema_type({**schema, "type": k}, names) for k in kind]

@@ -11,7 +11,7 @@ an event was delivered a failure is the stream's last event, as the spec asks.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
@@ -124,7 +124,10 @@ class StreamResult:
     """Iterate it for events; afterwards ``response()`` and ``result`` hold the end."""
 
     def __init__(
-        self, events: AsyncIterator[HighLevelEvent], state: _State, abort: AbortController | None
+        self,
+        events: AsyncGenerator[HighLevelEvent, None],
+        state: _State,
+        abort: AbortController | None,
     ) -> None:
         self._events = events
         self._state = state
@@ -168,7 +171,7 @@ class StreamResult:
 
 async def _step_events(
     client: Client, request: Request, policy: RetryPolicy
-) -> AsyncIterator[StreamEvent]:
+) -> AsyncGenerator[StreamEvent, None]:
     """One step's events; a failure before the first event is retried by ``policy``."""
     attempt = 0
     while True:
@@ -202,7 +205,7 @@ async def _run(
     policy: RetryPolicy,
     max_tool_rounds: int,
     stop_when: StopCondition | None,
-) -> AsyncIterator[HighLevelEvent]:
+) -> AsyncGenerator[HighLevelEvent, None]:
     steps: list[StepResult] = []
     per_step = state.limits.per_step
     for round_number in range(max_tool_rounds + 1):
