@@ -163,6 +163,14 @@ def continue_with(
         )
 
 
+def retry_policy_for(max_retries: int | None, policy: RetryPolicy | None) -> RetryPolicy:
+    """``max_retries`` wins when given; else the policy's own count; else the spec's 2."""
+    policy = policy or RetryPolicy()
+    if max_retries is not None:
+        policy = msgspec.structs.replace(policy, max_retries=max_retries)
+    return policy
+
+
 def _timeouts(timeout: float | TimeoutConfig | None) -> TimeoutConfig:
     if isinstance(timeout, int | float):
         return TimeoutConfig(total=float(timeout))
@@ -219,7 +227,7 @@ async def generate(
     reasoning_effort: str | None = None,
     provider: str | None = None,
     provider_options: dict[str, dict[str, Any]] | None = None,
-    max_retries: int = 2,
+    max_retries: int | None = None,
     retry_policy: RetryPolicy | None = None,
     timeout: float | TimeoutConfig | None = None,
     abort_signal: AbortController | None = None,
@@ -240,9 +248,7 @@ async def generate(
         provider_options=provider_options or {},
         provider=provider,
     )
-    policy = retry_policy or RetryPolicy(max_retries=max_retries)
-    if retry_policy is not None:
-        policy = msgspec.structs.replace(retry_policy, max_retries=max_retries)
+    policy = retry_policy_for(max_retries, retry_policy)
     limits = _timeouts(timeout)
     steps: list[StepResult] = []
     with guarded(limits, abort_signal):

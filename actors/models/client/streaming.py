@@ -30,6 +30,7 @@ from actors.models.client.generate import (
     guarded,
     initial_messages,
     result_of,
+    retry_policy_for,
     step_result,
     wants_tools,
 )
@@ -252,7 +253,7 @@ async def stream(
     reasoning_effort: str | None = None,
     provider: str | None = None,
     provider_options: dict[str, dict[str, Any]] | None = None,
-    max_retries: int = 2,
+    max_retries: int | None = None,
     retry_policy: RetryPolicy | None = None,
     timeout: float | TimeoutConfig | None = None,
     abort_signal: AbortController | None = None,
@@ -270,7 +271,7 @@ async def stream(
         provider_options=provider_options or {},
         provider=provider,
     )
-    policy = msgspec.structs.replace(retry_policy or RetryPolicy(), max_retries=max_retries)
+    policy = retry_policy_for(max_retries, retry_policy)
     limits = (
         TimeoutConfig(total=float(timeout))
         if isinstance(timeout, int | float)
