@@ -114,6 +114,8 @@ class AssistantTextEndEvent(EventBody, frozen=True):
     reasoning: str | None = None
     tool_calls: list[CalledTool] = []
     usage: Usage = Usage()
+    cost_usd: float | None = None
+    """What the call cost at list prices, where the model catalog knows them."""
 
 
 # -- tools --------------------------------------------------------------------

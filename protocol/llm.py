@@ -161,6 +161,8 @@ class Request(msgspec.Struct, frozen=True):
     reasoning_summary: str | None = None
     metadata: dict[str, str] | None = None
     provider_options: dict[str, dict[str, Any]] = {}
+    provider: str | None = None
+    """Which of a client's providers answers (``actors.models.client``); None: its default."""
 
 
 def _add_optional(a: int | None, b: int | None) -> int | None:

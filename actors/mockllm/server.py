@@ -21,6 +21,8 @@ import trio
 from actors.mockllm.answer import make_answer
 from actors.mockllm.replay import JSON, SSE, Reply
 from actors.mockllm.script import Fault, Script, ToolCallSpec, Turn
+from actors.mockllm.side_routes import side_answer
+from actors.mockllm.wire_bedrock import BODY_FORMAT, EVENT_STREAM
 from actors.mockllm.wires import (
     WIRES,
     Wire,
@@ -56,6 +58,8 @@ class MockLLMServer:
         self.script = script
         self.replies = list(replies or [])
         self.requests: list[RecordedRequest] = []
+        self.side_requests: list[RecordedRequest] = []
+        """Token counts and OAuth token requests (see :mod:`.side_routes`)."""
         self.disconnects = 0
         self.active = 0
         self.max_active = 0
@@ -117,6 +121,7 @@ class MockLLMServer:
     # -- answering -------------------------------------------------------------------
 
     def _plan(self, wire: str, body: Any) -> Turn:
+        wire = BODY_FORMAT.get(wire, wire)
         script = self.script
         if script.rounds is not None:
             done = count_tool_results(wire, body)
@@ -145,8 +150,14 @@ class MockLLMServer:
         self, conn: h11.Connection, stream: trio.SocketStream, request: h11.Request, raw: bytes
     ) -> bool:
         path = request.target.decode()
-        found = route(path)
         headers = {name.decode().lower(): value.decode() for name, value in request.headers}
+        side = side_answer(path, raw, len(self.side_requests))
+        if side is not None:
+            self.side_requests.append(
+                RecordedRequest(request.method.decode(), path, headers, raw, None)
+            )
+            return await self._send(conn, stream, side.status, JSON, [side.body])
+        found = route(path)
         self.requests.append(
             RecordedRequest(request.method.decode(), path, headers, raw, found and found[0])
         )
@@ -207,7 +218,7 @@ class MockLLMServer:
                 conn,
                 stream,
                 200,
-                SSE,
+                wire.stream_content_type,
                 frames,
                 fault=fault,
                 error_frame=wire.error_event(fault.message),
@@ -233,7 +244,7 @@ class MockLLMServer:
     ) -> bool:
         """Write one response while watching for the client going away."""
         headers = [("content-type", content_type), ("cache-control", "no-cache")]
-        if length or content_type != SSE:
+        if length or content_type not in (SSE, EVENT_STREAM):
             headers.append(("content-length", str(sum(map(len, chunks)))))
         headers += list((extra or {}).items())
         fault = fault or Fault()

@@ -7,8 +7,9 @@ from typing import Any
 
 import msgspec
 
-from actors.mockllm import wire_anthropic, wire_gemini, wire_openai
+from actors.mockllm import wire_anthropic, wire_bedrock, wire_gemini, wire_openai
 from actors.mockllm.answer import Answer
+from actors.mockllm.replay import SSE
 
 
 class Wire(msgspec.Struct, frozen=True):
@@ -18,6 +19,7 @@ class Wire(msgspec.Struct, frozen=True):
     error_event: Callable[[str], bytes]
     error_body: Callable[[int, str, float | None], bytes]
     tool_result_marker: str
+    stream_content_type: str = SSE
 
 
 def _no_retry_info(
@@ -59,12 +61,29 @@ WIRES: dict[str, Wire] = {
         wire_gemini.error_body,
         "functionResponse",
     ),
+    "bedrock": Wire(
+        "bedrock",
+        wire_bedrock.stream,
+        wire_anthropic.complete,
+        wire_bedrock.error_event,
+        _no_retry_info(wire_bedrock.error_body),
+        "tool_result",
+        wire_bedrock.EVENT_STREAM,
+    ),
 }
 
 
 def route(path: str) -> tuple[str, bool | None] | None:
     """(wire name, streamed) for a request path; None for streamed = read the body."""
     path = path.split("?", 1)[0]
+    if path.endswith("/invoke-with-response-stream"):  # AWS Bedrock
+        return "bedrock", True
+    if path.endswith("/invoke"):
+        return "bedrock", False
+    if path.endswith(":streamRawPredict"):  # Anthropic models on Vertex AI
+        return "anthropic", True
+    if path.endswith(":rawPredict"):
+        return "anthropic", False
     if path.endswith("/responses"):
         return "openai_responses", None
     if path.endswith("/chat/completions"):

@@ -9,14 +9,14 @@ gateway owns every connection.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from actors.models.builder import ResponseBuilder
 from actors.models.config import Endpoint
 from actors.models.errors import StreamError
-from actors.models.sse import SSEEvent
+from actors.models.sse import SSEEvent, SSEParser
 from protocol.llm import (
     Message,
     Request,
@@ -25,6 +25,9 @@ from protocol.llm import (
     ToolCall,
     ToolResult,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 _decoder = msgspec.json.Decoder()
 encode = msgspec.json.Encoder().encode
@@ -97,6 +100,16 @@ class Adapter:
 
     def stream_parser(self) -> StreamParser:
         raise NotImplementedError
+
+    async def prepare(self, call: HttpCall, client: httpx.AsyncClient) -> HttpCall:
+        """The call as sent, once per attempt: where a platform signs it (SigV4) or adds
+        a bearer token it had to fetch (OAuth). Direct endpoints send it unchanged."""
+        return call
+
+    def framer(self) -> Any:
+        """What cuts the response body into events: SSE, or a platform's own framing
+        (AWS event-stream); anything with ``feed(bytes)`` and ``close()``."""
+        return SSEParser()
 
     def options(self, request: Request) -> dict[str, Any]:
         return dict(request.provider_options.get(self.provider, {}))

@@ -11,6 +11,9 @@ import msgspec
 from actors.models.errors import ConfigurationError
 
 Wire = Literal["openai_responses", "openai_chat", "anthropic", "gemini"]
+Platform = Literal["direct", "azure", "vertex", "bedrock", "openrouter"]
+"""Who hosts the endpoint: the provider itself, or a platform that serves the same wire
+format behind its own URLs and authentication (see :mod:`actors.models.endpoints`)."""
 
 DEFAULT_BASE_URLS: dict[str, str] = {
     "openai_responses": "https://api.openai.com/v1",
@@ -51,6 +54,9 @@ class Endpoint(msgspec.Struct, frozen=True):
     timeouts: Timeouts = Timeouts()
     organization: str | None = None
     project: str | None = None
+    platform: Platform = "direct"
+    platform_options: dict[str, str] = {}
+    """Settings of the hosting platform (api_version, region, credentials_file, ...)."""
 
     @property
     def name(self) -> str:

@@ -295,6 +295,8 @@ def classify(
         if key is not None and key in _BY_CODE:
             cls = _BY_CODE[key]
             break
+    if cls is InvalidRequestError and status in _BY_STATUS:
+        cls = _BY_STATUS[status]  # a generic "invalid_request_error" on a 401/403/404/429
     if cls is None and status is not None:
         cls = _BY_STATUS.get(status) or (ServerError if status >= 500 else None)
     if cls is None or cls in (InvalidRequestError, ProviderError):

@@ -18,4 +18,8 @@ ADAPTERS: dict[str, type[Adapter]] = {
 
 
 def adapter_for(endpoint: Endpoint) -> Adapter:
+    if endpoint.platform != "direct":
+        from actors.models.endpoints import platform_adapter  # platforms import adapters
+
+        return platform_adapter(endpoint)
     return ADAPTERS[endpoint.wire](endpoint)

@@ -23,7 +23,6 @@ from actors.models.errors import (
     RequestTimeoutError,
     classify,
 )
-from actors.models.sse import SSEParser
 from protocol.llm import Response, StreamEvent, StreamFailed
 
 CLOSE_BOUND = 2.0
@@ -48,6 +47,7 @@ def _request(client: httpx.AsyncClient, call: HttpCall) -> httpx.Request:
 
 async def complete_once(client: httpx.AsyncClient, adapter: Adapter, call: HttpCall) -> Response:
     """POST and parse a whole answer; any failure is a typed :class:`ModelError`."""
+    call = await adapter.prepare(call, client)
     try:
         response = await client.send(_request(client, call))
     except httpx.HTTPError as error:
@@ -70,7 +70,7 @@ class EventStream:
         self.adapter = adapter
         self.call = call
         self.parser: StreamParser = adapter.stream_parser()
-        self.sse = SSEParser()
+        self.sse = adapter.framer()
         self.buffer: deque[StreamEvent] = deque()
         self.response: httpx.Response | None = None
         self.chunks: AsyncIterator[bytes] | None = None
@@ -80,8 +80,9 @@ class EventStream:
     async def open(self) -> None:
         """Connect, check the status, and read up to the first event (typed errors)."""
         provider = self.adapter.provider
+        call = await self.adapter.prepare(self.call, self.client)
         try:
-            self.response = await self.client.send(_request(self.client, self.call), stream=True)
+            self.response = await self.client.send(_request(self.client, call), stream=True)
         except httpx.HTTPError as error:
             raise transport_error(provider, error) from error
         response = self.response

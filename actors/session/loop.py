@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import trio
 
+from actors.models.client.catalog import get_model_info, usage_cost
 from actors.models.errors import (
     AccessDeniedError,
     AuthenticationError,
@@ -104,6 +105,7 @@ class AgenticLoop:
         self._model_turns = sum(1 for turn in self.history if isinstance(turn, AssistantTurn))
         self._history_chars = 0
         self._chars_counted = 0
+        self._context_tokens: int | None = None
         self._stop_reason: StopReason = "completed"
         self._last_text = ""
         self._last_error: str | None = None
@@ -299,6 +301,11 @@ class AgenticLoop:
 
     def _record(self, response: Response) -> None:
         self._model_turns += 1
+        usage = response.usage
+        cached = (usage.cache_read_tokens or 0) + (usage.cache_write_tokens or 0)
+        counted = usage.input_tokens + usage.output_tokens
+        # Anthropic counts cached input apart from input_tokens; the others inside it.
+        self._context_tokens = counted + (cached if response.provider == "anthropic" else 0)
         self._last_text = response.text
         self.history.append(
             AssistantTurn(
@@ -317,6 +324,8 @@ class AgenticLoop:
                 reasoning=response.reasoning,
                 tool_calls=[CalledTool(c.id, c.name) for c in response.tool_calls],
                 usage=response.usage,
+                cost_usd=usage_cost(response.model, usage)
+                or usage_cost(self._model_name(), usage),
             )
         )
 
@@ -340,14 +349,17 @@ class AgenticLoop:
             self._signatures.clear()
 
     def _warn_about_context(self) -> bool:
-        """Warn once the history nears the context window (~4 characters a token).
+        """Warn once the history nears the context window: the model catalog's window
+        for the model in use (else the profile's), and the tokens the provider counted
+        on its last answer (else ~4 characters a token).
 
-        The count is kept up to date incrementally: recounting the whole history on
-        every round would make each round slower than the last."""
+        The character count is kept up to date incrementally: recounting the whole
+        history on every round would make each round slower than the last."""
         self._history_chars += history_chars(self.history[self._chars_counted :])
         self._chars_counted = len(self.history)
-        window = self.profile.context_window_size
-        tokens = self._history_chars / 4
+        info = get_model_info(self._model_name())
+        window = info.context_window if info is not None else self.profile.context_window_size
+        tokens = self._context_tokens or self._history_chars / 4
         if tokens <= window * self.config.context_warning_ratio:
             return False
         percent = round(tokens / window * 100)

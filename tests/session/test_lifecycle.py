@@ -39,7 +39,9 @@ async def test_model_change_takes_effect_on_the_next_call(start_agent: StartAgen
 async def test_context_usage_warning_at_80_percent(start_agent: StartAgent) -> None:
     profile_window = PROFILES["anthropic"]().context_window_size
     big = "y" * int(profile_window * 4 * 0.85)
-    async with start_agent("anthropic", turns("ok", "ok")) as agent:
+    # A provider that reports no token counts: the ~4 characters a token estimate.
+    uncounted = {"turns": [{"text": "ok", "usage": {"input": 0, "output": 0}}] * 2}
+    async with start_agent("anthropic", uncounted) as agent:
         await agent.run("short question")
         assert agent.of(WarningEvent) == []
         await agent.run(big)
