@@ -324,8 +324,7 @@ class AgenticLoop:
                 reasoning=response.reasoning,
                 tool_calls=[CalledTool(c.id, c.name) for c in response.tool_calls],
                 usage=response.usage,
-                cost_usd=usage_cost(response.model, usage)
-                or usage_cost(self._model_name(), usage),
+                cost_usd=usage_cost(response.model, usage) or usage_cost(self._model_name(), usage),
             )
         )
 
