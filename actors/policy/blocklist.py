@@ -1,0 +1,54 @@
+"""Blocklist patterns: commands denied whatever their category.
+
+A pattern is a command name (a shell glob: ``mkfs*``) followed by words that must
+all appear among its arguments, short flags counted one by one, so ``rm -r /``
+matches ``rm -fr /`` and ``chmod 777`` matches ``chmod -R 777 dir``. Patterns are
+matched against every command a line runs, after unwrapping (``bash -c``,
+``env``, ``xargs``, ``sudo`` ...), so quoting and wrappers do not slip past.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import shlex
+from collections.abc import Iterable
+
+from actors.policy.shell import Invocation, split_flags
+
+
+def matches(pattern: str, invocation: Invocation) -> bool:
+    """Whether ``invocation`` is what ``pattern`` describes."""
+    words = shlex.split(pattern)
+    if not words or not invocation.argv:
+        return False
+    if not fnmatch.fnmatchcase(invocation.argv[0], words[0]):
+        return False
+    args = invocation.argv[1:]
+    flags = split_flags(args)
+    plain = set(args)
+    for word in words[1:]:
+        if word.startswith("-") and not word.startswith("--") and len(word) > 2:
+            if not all(f"-{letter}" in flags for letter in word[1:]):
+                return False
+        elif word.startswith("-"):
+            if word not in flags and word not in plain:
+                return False
+        elif word not in plain:
+            return False
+    return True
+
+
+def first_match(patterns: Iterable[str], invocations: Iterable[Invocation]) -> str | None:
+    """The first pattern any invocation matches, or None."""
+    invocations = tuple(invocations)
+    for pattern in patterns:
+        if any(matches(pattern, invocation) for invocation in invocations):
+            return pattern
+    return None
+
+
+def command_prefix_matches(prefix: str, invocation: Invocation) -> bool:
+    """Whether ``invocation`` starts with the words of ``prefix`` (a session grant
+    such as ``rm -rf`` or ``git push``)."""
+    words = tuple(shlex.split(prefix))
+    return bool(words) and invocation.argv[: len(words)] == words

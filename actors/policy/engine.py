@@ -1,0 +1,190 @@
+"""The policy: one function from (tool, category, arguments, mode) to allow, ask
+or deny, with the reason the model reads (design.md "Policy: where safety sits").
+
+It sits in the tool round between validation and execution
+(coding-agent-loop-spec 3.8). It is pure and cheap: a shell command is parsed once
+per call, everything else is set lookups, so a round pays microseconds for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+import msgspec
+
+from actors.policy.blocklist import command_prefix_matches, first_match
+from actors.policy.categories import Category
+from actors.policy.confine import confinement_refusal
+from actors.policy.paths import DEFAULT_DENIED
+from actors.policy.shell import ShellVerdict, classify_command
+
+Action = Literal["allow", "ask", "deny"]
+Mode = Literal["interactive", "unattended"]
+SandboxSetting = Literal["off", "auto", "on"]
+EnvSetting = Literal["deny_secrets", "allowlist"]
+
+SHELL_TOOLS = frozenset({"shell", "bash", "terminal", "run_command", "exec_command"})
+"""Tools whose ``command`` argument is a shell line, classified per call."""
+
+
+class Policy(msgspec.Struct, frozen=True, kw_only=True):
+    """A session's safety settings (a preset is one of these, by name).
+
+    ``allow`` lists what an unattended job may do beyond reading: tool names
+    (``write_file``) or command prefixes (``command:git push``). ``ask_commands``
+    are blocklist-style patterns that always ask, whatever their category.
+    """
+
+    name: str = "interactive"
+    mode: Mode = "interactive"
+    read: Action = "allow"
+    write: Action = "allow"
+    admin: Action = "ask"
+    blocklist: tuple[str, ...] = ()
+    ask_commands: tuple[str, ...] = ()
+    allow: tuple[str, ...] = ()
+    deny_tools: tuple[str, ...] = ()
+    tool_categories: dict[str, Category] = msgspec.field(default_factory=dict)
+    allowed_paths: tuple[str, ...] = (".",)
+    denied_paths: tuple[str, ...] = DEFAULT_DENIED
+    confine_commands: bool = False
+    env: EnvSetting = "deny_secrets"
+    sandbox: SandboxSetting = "off"
+    network: bool = True
+    approval_timeout_s: float = 600.0
+
+
+class Grant(msgspec.Struct, frozen=True):
+    """ "Approve for the rest of the session": a whole tool, or a command prefix."""
+
+    tool: str
+    command_prefix: str | None = None
+
+
+class Decision(msgspec.Struct, frozen=True):
+    """What the policy says about one call, and why (the model reads ``reason``)."""
+
+    action: Action
+    category: Category
+    reason: str
+    rule: str
+    """Which rule decided: ``blocklist``, ``category``, ``grant``, ``confinement`` ..."""
+    subject: str = ""
+    """What was judged: the command line, or the tool name with its target."""
+
+
+class CallFacts(msgspec.Struct, frozen=True):
+    """What the policy needs to know of a call."""
+
+    tool: str
+    category: Category
+    arguments: dict[str, Any]
+    root: str
+    shell: ShellVerdict | None = None
+
+    @property
+    def command(self) -> str | None:
+        value = self.arguments.get("command")
+        return value if isinstance(value, str) else None
+
+
+def facts_for(tool: str, declared: Category, arguments: dict[str, Any], root: str,
+              overrides: dict[str, Category] | None = None) -> CallFacts:  # fmt: skip
+    """The facts of one call: a shell tool's category comes from its command line."""
+    category = (overrides or {}).get(tool, declared)
+    command = arguments.get("command")
+    if tool in SHELL_TOOLS and isinstance(command, str):
+        verdict = classify_command(command)
+        return CallFacts(tool, verdict.category if category != "admin" else category,
+                         arguments, root, verdict)  # fmt: skip
+    return CallFacts(tool, category, arguments, root)
+
+
+def decide(policy: Policy, facts: CallFacts, grants: Iterable[Grant] = ()) -> Decision:
+    """allow, ask or deny for one call."""
+    subject = facts.command if facts.command is not None else facts.tool
+    if facts.tool in policy.deny_tools:
+        return Decision("deny", facts.category, f"{facts.tool} is disabled by the policy",
+                        "deny_tools", subject)  # fmt: skip
+    verdict = facts.shell
+    if verdict is not None:
+        blocked = first_match(policy.blocklist, verdict.invocations)
+        if blocked is not None:
+            return Decision("deny", facts.category,
+                            f"blocked: '{blocked}' is on the policy's blocklist", "blocklist",
+                            subject)  # fmt: skip
+        if policy.confine_commands and facts.command is not None:
+            refusal = confinement_refusal(facts.command, facts.root)
+            if refusal is not None:
+                return Decision("deny", facts.category, refusal, "confinement", subject)
+    action: Action = {"read": policy.read, "write": policy.write, "admin": policy.admin}[
+        facts.category
+    ]
+    reason = _category_reason(facts, verdict)
+    rule = "category"
+    if verdict is not None and action == "allow":
+        asked = first_match(policy.ask_commands, verdict.invocations)
+        if asked is not None:
+            action, reason, rule = "ask", f"'{asked}' needs approval", "ask_commands"
+    if action != "allow" and _listed(policy.allow, facts):
+        return Decision("allow", facts.category, "listed in the policy", "allow_list", subject)
+    if action == "ask" and _granted(grants, facts):
+        return Decision("allow", facts.category, "approved for this session", "grant", subject)
+    if action == "ask" and policy.mode == "unattended":
+        return Decision("deny", facts.category,
+                        f"{reason}; an unattended session cannot ask for approval",
+                        "unattended", subject)  # fmt: skip
+    if action == "deny" and policy.mode == "unattended":
+        reason = f"{reason}; an unattended session may do this only if its policy lists it"
+    return Decision(action, facts.category, reason, rule, subject)
+
+
+def _category_reason(facts: CallFacts, verdict: ShellVerdict | None) -> str:
+    if verdict is not None and verdict.reasons:
+        return f"{facts.category} command: {'; '.join(verdict.reasons)}"
+    return f"{facts.tool} is a {facts.category} tool"
+
+
+def _listed(allow: tuple[str, ...], facts: CallFacts) -> bool:
+    for entry in allow:
+        if entry.startswith("command:"):
+            if (
+                facts.shell is not None
+                and facts.shell.invocations
+                and all(
+                    command_prefix_matches(entry[8:], invocation)
+                    for invocation in facts.shell.invocations
+                )
+            ):
+                return True
+        elif entry == facts.tool:
+            return True
+    return False
+
+
+def _granted(grants: Iterable[Grant], facts: CallFacts) -> bool:
+    for grant in grants:
+        if grant.tool != facts.tool:
+            continue
+        if grant.command_prefix is None:
+            return True
+        if (
+            facts.shell is not None
+            and facts.shell.invocations
+            and all(
+                command_prefix_matches(grant.command_prefix, invocation)
+                for invocation in facts.shell.invocations
+            )
+        ):
+            return True
+    return False
+
+
+def grant_for(facts: CallFacts, scope: Literal["tool", "command"]) -> Grant:
+    """The grant an "approve for the session" answer gives: the whole tool, or the
+    first two words of the command (``rm -rf``, ``git push``)."""
+    if scope == "command" and facts.shell is not None and facts.shell.invocations:
+        words = facts.shell.invocations[0].argv[:2]
+        return Grant(facts.tool, " ".join(words))
+    return Grant(facts.tool)

@@ -1,0 +1,43 @@
+"""Path boundaries for file tools (agent-loop-and-tool-system.md 6.4).
+
+The environment resolves a path first (symlinks and ``..``, on the host where the
+file lives); these pure functions then judge the resolved path: denied lists win
+over allowed ones, and a path is inside a root only at a separator boundary
+(``/repo-evil`` is not inside ``/repo``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+
+DEFAULT_DENIED = ("~/.ssh", "~/.gnupg", "/etc/shadow", "/etc/passwd")
+
+
+def expand(path: str, home: str, root: str) -> str:
+    """A configured path made absolute: ``~`` is the home directory, a relative
+    path is relative to the session's root (the working directory)."""
+    if path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    elif not path.startswith("/"):
+        path = posixpath.join(root, path)
+    return posixpath.normpath(path)
+
+
+def inside(path: str, root: str) -> bool:
+    return root == "/" or path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def path_refusal(
+    resolved: str, allowed: Iterable[str], denied: Iterable[str], home: str, root: str
+) -> str | None:
+    """Why ``resolved`` (an absolute, symlink-free path) may not be touched, or None."""
+    resolved = posixpath.normpath(resolved)
+    for entry in denied:
+        if inside(resolved, expand(entry, home, root)):
+            return f"{resolved} is in a denied path ({entry})"
+    allowed_roots = [expand(entry, home, root) for entry in allowed]
+    if not any(inside(resolved, allowed_root) for allowed_root in allowed_roots):
+        shown = ", ".join(allowed_roots) or "none"
+        return f"{resolved} is outside the allowed paths ({shown})"
+    return None

@@ -1,0 +1,54 @@
+"""Policy presets: each seed's stance as data, selectable by name.
+
+- ``interactive`` (the default): read and write run, admin asks.
+- ``agent-loop-and-tool-system``: the seed's blocklist on top of the categories,
+  commands get only allowlisted environment variables.
+- ``agentic-behavior-tool``: the seed's list of commands that need approval.
+- ``adr-040``: commands confined to the repository.
+- ``unattended``: no one to ask; admin denied, writes only where listed.
+- ``sandboxed``: interactive, with local commands in the bubblewrap sandbox and no
+  network.
+- ``permissive``: trusted automation; everything runs (credentials stay denied).
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from actors.policy.engine import Policy
+
+SEED_BLOCKLIST = ("rm", "sudo", "shutdown", "reboot", "mkfs*", "dd", "chmod 777")
+CATASTROPHIC = ("rm -r /", "rm -r /*", "rm -r ~", "mkfs*", "dd of=/dev/*", "shutdown",
+                "reboot", "halt", "poweroff", ":(){ :|:& };:")  # fmt: skip
+APPROVAL_COMMANDS = ("rm -r", "rm -rf", "sudo", "su", "curl", "wget", "scp", "rsync",
+                     "chmod 777", "mkfs*", "dd")  # fmt: skip
+
+POLICY_PRESETS = MappingProxyType(
+    {
+        "interactive": Policy(name="interactive", blocklist=CATASTROPHIC),
+        "agent-loop-and-tool-system": Policy(
+            name="agent-loop-and-tool-system", blocklist=SEED_BLOCKLIST, env="allowlist"
+        ),
+        "agentic-behavior-tool": Policy(
+            name="agentic-behavior-tool", blocklist=CATASTROPHIC, ask_commands=APPROVAL_COMMANDS
+        ),
+        "adr-040": Policy(name="adr-040", blocklist=CATASTROPHIC, confine_commands=True),
+        "unattended": Policy(
+            name="unattended", mode="unattended", write="deny", admin="deny", blocklist=CATASTROPHIC
+        ),
+        "sandboxed": Policy(name="sandboxed", blocklist=CATASTROPHIC, sandbox="on", network=False),
+        "permissive": Policy(name="permissive", admin="allow", allowed_paths=("/",)),
+    }
+)
+
+
+class UnknownPreset(ValueError):
+    """A preset name that does not exist; the message lists the ones that do."""
+
+
+def policy_preset(name: str) -> Policy:
+    try:
+        return POLICY_PRESETS[name]
+    except KeyError:
+        known = ", ".join(POLICY_PRESETS)
+        raise UnknownPreset(f"unknown policy preset {name!r} (known: {known})") from None

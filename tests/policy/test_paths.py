@@ -1,0 +1,54 @@
+"""Path boundaries (S6.10-S6.12) and ADR-040's confinement, on resolved paths."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from actors.policy.confine import confinement_refusal
+from actors.policy.paths import DEFAULT_DENIED, path_refusal
+
+HOME = "/home/dev"
+
+
+def refusal(path: str, allowed=(".",), denied=DEFAULT_DENIED, root="/home/dev/repo"):
+    return path_refusal(path, allowed, denied, HOME, root)
+
+
+def test_inside_the_working_directory_is_allowed() -> None:
+    assert refusal("/home/dev/repo/src/a.py") is None
+    assert refusal("/home/dev/repo") is None
+
+
+def test_s6_10_outside_the_allowed_paths_is_refused() -> None:
+    reason = refusal("/home/dev/outside.txt")
+    assert reason is not None and "outside the allowed paths" in reason
+    assert refusal("/home/dev/repo-evil/x") is not None
+
+
+def test_s6_11_denied_wins_over_allowed() -> None:
+    reason = refusal("/home/dev/.ssh/id_rsa", allowed=("~",))
+    assert reason is not None and "denied" in reason
+    assert refusal("/etc/passwd", allowed=("/",)) is not None
+
+
+def test_s6_12_a_symlink_is_judged_by_its_target(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "etc").symlink_to("/etc")
+    resolved = os.path.realpath(root / "etc" / "hosts")
+    assert path_refusal(resolved, (".",), DEFAULT_DENIED, HOME, str(root)) is not None
+    inside = os.path.realpath(root / "a.txt")
+    assert path_refusal(inside, (".",), DEFAULT_DENIED, HOME, str(root)) is None
+
+
+def test_confinement() -> None:
+    root = "/srv/repo"
+    assert confinement_refusal("ls src", root) is None
+    assert confinement_refusal("cat ../x", root) is not None
+    assert confinement_refusal("cd sub/../..", root) is not None
+    assert confinement_refusal("cat /etc/shadow", root) is not None
+    assert confinement_refusal("cp a /srv/repo/b", root) is None
+    assert confinement_refusal("python --out=/var/x", root) is not None
+    assert confinement_refusal("ls > /dev/null", root) is None
+    assert confinement_refusal("file..txt", root) is None
