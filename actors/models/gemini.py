@@ -25,6 +25,7 @@ from actors.models.builder import ResponseBuilder
 from actors.models.errors import StreamError, classify
 from actors.models.gemini_args import PartialArgs
 from actors.models.sse import SSEEvent
+from actors.models.wire_cache import GroupedState, leading_system
 from protocol.llm import (
     FinishReason,
     ImagePart,
@@ -35,6 +36,7 @@ from protocol.llm import (
     TextPart,
     ThinkingPart,
     ToolCall,
+    ToolDefinition,
     ToolResult,
     Usage,
 )
@@ -109,6 +111,10 @@ def _part(part: Any, names: dict[str, str]) -> dict[str, Any] | None:
     return out
 
 
+def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+
+
 def contents(messages: list[Message]) -> list[dict[str, Any]]:
     names = tool_names(messages)
     out: list[dict[str, Any]] = []
@@ -126,23 +132,40 @@ def contents(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
+def _needs_names(message: Message) -> bool:
+    return any(type(part) is ToolResult and not part.name for part in message.content)
+
+
 class GeminiAdapter(Adapter):
     provider = PROVIDER
+    _history: list[Message] = []
+    """The request being built, while it is built: what names a nameless tool result."""
+
+    def _convert(self, message: Message) -> tuple[str, list[dict[str, Any]]]:
+        if message.role in ("system", "developer"):
+            return "user", []
+        names: dict[str, str] = {}
+        if _needs_names(message):  # results without a name: named from their calls
+            names = tool_names(self._history)
+        role = "model" if message.role == "assistant" else "user"
+        return role, [p for part in message.content if (p := _part(part, names)) is not None]
+
+    def _contents(self, messages: list[Message]) -> list[dict[str, Any]]:
+        lead = leading_system(messages)
+        self._history = messages
+        try:
+            state = self.cache.state(messages[lead:], lambda: GroupedState(self._convert, "parts"))
+        finally:
+            self._history = []
+        return state.snapshot()
 
     def build(self, request: Request, *, stream: bool) -> HttpCall:
-        body: dict[str, Any] = {"contents": contents(request.messages)}
+        body: dict[str, Any] = {"contents": self._contents(request.messages)}
         system = [{"text": m.text} for m in request.messages if m.role in ("system", "developer")]
         if system:
             body["systemInstruction"] = {"parts": system}
         if request.tools:
-            body["tools"] = [
-                {
-                    "functionDeclarations": [
-                        {"name": t.name, "description": t.description, "parameters": t.parameters}
-                        for t in request.tools
-                    ]
-                }
-            ]
+            body["tools"] = [{"functionDeclarations": self.tool_list(request.tools, _tool)}]
             choice = request.tool_choice
             if choice is not None:
                 config: dict[str, Any] = {

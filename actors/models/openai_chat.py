@@ -22,6 +22,7 @@ from actors.models.adapter import (
 from actors.models.builder import ResponseBuilder
 from actors.models.errors import classify
 from actors.models.sse import SSEEvent
+from actors.models.wire_cache import FlatState, leading_system
 from protocol.llm import (
     FinishReason,
     ImagePart,
@@ -32,6 +33,7 @@ from protocol.llm import (
     TextPart,
     ThinkingPart,
     ToolCall,
+    ToolDefinition,
     ToolResult,
     Usage,
 )
@@ -91,64 +93,62 @@ def _user_content(message: Message) -> str | list[dict[str, Any]]:
     return blocks
 
 
+def message_entries(message: Message, echo_reasoning: bool = True) -> list[dict[str, Any]]:
+    """One message's Chat entries (a tool message gives one entry per result)."""
+    role = message.role
+    if role in ("system", "developer"):
+        return [{"role": role, "content": message.text}]
+    if role == "user":
+        return [{"role": "user", "content": _user_content(message)}]
+    if role == "assistant":
+        entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        calls = [
+            {
+                "id": part.id,
+                "type": "function",
+                "function": {
+                    "name": part.name,
+                    "arguments": part.raw_arguments or encode(part.arguments).decode(),
+                },
+            }
+            for part in message.content
+            if type(part) is ToolCall
+        ]
+        if calls:
+            entry["tool_calls"] = calls
+        thinking = "".join(p.text for p in message.content if type(p) is ThinkingPart)
+        if thinking and echo_reasoning:
+            entry["reasoning_content"] = thinking
+        return [entry]
+    return [
+        {"role": "tool", "tool_call_id": part.tool_call_id, "content": result_text(part)}
+        for part in message.content
+        if type(part) is ToolResult
+    ]
+
+
 def chat_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        role = message.role
-        if role in ("system", "developer"):
-            out.append({"role": role, "content": message.text})
-        elif role == "user":
-            out.append({"role": "user", "content": _user_content(message)})
-        elif role == "assistant":
-            entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
-            calls = [
-                {
-                    "id": part.id,
-                    "type": "function",
-                    "function": {
-                        "name": part.name,
-                        "arguments": part.raw_arguments or encode(part.arguments).decode(),
-                    },
-                }
-                for part in message.content
-                if type(part) is ToolCall
-            ]
-            if calls:
-                entry["tool_calls"] = calls
-            thinking = "".join(p.text for p in message.content if type(p) is ThinkingPart)
-            if thinking:
-                entry["reasoning_content"] = thinking
-            out.append(entry)
-        else:
-            for part in message.content:
-                if type(part) is ToolResult:
-                    out.append(
-                        {
-                            "role": "tool",
-                            "tool_call_id": part.tool_call_id,
-                            "content": result_text(part),
-                        }
-                    )
-    return out
+    return [entry for message in messages for entry in message_entries(message)]
+
+
+def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    function = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+    return {"type": "function", "function": function}
 
 
 class OpenAIChatAdapter(Adapter):
     provider = PROVIDER
 
+    def _state(self) -> FlatState:
+        return FlatState(message_entries)
+
     def build(self, request: Request, *, stream: bool) -> HttpCall:
-        body: dict[str, Any] = {"model": request.model, "messages": chat_messages(request.messages)}
+        lead = leading_system(request.messages)
+        state = self.cache.state(request.messages[lead:], self._state)
+        messages: list[Any] = chat_messages(request.messages[:lead]) + state.items
+        body: dict[str, Any] = {"model": request.model, "messages": messages}
         if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    },
-                }
-                for t in request.tools
-            ]
+            body["tools"] = self.tool_list(request.tools, _tool)
             choice = request.tool_choice
             if choice is not None:
                 if choice.mode == "named":

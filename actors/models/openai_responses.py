@@ -23,15 +23,18 @@ from actors.models.adapter import (
 from actors.models.builder import ResponseBuilder
 from actors.models.errors import classify
 from actors.models.sse import SSEEvent
+from actors.models.wire_cache import FlatState, leading_system
 from protocol.llm import (
     FinishReason,
     ImagePart,
+    Message,
     Request,
     Response,
     StreamEvent,
     TextPart,
     ThinkingPart,
     ToolCall,
+    ToolDefinition,
     ToolResult,
     Usage,
 )
@@ -87,77 +90,88 @@ def _content(role: str, part: Any) -> dict[str, Any] | None:
     return None
 
 
-def input_items(request: Request) -> list[dict[str, Any]]:
+def message_items(message: Message) -> list[dict[str, Any]]:
+    """One message's input items: content runs become messages; tool calls, results
+    and reasoning are items of their own, in the order they came."""
+    if message.role == "system":
+        return []
     items: list[dict[str, Any]] = []
-    for message in request.messages:
-        if message.role == "system":
-            continue
-        pending: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
 
-        def flush(role: str, pending: list[dict[str, Any]] = pending) -> None:
-            if pending:
-                items.append({"type": "message", "role": role, "content": list(pending)})
-                pending.clear()
+    def flush() -> None:
+        if pending:
+            items.append({"type": "message", "role": message.role, "content": list(pending)})
+            pending.clear()
 
-        for part in message.content:
-            kind = type(part)
-            if kind is ToolCall:
-                flush(message.role)
+    for part in message.content:
+        kind = type(part)
+        if kind is ToolCall:
+            flush()
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": part.id,
+                    "name": part.name,
+                    "arguments": part.raw_arguments or encode(part.arguments).decode(),
+                }
+            )
+        elif kind is ToolResult:
+            flush()
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": part.tool_call_id,
+                    "output": result_text(part),
+                }
+            )
+        elif kind is ThinkingPart:
+            flush()
+            if part.provider == PROVIDER and part.id and part.signature:
+                summary = [{"type": "summary_text", "text": part.text}] if part.text else []
                 items.append(
                     {
-                        "type": "function_call",
-                        "call_id": part.id,
-                        "name": part.name,
-                        "arguments": part.raw_arguments or encode(part.arguments).decode(),
+                        "type": "reasoning",
+                        "id": part.id,
+                        "summary": summary,
+                        "encrypted_content": part.signature,
                     }
                 )
-            elif kind is ToolResult:
-                flush(message.role)
-                items.append(
-                    {
-                        "type": "function_call_output",
-                        "call_id": part.tool_call_id,
-                        "output": result_text(part),
-                    }
-                )
-            elif kind is ThinkingPart:
-                flush(message.role)
-                if part.provider == PROVIDER and part.id and part.signature:
-                    summary = [{"type": "summary_text", "text": part.text}] if part.text else []
-                    items.append(
-                        {
-                            "type": "reasoning",
-                            "id": part.id,
-                            "summary": summary,
-                            "encrypted_content": part.signature,
-                        }
-                    )
-            else:
-                block = _content(message.role, part)
-                if block is not None:
-                    pending.append(block)
-        flush(message.role)
+        else:
+            block = _content(message.role, part)
+            if block is not None:
+                pending.append(block)
+    flush()
     return items
+
+
+def input_items(request: Request) -> list[dict[str, Any]]:
+    return [item for message in request.messages for item in message_items(message)]
+
+
+def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+    }
 
 
 class OpenAIResponsesAdapter(Adapter):
     provider = PROVIDER
 
+    def _state(self) -> FlatState:
+        return FlatState(message_items)
+
     def build(self, request: Request, *, stream: bool) -> HttpCall:
-        body: dict[str, Any] = {"model": request.model, "input": input_items(request)}
+        lead = leading_system(request.messages, ("system",))  # developer ones are items
+        items: list[Any] = self.cache.state(request.messages[lead:], self._state).items
+        body: dict[str, Any] = {"model": request.model, "input": items}
         instructions = "\n\n".join(m.text for m in request.messages if m.role == "system")
         if instructions:
             body["instructions"] = instructions
         if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters,
-                }
-                for t in request.tools
-            ]
+            body["tools"] = self.tool_list(request.tools, _tool)
             choice = request.tool_choice
             if choice is not None:
                 if choice.mode == "named":
