@@ -35,11 +35,13 @@ EventKind = Literal[
     "subagent_failed",
     "subagent_closed",
     "events_missed",
+    "model_fallback",
 ]
 """The kinds of §2.9, plus ``assistant_reasoning_delta`` (reasoning shown live),
 ``interrupted``, the ``subagent_*`` lifecycle of a session's children (each with
-the child's address), and ``events_missed`` (told to a subscriber that fell behind,
-with the count)."""
+the child's address), ``events_missed`` (told to a subscriber that fell behind,
+with the count), and ``model_fallback`` (the session's model moved to its next
+endpoint: from/to endpoint, wire and model, and the error that made it move)."""
 
 EPHEMERAL_KINDS: frozenset[str] = frozenset(
     {"assistant_text_delta", "assistant_reasoning_delta", "tool_call_output_delta"}

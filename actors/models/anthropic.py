@@ -203,7 +203,9 @@ class AnthropicAdapter(Adapter):
         if auto_cache and body.get("system"):
             body["system"][-1]["cache_control"] = cache
         body.update(options)
-        headers = {"x-api-key": self.endpoint.api_key, "anthropic-version": VERSION}
+        headers = {"anthropic-version": VERSION}
+        if self.endpoint.api_key:
+            headers["x-api-key"] = self.endpoint.api_key
         if betas:
             headers["anthropic-beta"] = ",".join(betas)
         url = f"{self.endpoint.base_url}/messages"

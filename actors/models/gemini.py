@@ -201,7 +201,7 @@ class GeminiAdapter(Adapter):
         body.update(options)
         method = "streamGenerateContent?alt=sse" if stream else "generateContent"
         url = f"{self.endpoint.base_url}/models/{request.model}:{method}"
-        headers = {"x-goog-api-key": self.endpoint.api_key}
+        headers = {"x-goog-api-key": self.endpoint.api_key} if self.endpoint.api_key else {}
         return HttpCall("POST", url, self.headers(headers), encode(body))
 
     def parse(self, body: bytes) -> Response:

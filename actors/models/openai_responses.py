@@ -210,7 +210,9 @@ class OpenAIResponsesAdapter(Adapter):
         if stream:
             body["stream"] = True
         body.update(self.options(request))
-        headers = {"authorization": f"Bearer {self.endpoint.api_key}"}
+        headers = {}
+        if self.endpoint.api_key:  # a local server needs none: send no header at all
+            headers["authorization"] = f"Bearer {self.endpoint.api_key}"
         if self.endpoint.organization:
             headers["openai-organization"] = self.endpoint.organization
         if self.endpoint.project:

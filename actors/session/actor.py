@@ -17,6 +17,7 @@ import msgspec
 import trio
 
 from actors.kernel import Actor, ActorError, ActorRef, Rejection, handler
+from actors.models.fallback import FallbackModel, Route, as_routes
 from actors.models.session import ModelSession
 from actors.session.events import EventHub, Subscription
 from actors.session.loop import AgenticLoop
@@ -59,7 +60,7 @@ class SessionActor(AgenticLoop, Actor):
         self,
         profile: ProviderProfile,
         environment: ActorRef,
-        gateway: ActorRef,
+        gateway: ActorRef | list[Route],
         config: SessionConfig | None = None,
         session_id: str | None = None,
         history: list[Turn] | None = None,
@@ -70,6 +71,8 @@ class SessionActor(AgenticLoop, Actor):
         """``history`` and ``first_seq`` resume a stored session: the conversation so
         far, and the sequence number its next event takes. ``agent_depth`` is how
         many subagent levels lie above this session (0 for a top-level session).
+        ``gateway`` may be an ordered list of :class:`Route` (endpoint gateways and
+        their models): the session falls back along it when one fails.
         ``snapshot`` reuses an environment snapshot (a subagent in its parent's
         environment sees the same one) instead of taking a new one at start."""
         self.id = session_id or f"s-{secrets.token_hex(4)}"
@@ -89,7 +92,7 @@ class SessionActor(AgenticLoop, Actor):
         self.follow_ups: deque[str] = deque()
         self.hub = EventHub(self.id, first_seq)
         self.snapshot = snapshot
-        self.model: ModelSession | None = None
+        self.model: ModelSession | FallbackModel | None = None
         self.tools: ToolRunner | None = None
         self.agents = AgentManager(self)
         self._init_loop()
@@ -97,7 +100,11 @@ class SessionActor(AgenticLoop, Actor):
     # -- lifecycle -----------------------------------------------------------
 
     async def on_start(self) -> None:
-        self.model = await ModelSession.connect(self.gateway)
+        routes = as_routes(self.gateway)
+        if len(routes) == 1 and routes[0].model is None:
+            self.model = await ModelSession.connect(routes[0].gateway)
+        else:
+            self.model = await FallbackModel.connect(routes, self._model_switched)
         if self.snapshot is None:
             self.snapshot = await take_snapshot(self.environment, self.profile)
         self.tools = ToolRunner(
@@ -111,6 +118,10 @@ class SessionActor(AgenticLoop, Actor):
             working_directory=self.snapshot.working_directory,
             agent_depth=self.agent_depth,
         )
+
+    def _model_switched(self, data: dict[str, object]) -> None:
+        """The one place a fallback switch becomes an event."""
+        self.hub.emit("model_fallback", **data)
 
     async def on_stop(self) -> None:
         await self._close("the runtime is stopping")
