@@ -135,3 +135,30 @@ class Adapter:
         headers = {"content-type": "application/json", **extra}
         headers.update(self.endpoint.headers)
         return headers
+
+
+def strict_schema(schema: Any) -> bool:
+    """Whether OpenAI's strict mode accepts a tool's JSON Schema as it is: every object
+    closed (``additionalProperties: false``) with every property required, and none of
+    the keywords strict mode refuses. Strict tools get their arguments guaranteed."""
+    if isinstance(schema, list):
+        return all(strict_schema(member) for member in schema)
+    if not isinstance(schema, dict):
+        return True
+    if any(key in schema for key in _STRICT_REFUSES):
+        return False
+    if schema.get("type") == "object" or "properties" in schema:
+        properties = schema.get("properties") or {}
+        if schema.get("additionalProperties") is not False:
+            return False
+        if set(schema.get("required") or ()) != set(properties):
+            return False
+    for key in ("properties", "$defs", "definitions"):
+        if isinstance(schema.get(key), dict) and not all(
+            strict_schema(member) for member in schema[key].values()
+        ):
+            return False
+    return all(strict_schema(schema[key]) for key in ("items", "anyOf", "allOf") if key in schema)
+
+
+_STRICT_REFUSES = ("oneOf", "not", "if", "then", "else", "patternProperties", "dependentRequired")

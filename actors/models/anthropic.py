@@ -4,7 +4,10 @@ Thinking and redacted-thinking blocks are kept verbatim with their signatures an
 sent back unchanged; tool arguments arrive as ``input_json_delta`` fragments; ``ping``
 is ignored; an in-stream ``error`` event becomes a typed error. Prompt caching:
 ``cache_control`` breakpoints go on the system prompt, the last tool and the last
-message unless ``provider_options.anthropic.auto_cache`` is false.
+message unless ``provider_options.anthropic.auto_cache`` is false; ``cache_ttl``
+("5m" or "1h") sets their lifetime. With thinking and tools, interleaved thinking is
+asked for (``interleaved_thinking: false`` turns it off). A JSON-schema response
+format becomes ``output_config.format`` (structured outputs).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ PROVIDER = "anthropic"
 VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 CACHE = {"type": "ephemeral"}
+INTERLEAVED = "interleaved-thinking-2025-05-14"
 MIN_THINKING_BUDGET = 1024
 THINKING_BUDGETS = {"minimal": MIN_THINKING_BUDGET, "low": 2048, "medium": 8192, "high": 24576}
 """Extended-thinking budgets for the portable ``reasoning_effort`` (Anthropic has no
@@ -155,6 +159,7 @@ class AnthropicAdapter(Adapter):
         ttl = options.pop("cache_ttl", None)
         cache = {**CACHE, "ttl": ttl} if ttl else CACHE
         betas: list[str] = list(options.pop("beta_headers", []))
+        interleaved = options.pop("interleaved_thinking", True)
         lead = leading_system(request.messages)
         state = self.cache.state(request.messages[lead:], _state)
         breakpoint_block = None
@@ -188,21 +193,25 @@ class AnthropicAdapter(Adapter):
                     body["tool_choice"] = {"type": "tool", "name": choice.tool_name}
                 else:
                     body["tool_choice"] = {"type": "auto"}
-        if request.temperature is not None:
-            body["temperature"] = request.temperature
-        if request.top_p is not None:
-            body["top_p"] = request.top_p
+        # No temperature or top_p: the Messages API (anthropic 2.x's params) has no
+        # sampling settings any more; provider_options can still pass them to a proxy.
         if request.stop_sequences:
             body["stop_sequences"] = request.stop_sequences
         if request.metadata and "user_id" in request.metadata:
             body["metadata"] = {"user_id": request.metadata["user_id"]}
         if request.reasoning_effort and "thinking" not in options:
             self._thinking(body, request)
+        fmt = request.response_format
+        if fmt is not None and fmt.type == "json_schema" and fmt.json_schema is not None:
+            body["output_config"] = {"format": {"type": "json_schema", "schema": fmt.json_schema}}
         if stream:
             body["stream"] = True
         if auto_cache and body.get("system"):
             body["system"][-1]["cache_control"] = cache
         body.update(options)
+        thinking = (body.get("thinking") or {}).get("type") in ("enabled", "adaptive")
+        if interleaved and thinking and body.get("tools") and INTERLEAVED not in betas:
+            betas.append(INTERLEAVED)  # think between tool calls, not only before the first
         headers = {"anthropic-version": VERSION}
         if self.endpoint.api_key:
             headers["x-api-key"] = self.endpoint.api_key

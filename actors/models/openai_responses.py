@@ -19,6 +19,7 @@ from actors.models.adapter import (
     decode_json,
     encode,
     result_text,
+    strict_schema,
 )
 from actors.models.builder import ResponseBuilder
 from actors.models.errors import classify
@@ -83,10 +84,7 @@ def _content(role: str, part: Any) -> dict[str, Any] | None:
             url = f"data:{media};base64,{base64.b64encode(part.data).decode()}"
         else:
             url = part.url or ""
-        item: dict[str, Any] = {"type": "input_image", "image_url": url}
-        if part.detail:
-            item["detail"] = part.detail
-        return item
+        return {"type": "input_image", "image_url": url, "detail": part.detail or "auto"}
     return None
 
 
@@ -99,9 +97,15 @@ def message_items(message: Message) -> list[dict[str, Any]]:
     pending: list[dict[str, Any]] = []
 
     def flush() -> None:
-        if pending:
-            items.append({"type": "message", "role": message.role, "content": list(pending)})
-            pending.clear()
+        if not pending:
+            return
+        content: Any = list(pending)
+        if message.role == "assistant":
+            # An earlier answer goes back as an easy input message with text content,
+            # the form the API's typed params take without the output item's id.
+            content = "".join(block.get("text", "") for block in pending)
+        items.append({"type": "message", "role": message.role, "content": content})
+        pending.clear()
 
     for part in message.content:
         kind = type(part)
@@ -149,12 +153,24 @@ def input_items(request: Request) -> list[dict[str, Any]]:
 
 
 def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    # Responses makes tools strict unless told otherwise; a schema strict mode refuses
+    # would fail the request, so strict is said explicitly either way.
     return {
         "type": "function",
         "name": tool.name,
         "description": tool.description,
         "parameters": tool.parameters,
+        "strict": strict_schema(tool.parameters),
     }
+
+
+def _after_last_answer(messages: list[Message]) -> list[Message]:
+    """The messages after the model's last answer: what a request that continues a
+    stored response (``previous_response_id``) sends."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "assistant":
+            return messages[index + 1 :]
+    return [m for m in messages if m.role != "system"]
 
 
 class OpenAIResponsesAdapter(Adapter):
@@ -164,8 +180,15 @@ class OpenAIResponsesAdapter(Adapter):
         return FlatState(message_items)
 
     def build(self, request: Request, *, stream: bool) -> HttpCall:
-        lead = leading_system(request.messages, ("system",))  # developer ones are items
-        items: list[Any] = self.cache.state(request.messages[lead:], self._state).items
+        options = self.options(request)
+        if options.get("previous_response_id"):
+            tail = _after_last_answer(request.messages)
+            items: list[Any] = [item for m in tail for item in message_items(m)]
+            carries_reasoning = any(item["type"] == "reasoning" for item in items)
+        else:
+            lead = leading_system(request.messages, ("system",))  # developer ones are items
+            state = self.cache.state(request.messages[lead:], self._state)
+            items, carries_reasoning = state.items, "reasoning" in state.kinds
         body: dict[str, Any] = {"model": request.model, "input": items}
         instructions = "\n\n".join(m.text for m in request.messages if m.role == "system")
         if instructions:
@@ -191,6 +214,8 @@ class OpenAIResponsesAdapter(Adapter):
             if request.reasoning_summary:
                 reasoning["summary"] = request.reasoning_summary
             body["reasoning"] = reasoning
+        if request.reasoning_effort or request.reasoning_summary or carries_reasoning:
+            # With store: false, reasoning carries over between turns only encrypted.
             body["include"] = ["reasoning.encrypted_content"]
         fmt = request.response_format
         if fmt is not None and fmt.type == "json_schema":
@@ -209,7 +234,7 @@ class OpenAIResponsesAdapter(Adapter):
         body["store"] = False
         if stream:
             body["stream"] = True
-        body.update(self.options(request))
+        body.update(options)  # previous_response_id, prompt_cache_key, store, ...
         headers = {}
         if self.endpoint.api_key:  # a local server needs none: send no header at all
             headers["authorization"] = f"Bearer {self.endpoint.api_key}"

@@ -119,14 +119,18 @@ def leading_system(
 class FlatState:
     """A wire whose history is a flat list of encoded items (Chat, Responses)."""
 
-    __slots__ = ("convert", "items")
+    __slots__ = ("convert", "items", "kinds")
 
     def __init__(self, convert: Callable[[Message], list[dict[str, Any]]]) -> None:
         self.convert = convert
         self.items: list[msgspec.Raw] = []
+        self.kinds: set[str] = set()
+        """The item types carried (Responses needs to know about reasoning items)."""
 
     def add(self, message: Message) -> int:
-        encoded = [raw(item) for item in self.convert(message)]
+        converted = self.convert(message)
+        self.kinds.update(str(item.get("type", "")) for item in converted)
+        encoded = [raw(item) for item in converted]
         self.items += encoded
         return sum(len(item) for item in encoded)
 

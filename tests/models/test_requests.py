@@ -10,6 +10,7 @@ import trio
 from actors.mockllm import Script, ToolCallSpec, Turn
 from actors.models import ConfigurationError, endpoint_from_env
 from actors.models.config import endpoint
+from actors.models.gemini import new_call_id
 from actors.models.registry import adapter_for
 from protocol.llm import (
     Finish,
@@ -195,12 +196,13 @@ def test_openai_chat_messages() -> None:
 
 
 def test_gemini_maps_results_to_names_and_echoes_signatures() -> None:
-    call = ToolCall("call_synthetic", "read_file", {"path": "a.txt"}, signature="thought-sig")
+    synthetic = new_call_id()  # made up by the adapter: not sent back
+    call = ToolCall(synthetic, "read_file", {"path": "a.txt"}, signature="thought-sig")
     history = [
         Message.system("sys"),
         Message.user("q"),
         Message("assistant", [ThinkingPart("hmm", None, "gemini"), call]),
-        Message.tool_result("call_synthetic", "contents"),
+        Message.tool_result(synthetic, "contents"),
     ]
     request = Request(
         "gemini-3", history, tools=[TOOL], tool_choice=ToolChoice("named", "read_file")
@@ -223,6 +225,19 @@ def test_gemini_maps_results_to_names_and_echoes_signatures() -> None:
     assert data["toolConfig"] == {
         "functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["read_file"]}
     }
+
+
+def test_gemini_echoes_the_function_call_ids_it_was_given() -> None:
+    call = ToolCall("fc-7f3a", "read_file", {"path": "a.txt"})
+    history = [
+        Message.user("q"),
+        Message("assistant", [call]),
+        Message.tool_result("fc-7f3a", "contents", name="read_file"),
+    ]
+    adapter = adapter_for(endpoint("gemini", "http://h", "gkey"))
+    data = msgspec.json.decode(adapter.build(Request("gemini-3", history), stream=True).body)
+    assert data["contents"][1]["parts"][0]["functionCall"]["id"] == "fc-7f3a"
+    assert data["contents"][2]["parts"][0]["functionResponse"]["id"] == "fc-7f3a"
 
 
 @pytest.mark.parametrize("wire", ["anthropic", "gemini", "openai_responses"])
