@@ -7,7 +7,7 @@ import msgspec
 import pytest
 import trio
 
-from actors.mockllm import Script, ToolCallSpec, Turn
+from actors.mockllm import Reply, Script, ToolCallSpec, Turn
 from actors.models import ConfigurationError, endpoint_from_env
 from actors.models.config import endpoint
 from actors.models.gemini import new_call_id
@@ -314,3 +314,31 @@ def test_configuration_from_the_environment() -> None:
     assert anthropic.base_url == "https://api.anthropic.com/v1" and anthropic.max_concurrency == 3
     with pytest.raises(ConfigurationError, match="OPENAI_API_KEY"):
         endpoint_from_env("openai_responses", {})
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream"])
+async def test_chat_tool_calls_without_an_id_get_one(mode: str, connect: Connect) -> None:
+    """Some local servers send tool calls with no id; each gets a unique one, which the
+    tool result then answers."""
+    call = {"type": "function", "function": {"name": "read_file", "arguments": '{"path":"a"}'}}
+    if mode == "stream":
+        chunk = {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, **call}, ]}, "finish_reason": None}]}  # fmt: skip
+        second = {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 1, **call}, ]}, "finish_reason": "tool_calls"}]}  # fmt: skip
+        frames = [b"data: " + msgspec.json.encode(c) + b"\n\n" for c in (chunk, second)]
+        reply = Reply(200, "text/event-stream", [*frames, b"data: [DONE]\n\n"])
+    else:
+        message = {"role": "assistant", "content": None, "tool_calls": [call, call]}
+        body = {"id": "c", "model": "m", "choices": [{"index": 0, "message": message}]}
+        reply = Reply(200, "application/json", [msgspec.json.encode(body)])
+    async with connect("openai_chat", replies=[reply]) as (_, session):
+        request = Request("m", [Message.user("go")])
+        with trio.fail_after(HANG_GUARD):
+            if mode == "stream":
+                async with session.stream(request) as events:
+                    response = [e async for e in events][-1].response  # type: ignore[union-attr]
+            else:
+                response = await session.complete(request)
+    ids = [c.id for c in response.tool_calls]
+    assert len(ids) == 2 and all(i.startswith("call_") for i in ids) and len(set(ids)) == 2
