@@ -23,7 +23,7 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
         host=args.host,
         port=args.port,
         working_dir=Path(args.workdir or "."),
-        models=ModelSettings(args.profile, args.base_url, args.api_key),
+        models=ModelSettings(args.profile, args.base_url, args.api_key, tuple(args.fallback or ())),
         origins=origins,
         max_frame_bytes=args.max_frame,
     )

@@ -39,7 +39,7 @@ async def open_client(args: argparse.Namespace, working_dir: Path) -> AsyncItera
         data_dir=data_dir(args),
         port=0,
         working_dir=working_dir,
-        models=ModelSettings(args.profile, args.base_url, args.api_key),
+        models=ModelSettings(args.profile, args.base_url, args.api_key, tuple(args.fallback or ())),
         advertise=False,
     )
     async with embedded_server(config) as (url, token), connect(url, token) as client:

@@ -191,6 +191,8 @@ class MockLLMServer:
         payload: Any = None,
     ) -> bool:
         fault = turn.fault or Fault()
+        if fault.wires and wire.name not in fault.wires:
+            fault = Fault()
         if fault.drop_before_response:
             raise _Gone
         if turn.delay:
