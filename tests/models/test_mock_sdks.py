@@ -40,6 +40,9 @@ SCENARIOS: dict[str, Turn] = {
         reasoning="Which file?", tool_calls=[ToolCallSpec("read_file", {"path": "b.txt"})]
     ),
     "cached": Turn(text="cached", usage=UsageSpec(100, 3, cache_read=80, cache_write=20)),
+    "unicode": Turn(text='Grüße, 世界! 🎉 "quoted"\nnew line', delay=0),
+    "empty": Turn(text=""),
+    "dropped": Turn(text="a long answer that is cut", fault=Fault(drop_after=2)),
     "length": Turn(text="cut sh", finish="length"),
     "stream_error": Turn(text="partial answer", fault=Fault(error_after=3, message="boom")),
     # (a whole answer has one event: a complete call reads it unharmed)
@@ -236,6 +239,12 @@ def _documented_error(wire: str, scenario: str, mode: str, error: BaseException)
     """The SDK's own typed API error, as its documentation promises."""
     if scenario == "length" and wire == "openai_chat" and mode == "helper":
         return isinstance(error, openai.LengthFinishReasonError)
+    if scenario == "dropped":
+        # The connection closed mid-answer: the SDK's connection error, or (while a
+        # stream is read) its HTTP library's own (httpx, or httpx2 for some SDKs).
+        if isinstance(error, openai.APIConnectionError | anthropic.APIConnectionError):
+            return True
+        return type(error).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore")
     if wire.startswith("openai"):
         return isinstance(error, openai.APIError)
     if wire == "anthropic":
@@ -248,7 +257,9 @@ def _documented_error(wire: str, scenario: str, mode: str, error: BaseException)
 @pytest.mark.parametrize("wire", list(CLIENTS))
 async def test_official_sdk_reads_the_mock(wire: str, scenario: str, mode: str) -> None:
     turn = SCENARIOS[scenario]
-    faulty = turn.fault is not None and not (scenario == "stream_error" and mode == "complete")
+    # A whole answer is one write: the stream faults (after N events) do not touch it.
+    whole = scenario in ("stream_error", "dropped") and mode == "complete"
+    faulty = turn.fault is not None and not whole
     failing = faulty or (scenario == "length" and wire == "openai_chat")
     async with serve_mock_llm(Script([turn], delta_size=5)) as server:
         with trio.fail_after(HANG_GUARD):
