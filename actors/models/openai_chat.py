@@ -147,8 +147,9 @@ def _tool(tool: ToolDefinition) -> dict[str, Any]:
 
 
 def is_openai(endpoint: Endpoint) -> bool:
-    """OpenAI's own API (not one of the many servers that speak its wire)."""
-    return urlsplit(endpoint.base_url).hostname == "api.openai.com"
+    """OpenAI's own API, or Azure's (not one of the many servers that speak its wire)."""
+    host = urlsplit(endpoint.base_url).hostname or ""
+    return host == "api.openai.com" or host.endswith(".openai.azure.com")
 
 
 def new_call_id() -> str:

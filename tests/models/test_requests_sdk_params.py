@@ -257,6 +257,8 @@ def test_chat_speaks_to_openai_and_to_local_servers_as_each_expects() -> None:
         "read_file": None,
         "grep": True,
     }
+    azure = _body("openai_chat", "https://res.openai.azure.com/openai/v1", request)
+    assert "max_completion_tokens" in azure and "reasoning_content" not in azure["messages"][3]
     local = _body("openai_chat", "http://127.0.0.1:8080/v1", request)
     assert local["max_tokens"] == 4000 and "max_completion_tokens" not in local
     assert local["messages"][3]["reasoning_content"] == "Read it first."
