@@ -3,6 +3,7 @@
     python bench/loop.py          # a table
     python bench/loop.py --json   # one JSON object
     python bench/loop.py --quick  # fewer rounds and repeats (a smoke run)
+    BENCH_WIRE=anthropic python bench/loop.py   # one wire only
 
 The scripted provider runs in another process (``troupe mock-llm --rounds N``), so
 the CPU measured here is the client's alone. For each wire (OpenAI Responses, Chat
@@ -18,6 +19,7 @@ the session's client CPU over the raw loop's, per repeat, min and median.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -238,20 +240,22 @@ async def raw_rounds(wire: str, url: str, path: str, first: dict[str, Any]) -> t
 # -- the run ---------------------------------------------------------------------------
 
 
-def measure(rounds: int, repeats: int) -> dict[str, dict[str, list[float]]]:
+def measure(
+    rounds: int, repeats: int, wires: list[Wire] = WIRES
+) -> dict[str, dict[str, list[float]]]:
     results: dict[str, dict[str, list[float]]] = {
-        wire: {"session": [], "raw": [], "session_wall": [], "raw_wall": []} for wire in WIRES
+        wire: {"session": [], "raw": [], "session_wall": [], "raw_wall": []} for wire in wires
     }
     process, url = start_mock_llm("--rounds", str(rounds))
     try:
         with tempfile.TemporaryDirectory() as directory:
             workdir = Path(directory)
-            firsts = {wire: trio.run(first_request, wire, workdir) for wire in WIRES}
-            for wire in WIRES:  # warm both sides alike
+            firsts = {wire: trio.run(first_request, wire, workdir) for wire in wires}
+            for wire in wires:  # warm both sides alike
                 trio.run(raw_rounds, wire, url, *firsts[wire])
                 trio.run(session_rounds, wire, url, workdir)
             for repeat in range(repeats):
-                for wire in WIRES:
+                for wire in wires:
                     sides = ["raw", "session"] if repeat % 2 == 0 else ["session", "raw"]
                     for side in sides:
                         if side == "raw":
@@ -269,13 +273,14 @@ def measure(rounds: int, repeats: int) -> dict[str, dict[str, list[float]]]:
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0])
     rounds, repeats = (30, 2) if args.quick else (200, 5)
-    results = measure(rounds, repeats)
+    wires = [w for w in WIRES if os.environ.get("BENCH_WIRE", w) == w]  # one wire, if asked
+    results = measure(rounds, repeats, wires)
     per = 1000 / rounds
     figures = [
         Figure("rounds", "tool rounds per run", rounds, ""),
         Figure("repeats", "interleaved repeats", repeats, ""),
     ]
-    for wire in WIRES:
+    for wire in wires:
         got = results[wire]
         ratios = [s / r for s, r in zip(got["session"], got["raw"], strict=True)]
         median = statistics.median(ratios)

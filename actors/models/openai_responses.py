@@ -12,6 +12,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import msgspec
+
 from actors.models.adapter import (
     Adapter,
     HttpCall,
@@ -292,6 +294,27 @@ def finish(builder: ResponseBuilder, data: dict[str, Any]) -> Response:
     return builder.finish(reason, usage_from(data.get("usage")))
 
 
+class _Head(msgspec.Struct):
+    """What the lifecycle events' response object is read for; the rest of it (the
+    echoed tools, instructions, output) is skipped without being built."""
+
+    id: str = ""
+    model: str = ""
+    status: str | None = None
+    incomplete_details: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None
+
+
+class _Lifecycle(msgspec.Struct):
+    response: _Head = msgspec.field(default_factory=_Head)
+
+
+_LIFECYCLE = msgspec.json.Decoder(_Lifecycle)
+_LIFECYCLE_EVENTS = frozenset(
+    {"response.created", "response.in_progress", "response.completed", "response.incomplete"}
+)
+
+
 class ResponsesStream(StreamParser):
     def __init__(self, builder: ResponseBuilder) -> None:
         super().__init__(builder)
@@ -308,6 +331,10 @@ class ResponsesStream(StreamParser):
     def feed(self, event: SSEEvent) -> list[StreamEvent]:
         if event.data == b"[DONE]" or self.finished is not None:
             return []  # OpenRouter ends with [DONE]; recordings may append a next response
+        if event.event in _LIFECYCLE_EVENTS:
+            done = self._lifecycle(event)
+            if done is not None:
+                return done
         data = decode_json(event.data, f"OpenAI {event.event} event")
         kind = data.get("type") or event.event
         b = self.builder
@@ -346,6 +373,26 @@ class ResponsesStream(StreamParser):
             raise classify(PROVIDER, None, {"error": response.get("error") or response})
         elif kind == "error":
             raise classify(PROVIDER, None, {"error": data.get("error") or data})
+        return b.drain()
+
+    def _lifecycle(self, event: SSEEvent) -> list[StreamEvent] | None:
+        """The big lifecycle events, read for their head only (None: read it whole)."""
+        try:
+            head = _LIFECYCLE.decode(event.data).response
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        b = self.builder
+        if event.event in ("response.created", "response.in_progress"):
+            b.start(head.id, head.model)
+        else:
+            data = {
+                "id": head.id,
+                "model": head.model,
+                "status": head.status,
+                "incomplete_details": head.incomplete_details,
+                "usage": head.usage,
+            }
+            self.finished = finish(b, data)
         return b.drain()
 
     def _item_done(self, data: dict[str, Any]) -> None:
