@@ -106,6 +106,13 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
         "no key is needed for a local server",
     )
     parser.add_argument("--api-key", help="API key (default: the provider's variable)")
+    parser.add_argument(
+        "--fallback",
+        action="append",
+        choices=["openai", "anthropic", "gemini"],
+        metavar="PROFILE",
+        help="when the model's endpoint fails, go on with this profile's (repeatable)",
+    )
 
 
 def _client_options(parser: argparse.ArgumentParser) -> None:

@@ -1,21 +1,30 @@
-"""Agentic loop benchmark: wall time and client CPU per tool round.
+"""Agentic loop benchmark: client CPU per tool round, per wire, against a raw loop.
 
     python bench/loop.py          # a table
     python bench/loop.py --json   # one JSON object
+    python bench/loop.py --quick  # fewer rounds and repeats (a smoke run)
+    BENCH_WIRE=anthropic python bench/loop.py   # one wire only
 
 The scripted provider runs in another process (``troupe mock-llm --rounds N``), so
-the CPU measured here is the client's alone. A real session (gateway actor, model
-stream, tool registry, events, history) does N rounds of a trivial tool; a raw
-httpx loop speaking the same wire format (Anthropic Messages, streamed) does the
-same N rounds in the same run. The difference is what Troupe's loop costs.
+the CPU measured here is the client's alone. For each wire (OpenAI Responses, Chat
+Completions, Anthropic Messages, Gemini; all streamed), a real session (gateway
+actor, model stream, tool registry, events, history) does N rounds of a trivial
+tool, and a raw loop (httpx + the standard ``json`` module, no Troupe) does the same
+N rounds: the same system prompt and tool definitions (taken from the session's
+first request), its history grown by hand, the stream read line by line. The two
+alternate (which goes first swaps every repeat), both warmed alike; the figure is
+the session's client CPU over the raw loop's, per repeat, min and median.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,90 +34,288 @@ import trio
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from actors.kernel import Runtime
+from actors.mockllm import Script, serve_mock_llm
 from actors.models import RetryPolicy, open_gateway
-from actors.models.config import endpoint
+from actors.models.config import Wire, endpoint
 from actors.session.actor import SessionActor
-from actors.session.profiles import anthropic_profile
+from actors.session.profiles import (
+    ProviderProfile,
+    anthropic_profile,
+    gemini_profile,
+    openai_profile,
+)
 from bench.mock_provider import NOOP_TOOL, start_mock_llm
 from bench.report import Figure, emit, parse_args
 from environments.local import LocalEnvironment
 from protocol.session import SessionConfig, Submit, WaitIdle
 
+WIRES: list[Wire] = ["openai_responses", "openai_chat", "anthropic", "gemini"]
+PROFILES: dict[str, Callable[[str], ProviderProfile]] = {
+    "openai_responses": openai_profile,
+    "openai_chat": openai_profile,
+    "anthropic": anthropic_profile,
+    "gemini": gemini_profile,
+}
+PROMPT = "run the rounds"
 
-async def session_rounds(url: str, rounds: int, workdir: Path) -> tuple[float, float]:
+
+def _profile(wire: str) -> ProviderProfile:
+    profile = PROFILES[wire]("mock-model")
+    profile.registry.register(NOOP_TOOL)
+    return profile
+
+
+async def session_rounds(wire: Wire, url: str, workdir: Path) -> tuple[float, float]:
+    """(wall s, client CPU s) for a real session doing every round the mock asks."""
     async with Runtime() as runtime:
-        ep = endpoint("anthropic", url, "bench-key")
+        ep = endpoint(wire, url, "bench-key")
         async with open_gateway(runtime, ep, RetryPolicy(max_retries=0)) as gateway:
             env = await runtime.spawn(LocalEnvironment(workdir))
-            profile = anthropic_profile("mock-model")
-            profile.registry.register(NOOP_TOOL)
             config = SessionConfig(enable_loop_detection=False)
-            session = await runtime.spawn(SessionActor(profile, env, gateway, config))
+            session = await runtime.spawn(SessionActor(_profile(wire), env, gateway, config))
             wall, cpu = time.perf_counter(), time.process_time()
-            await session.tell(Submit("run the rounds"))
+            await session.tell(Submit(PROMPT))
             await session.ask(WaitIdle(), timeout=None)
             return time.perf_counter() - wall, time.process_time() - cpu
 
 
-async def raw_rounds(url: str, rounds: int) -> tuple[float, float]:
-    """The same exchange by hand: build JSON, stream SSE, find the tool call, repeat."""
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "run the rounds"}]
-    tools = [{"name": "noop", "description": "Do nothing.", "input_schema": {"type": "object"}}]
-    headers = {"x-api-key": "bench-key", "anthropic-version": "2023-06-01"}
+async def first_request(wire: Wire, workdir: Path) -> tuple[str, dict[str, Any]]:
+    """The path and JSON body of the session's first request (a one-round mock)."""
+    async with serve_mock_llm(Script(rounds=0)) as server, Runtime() as runtime:
+        ep = endpoint(wire, server.base_url, "bench-key")
+        async with open_gateway(runtime, ep, RetryPolicy(max_retries=0)) as gateway:
+            env = await runtime.spawn(LocalEnvironment(workdir))
+            config = SessionConfig(enable_loop_detection=False)
+            session = await runtime.spawn(SessionActor(_profile(wire), env, gateway, config))
+            await session.tell(Submit(PROMPT))
+            await session.ask(WaitIdle(), timeout=None)
+    request = server.requests[0]
+    return request.path, request.json()
+
+
+# -- the raw loops: what each wire needs, written by hand ------------------------------
+
+
+def _sse_data(line: str) -> Any:
+    if not line.startswith("data:"):
+        return None
+    data = line[5:].strip()
+    return None if data == "[DONE]" else json.loads(data)
+
+
+class RawAnthropic:
+    history_key = "messages"
+
+    def __init__(self) -> None:
+        self.call: dict[str, Any] | None = None
+        self.args: list[str] = []
+
+    def read(self, event: Any) -> None:
+        block = event.get("content_block") or {}
+        if block.get("type") == "tool_use":
+            self.call = {"type": "tool_use", "id": block["id"], "name": block["name"]}
+        delta = event.get("delta") or {}
+        if delta.get("type") == "input_json_delta":
+            self.args.append(delta["partial_json"])
+
+    def answer(self, history: list[Any]) -> bool:
+        if self.call is None:
+            return False
+        call = {**self.call, "input": json.loads("".join(self.args) or "{}")}
+        history.append({"role": "assistant", "content": [call]})
+        result = {"type": "tool_result", "tool_use_id": call["id"], "content": "ok"}
+        history.append({"role": "user", "content": [result]})
+        return True
+
+
+class RawChat:
+    history_key = "messages"
+
+    def __init__(self) -> None:
+        self.calls: dict[int, dict[str, Any]] = {}
+
+    def read(self, event: Any) -> None:
+        for choice in event.get("choices") or ():
+            for call in (choice.get("delta") or {}).get("tool_calls") or ():
+                slot = self.calls.setdefault(call["index"], {"id": "", "name": "", "args": ""})
+                slot["id"] = call.get("id") or slot["id"]
+                function = call.get("function") or {}
+                slot["name"] = function.get("name") or slot["name"]
+                slot["args"] += function.get("arguments") or ""
+
+    def answer(self, history: list[Any]) -> bool:
+        if not self.calls:
+            return False
+        calls = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": c["args"]},
+            }
+            for c in self.calls.values()
+        ]
+        history.append({"role": "assistant", "content": None, "tool_calls": calls})
+        history += [{"role": "tool", "tool_call_id": c["id"], "content": "ok"} for c in calls]
+        return True
+
+
+class RawResponses:
+    history_key = "input"
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def read(self, event: Any) -> None:
+        item = event.get("item") or {}
+        if event.get("type") == "response.output_item.done" and item.get("type") == "function_call":
+            self.calls.append(item)
+
+    def answer(self, history: list[Any]) -> bool:
+        for item in self.calls:
+            history.append(
+                {
+                    "type": "function_call",
+                    "call_id": item["call_id"],
+                    "name": item["name"],
+                    "arguments": item["arguments"],
+                }
+            )
+            history.append(
+                {"type": "function_call_output", "call_id": item["call_id"], "output": "ok"}
+            )
+        return bool(self.calls)
+
+
+class RawGemini:
+    history_key = "contents"
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def read(self, event: Any) -> None:
+        for candidate in event.get("candidates") or ():
+            for part in (candidate.get("content") or {}).get("parts") or ():
+                if "functionCall" in part:
+                    self.calls.append(part)
+
+    def answer(self, history: list[Any]) -> bool:
+        if not self.calls:
+            return False
+        history.append({"role": "model", "parts": self.calls})
+        results = [
+            {"functionResponse": {"name": p["functionCall"]["name"], "response": {"result": "ok"}}}
+            for p in self.calls
+        ]
+        history.append({"role": "user", "parts": results})
+        return True
+
+
+RAW: dict[str, Callable[[], Any]] = {
+    "openai_responses": RawResponses,
+    "openai_chat": RawChat,
+    "anthropic": RawAnthropic,
+    "gemini": RawGemini,
+}
+
+
+async def raw_rounds(wire: str, url: str, path: str, first: dict[str, Any]) -> tuple[float, float]:
+    """The same exchange by hand: build JSON, stream SSE, find the tool calls, repeat."""
+    key = RAW[wire]().history_key
+    history = list(first[key])
+    headers = {"authorization": "Bearer bench-key", "x-api-key": "bench-key"}
     async with httpx.AsyncClient(base_url=url, headers=headers) as client:
         wall, cpu = time.perf_counter(), time.process_time()
         while True:
-            body = {"model": "mock-model", "max_tokens": 1024, "stream": True, "tools": tools}
-            body["messages"] = messages
-            call: dict[str, Any] | None = None
-            async with client.stream("POST", "/v1/messages", json=body) as response:
+            reader = RAW[wire]()
+            body = {**first, key: history}
+            async with client.stream("POST", path, json=body) as response:
                 async for line in response.aiter_lines():
-                    if not line.startswith("data:"):
-                        continue
-                    event = json.loads(line[5:])
-                    block = event.get("content_block") or {}
-                    if block.get("type") == "tool_use":
-                        call = {"type": "tool_use", "id": block["id"], "name": block["name"]}
-            if call is None:
+                    event = _sse_data(line)
+                    if event is not None:
+                        reader.read(event)
+            if not reader.answer(history):
                 return time.perf_counter() - wall, time.process_time() - cpu
-            messages.append({"role": "assistant", "content": [{**call, "input": {}}]})
-            result = {"type": "tool_result", "tool_use_id": call["id"], "content": "ok"}
-            messages.append({"role": "user", "content": [result]})
 
 
-def main() -> None:
-    args = parse_args((__doc__ or "").splitlines()[0])
-    rounds = 30 if args.quick else 200
+# -- the run ---------------------------------------------------------------------------
+
+
+def measure(
+    rounds: int, repeats: int, wires: list[Wire] = WIRES
+) -> dict[str, dict[str, list[float]]]:
+    results: dict[str, dict[str, list[float]]] = {
+        wire: {"session": [], "raw": [], "session_wall": [], "raw_wall": []} for wire in wires
+    }
     process, url = start_mock_llm("--rounds", str(rounds))
     try:
         with tempfile.TemporaryDirectory() as directory:
-            trio.run(raw_rounds, url, 5)  # warm both paths up
-            trio.run(session_rounds, url, 5, Path(directory))
-            raw_wall, raw_cpu = trio.run(raw_rounds, url, rounds)
-            wall, cpu = trio.run(session_rounds, url, rounds, Path(directory))
+            workdir = Path(directory)
+            firsts = {wire: trio.run(first_request, wire, workdir) for wire in wires}
+            for wire in wires:  # warm both sides alike
+                trio.run(raw_rounds, wire, url, *firsts[wire])
+                trio.run(session_rounds, wire, url, workdir)
+            for repeat in range(repeats):
+                for wire in wires:
+                    sides = ["raw", "session"] if repeat % 2 == 0 else ["session", "raw"]
+                    for side in sides:
+                        if side == "raw":
+                            wall, cpu = trio.run(raw_rounds, wire, url, *firsts[wire])
+                        else:
+                            wall, cpu = trio.run(session_rounds, wire, url, workdir)
+                        results[wire][side].append(cpu)
+                        results[wire][f"{side}_wall"].append(wall)
     finally:
         process.terminate()
         process.wait()
+    return results
+
+
+def main() -> None:
+    args = parse_args(__doc__.splitlines()[0])
+    rounds, repeats = (30, 2) if args.quick else (200, 5)
+    wires = [w for w in WIRES if os.environ.get("BENCH_WIRE", w) == w]  # one wire, if asked
+    results = measure(rounds, repeats, wires)
     per = 1000 / rounds
-    overhead = (cpu - raw_cpu) * per
     figures = [
-        Figure("rounds", "tool rounds", rounds, ""),
-        Figure("session_wall_ms_per_round", "session wall / round", wall * per, "ms"),
-        Figure("raw_wall_ms_per_round", "raw httpx wall / round", raw_wall * per, "ms"),
-        Figure("wall_ratio", "session / raw wall", wall / raw_wall, "x"),
-        Figure("session_cpu_ms_per_round", "session client CPU / round", cpu * per, "ms"),
-        Figure("raw_cpu_ms_per_round", "raw httpx client CPU / round", raw_cpu * per, "ms"),
-        Figure("cpu_ratio", "session / raw CPU", cpu / raw_cpu, "x"),
-        Figure(
-            "cpu_overhead_ms_per_round",
-            "CPU above the raw loop / round",
-            overhead,
-            "ms",
-            "< 1 ms",
-            overhead < 1.0,
-        ),
+        Figure("rounds", "tool rounds per run", rounds, ""),
+        Figure("repeats", "interleaved repeats", repeats, ""),
     ]
-    emit("Troupe agentic loop", figures, args.json)
+    for wire in wires:
+        got = results[wire]
+        ratios = [s / r for s, r in zip(got["session"], got["raw"], strict=True)]
+        median = statistics.median(ratios)
+        figures += [
+            Figure(
+                f"{wire}_session_cpu_ms",
+                f"{wire}: session CPU / round (median)",
+                statistics.median(got["session"]) * per,
+                "ms",
+            ),
+            Figure(
+                f"{wire}_raw_cpu_ms",
+                f"{wire}: raw loop CPU / round (median)",
+                statistics.median(got["raw"]) * per,
+                "ms",
+            ),
+            Figure(f"{wire}_cpu_ratio_min", f"{wire}: session / raw CPU (min)", min(ratios), "x"),
+            Figure(
+                f"{wire}_cpu_ratio_median",
+                f"{wire}: session / raw CPU (median)",
+                median,
+                "x",
+                "<= 1.0",
+                median <= 1.0,
+            ),
+            Figure(
+                f"{wire}_wall_ratio_median",
+                f"{wire}: session / raw wall (median)",
+                statistics.median(
+                    s / r for s, r in zip(got["session_wall"], got["raw_wall"], strict=True)
+                ),
+                "x",
+            ),
+        ]
+    emit("Troupe agentic loop, per wire", figures, args.json)
 
 
 if __name__ == "__main__":

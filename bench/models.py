@@ -6,12 +6,14 @@
 ``troupe mock-llm`` runs in a child process so that the CPU time measured here is
 the client's alone. Requests/s and CPU per request through the gateway (admission
 by the actor, request building, parsing into a Response) are given as ratios to raw
-httpx posting a prebuilt body to the same server in the same run; stream events
+httpx posting a prebuilt body to the same server in the same run (interleaved,
+repeated; min and median of the per-repeat ratios); stream events
 parsed per second are measured end to end and for the parsers alone.
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -35,7 +37,7 @@ from bench.report import Figure, emit, parse_args
 from protocol.llm import Message, Request
 
 CONCURRENCY = 8
-REPEATS = 3
+REPEATS = 5
 TEXT = "The quick brown fox jumps over the lazy dog. " * 8
 REQUEST = Request(
     "mock-model",
@@ -120,25 +122,47 @@ def main() -> None:
     args = parse_args((__doc__ or "").splitlines()[0])
     requests = 800 if args.quick else 4000
     streams = 50 if args.quick else 300
+    repeats = 3 if args.quick else REPEATS
     child, url = start_scripted(Script([Turn(text=TEXT)], delta_size=16))
     try:
-        raw = max((trio.run(raw_httpx, url, requests) for _ in range(REPEATS)), key=lambda r: r[0])
-        gw = max(
-            (trio.run(through_gateway, url, requests) for _ in range(REPEATS)), key=lambda r: r[0]
-        )
+        raws, gws = [], []
+        for repeat in range(repeats):  # interleaved, the first side swapped each time
+            sides = [raw_httpx, through_gateway]
+            for side in sides if repeat % 2 == 0 else sides[::-1]:
+                got = trio.run(side, url, requests)
+                (raws if side is raw_httpx else gws).append(got)
         streamed = trio.run(stream_events, url, streams)
     finally:
         child.terminate()
         child.wait(timeout=10)
-    rps_ratio = gw[0] / raw[0]
-    cpu_ratio = raw[1] / gw[1]
+    rps_ratios = [g[0] / r[0] for r, g in zip(raws, gws, strict=True)]
+    cpu_ratios = [r[1] / g[1] for r, g in zip(raws, gws, strict=True)]
+    rps_ratio, cpu_ratio = statistics.median(rps_ratios), statistics.median(cpu_ratios)
+    raw = (statistics.median(r[0] for r in raws), statistics.median(r[1] for r in raws))
+    gw = (statistics.median(g[0] for g in gws), statistics.median(g[1] for g in gws))
     figures = [
         Figure("raw_httpx_requests_per_s", "raw httpx, requests/s", raw[0], "req/s"),
         Figure("gateway_requests_per_s", "gateway, requests/s", gw[0], "req/s"),
-        Figure("requests_ratio", "gateway / raw httpx", rps_ratio, "x", ">= 0.8", rps_ratio >= 0.8),
+        Figure("requests_ratio_min", "gateway / raw httpx (min)", min(rps_ratios), "x"),
+        Figure(
+            "requests_ratio",
+            "gateway / raw httpx (median)",
+            rps_ratio,
+            "x",
+            ">= 0.8",
+            rps_ratio >= 0.8,
+        ),
         Figure("raw_httpx_cpu_ms", "raw httpx, client CPU/request", raw[1] * 1000, "ms"),
         Figure("gateway_cpu_ms", "gateway, client CPU/request", gw[1] * 1000, "ms"),
-        Figure("cpu_ratio", "raw CPU / gateway CPU", cpu_ratio, "x", ">= 0.8", cpu_ratio >= 0.8),
+        Figure("cpu_ratio_min", "raw CPU / gateway CPU (min)", min(cpu_ratios), "x"),
+        Figure(
+            "cpu_ratio",
+            "raw CPU / gateway CPU (median)",
+            cpu_ratio,
+            "x",
+            ">= 0.8",
+            cpu_ratio >= 0.8,
+        ),
         Figure("stream_events_per_s", "streamed events/s, end to end", streamed, "ev/s"),
     ]
     for wire in ("openai_responses", "openai_chat", "anthropic", "gemini"):

@@ -197,6 +197,21 @@ class ServiceRestartedEvent(EventBody, frozen=True):
     restarts: int
 
 
+class ModelFallbackEvent(EventBody, frozen=True):
+    """The model endpoint failed past its retries: this call and the ones after it
+    go to the next endpoint of the session's fallback list (history converted)."""
+
+    kind = "model_fallback"
+    from_endpoint: str
+    from_wire: str
+    from_model: str
+    to_endpoint: str
+    to_wire: str
+    to_model: str
+    reason: str
+    message: str
+
+
 class ErrorEvent(EventBody, frozen=True):
     """A model call failed; ``error_type`` is the typed error's name."""
 
@@ -319,6 +334,7 @@ EventData = (
     | LoopDetectionEvent
     | WarningEvent
     | ServiceRestartedEvent
+    | ModelFallbackEvent
     | ErrorEvent
     | InterruptedEvent
     | InputInterruptedEvent

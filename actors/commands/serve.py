@@ -10,6 +10,7 @@ import signal
 import sys
 from pathlib import Path
 
+import msgspec
 import trio
 
 from actors.commands.common import data_dir
@@ -29,7 +30,9 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
         host=args.host,
         port=args.port,
         working_dir=working_dir,
-        models=model_settings(settings, strict=False),
+        models=msgspec.structs.replace(
+            model_settings(settings, strict=False), fallbacks=tuple(args.fallback or ())
+        ),
         origins=origins,
         max_frame_bytes=args.max_frame,
     )

@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import trio
 
 from actors.commands.common import advertised_server, connect_to, data_dir, read_token
@@ -112,7 +113,9 @@ async def open_host(
         data_dir=data_dir(args),
         port=0,
         working_dir=working_dir,
-        models=model_settings(settings),
+        models=msgspec.structs.replace(
+            model_settings(settings), fallbacks=tuple(args.fallback or ())
+        ),
         advertise=False,
     )
     async with embedded_server(config) as (url, token), connect(url, token) as client:

@@ -5,6 +5,8 @@ The wire encoders all read this one shape, so every format says the same thing.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
 import msgspec
@@ -36,6 +38,9 @@ class Answer(msgspec.Struct, frozen=True):
     cache_read: int | None
     cache_write: int | None
     finish: str
+    request: dict[str, Any] = {}
+    """The request's JSON body: what the Responses wire echoes in its response object."""
+    created: int = 1_700_000_000
 
     @property
     def args(self) -> list[dict[str, Any]]:
@@ -47,7 +52,27 @@ def pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def make_answer(turn: Turn, number: int, model: str, delta_size: int) -> Answer:
+def as_base64(value: str) -> str:
+    """``value`` if it is already base64, else its base64: real signatures are opaque
+    base64 blobs, and google-genai decodes Gemini's ``thoughtSignature`` as bytes."""
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return base64.b64encode(value.encode()).decode()
+    return value
+
+
+def default_signature(number: int) -> str:
+    return base64.b64encode(f"mock-signature-{number}".encode()).decode()
+
+
+def make_answer(
+    turn: Turn,
+    number: int,
+    model: str,
+    delta_size: int,
+    request: dict[str, Any] | None = None,
+) -> Answer:
     calls = []
     for index, spec in enumerate(turn.tool_calls):
         raw = spec.arguments if isinstance(spec.arguments, str) else encode(spec.arguments).decode()
@@ -67,7 +92,7 @@ def make_answer(turn: Turn, number: int, model: str, delta_size: int) -> Answer:
         text_pieces=pieces(turn.text, delta_size),
         reasoning=turn.reasoning,
         reasoning_pieces=pieces(turn.reasoning, delta_size),
-        signature=turn.signature or (f"sig-{number}" if turn.reasoning else ""),
+        signature=turn.signature or (default_signature(number) if turn.reasoning else ""),
         calls=calls,
         input_tokens=usage.input,
         output_tokens=output,
@@ -75,6 +100,7 @@ def make_answer(turn: Turn, number: int, model: str, delta_size: int) -> Answer:
         cache_read=usage.cache_read,
         cache_write=usage.cache_write,
         finish=finish,
+        request=request if isinstance(request, dict) else {},
     )
 
 

@@ -56,6 +56,11 @@ class Fault(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Seconds to stall; None stalls until the client goes away."""
     drop_after: int | None = None
     drop_before_response: bool = False
+    headers: dict[str, str] = {}
+    """Extra headers on an error answer (``retry-after-ms``, ``x-should-retry``)."""
+    wires: list[str] = []
+    """Only requests in these wire formats fail (empty: all); the others get the turn's
+    answer. One mock then plays a failing endpoint and its fallback."""
 
 
 class Turn(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

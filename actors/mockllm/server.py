@@ -187,7 +187,7 @@ class MockLLMServer:
             if streamed is None:
                 streamed = bool(isinstance(payload, dict) and payload.get("stream"))
             turn = self._plan(wire_name, payload)
-            return await self._answer(conn, stream, WIRES[wire_name], turn, streamed)
+            return await self._answer(conn, stream, WIRES[wire_name], turn, streamed, payload)
         finally:
             self.active -= 1
             self._notify()
@@ -199,19 +199,24 @@ class MockLLMServer:
         wire: Wire,
         turn: Turn,
         streamed: bool,
+        payload: Any = None,
     ) -> bool:
         fault = turn.fault or Fault()
+        if fault.wires and wire.name not in fault.wires:
+            fault = Fault()
         if fault.drop_before_response:
             raise _Gone
         if turn.delay:
             await trio.sleep(turn.delay)
         if fault.status is not None:
-            extra = {}
+            extra = dict(fault.headers)
             if fault.retry_after is not None:
                 extra["retry-after"] = f"{fault.retry_after:g}"
             body = wire.error_body(fault.status, fault.message, fault.retry_after)
             return await self._send(conn, stream, fault.status, JSON, [body], extra=extra)
-        answer = make_answer(turn, len(self.requests), self.script.model, self.script.delta_size)
+        answer = make_answer(
+            turn, len(self.requests), self.script.model, self.script.delta_size, payload
+        )
         if streamed:
             frames = wire.stream(answer)
             return await self._send(
@@ -221,7 +226,7 @@ class MockLLMServer:
                 wire.stream_content_type,
                 frames,
                 fault=fault,
-                error_frame=wire.error_event(fault.message),
+                error_frame=wire.error_event(fault.message, fault.error_after or 0),
                 event_delay=turn.event_delay,
             )
         return await self._send(

@@ -1,4 +1,5 @@
-"""The mock's Anthropic Messages wire format."""
+"""The mock's Anthropic Messages wire format, with the usage fields the API sends
+(``cache_creation``, ``service_tier``; the running totals in ``message_delta``)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,14 @@ STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
 def _usage(a: Answer) -> dict[str, Any]:
     return {
         "input_tokens": a.input_tokens,
-        "output_tokens": a.output_tokens,
-        "cache_read_input_tokens": a.cache_read or 0,
         "cache_creation_input_tokens": a.cache_write or 0,
+        "cache_read_input_tokens": a.cache_read or 0,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": a.cache_write or 0,
+            "ephemeral_1h_input_tokens": 0,
+        },
+        "output_tokens": a.output_tokens,
+        "service_tier": "standard",
     }
 
 
@@ -84,14 +90,19 @@ def stream(a: Answer) -> list[bytes]:
         {
             "type": "message_delta",
             "delta": {"stop_reason": STOP.get(a.finish, a.finish), "stop_sequence": None},
-            "usage": {"output_tokens": a.output_tokens},
+            "usage": {
+                "input_tokens": a.input_tokens,
+                "cache_creation_input_tokens": a.cache_write or 0,
+                "cache_read_input_tokens": a.cache_read or 0,
+                "output_tokens": a.output_tokens,
+            },
         }
     )
     events.append({"type": "message_stop"})
     return [sse(event, event["type"]) for event in events]
 
 
-def error_event(message: str) -> bytes:
+def error_event(message: str, sequence_number: int = 0) -> bytes:
     return sse(
         {"type": "error", "error": {"type": "overloaded_error", "message": message}}, "error"
     )

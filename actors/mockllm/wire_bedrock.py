@@ -61,7 +61,7 @@ def stream(a: Answer) -> list[bytes]:
     return reframe(wire_anthropic.stream(a))
 
 
-def error_event(message: str) -> bytes:
+def error_event(message: str, sequence: int = 0) -> bytes:
     headers = {
         ":exception-type": "internalServerException",
         ":content-type": "application/json",

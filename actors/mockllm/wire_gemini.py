@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from actors.mockllm.answer import Answer, encode
+from actors.mockllm.answer import Answer, as_base64, encode
 
 FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP"}
 STATUS = {
@@ -27,6 +27,7 @@ def _usage(a: Answer) -> dict[str, Any]:
         "promptTokenCount": a.input_tokens,
         "candidatesTokenCount": a.output_tokens,
         "totalTokenCount": a.input_tokens + a.output_tokens + (a.reasoning_tokens or 0),
+        "promptTokensDetails": [{"modality": "TEXT", "tokenCount": a.input_tokens}],
     }
     if a.reasoning_tokens is not None:
         usage["thoughtsTokenCount"] = a.reasoning_tokens
@@ -40,7 +41,7 @@ def _call_parts(a: Answer) -> list[dict[str, Any]]:
     for index, (call, args) in enumerate(zip(a.calls, a.args, strict=True)):
         part: dict[str, Any] = {"functionCall": {"name": call.name, "args": args}}
         if index == 0 and a.signature:
-            part["thoughtSignature"] = a.signature
+            part["thoughtSignature"] = as_base64(a.signature)
         parts.append(part)
     return parts
 
@@ -54,6 +55,15 @@ def _chunk(a: Answer, parts: list[dict[str, Any]], last: bool = False) -> dict[s
     return data
 
 
+def _sign_text(a: Answer, parts: list[dict[str, Any]]) -> None:
+    """Without a function call, Gemini puts the signature on the answer's last text part."""
+    if a.signature and not a.calls:
+        if parts and "text" in parts[-1] and not parts[-1].get("thought"):
+            parts[-1] = {**parts[-1], "thoughtSignature": as_base64(a.signature)}
+        else:
+            parts.append({"text": "", "thoughtSignature": as_base64(a.signature)})
+
+
 def complete(a: Answer) -> bytes:
     parts: list[dict[str, Any]] = []
     if a.reasoning:
@@ -61,6 +71,7 @@ def complete(a: Answer) -> bytes:
     if a.text:
         parts.append({"text": a.text})
     parts += _call_parts(a)
+    _sign_text(a, parts)
     return encode(_chunk(a, parts, last=True))
 
 
@@ -71,14 +82,15 @@ def stream(a: Answer) -> list[bytes]:
     if calls:
         chunks.append(_chunk(a, calls))
     if chunks:
-        last = chunks[-1]
-        chunks[-1] = _chunk(a, last["candidates"][0]["content"]["parts"], last=True)
+        parts = list(chunks[-1]["candidates"][0]["content"]["parts"])
+        _sign_text(a, parts)
+        chunks[-1] = _chunk(a, parts, last=True)
     else:
         chunks.append(_chunk(a, [{"text": ""}], last=True))
     return [_frame(chunk) for chunk in chunks]
 
 
-def error_event(message: str) -> bytes:
+def error_event(message: str, sequence_number: int = 0) -> bytes:
     return _frame({"error": {"code": 503, "message": message, "status": "UNAVAILABLE"}})
 
 

@@ -1,153 +1,14 @@
-"""The mock's OpenAI wire formats: Responses and Chat Completions."""
+"""The mock's OpenAI Chat Completions wire format, and OpenAI's error bodies.
+
+Chunks carry what the real API sends (``system_fingerprint``, ``logprobs``,
+``usage: null`` until the usage chunk, ``refusal`` in the first delta), checked
+against the recordings by ``tests/models/test_mock_shapes.py``."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from actors.mockllm.answer import Answer, encode, sse
-
-# -- Responses -------------------------------------------------------------------
-
-
-def _responses_usage(a: Answer) -> dict[str, Any]:
-    return {
-        "input_tokens": a.input_tokens,
-        "input_tokens_details": {"cached_tokens": a.cache_read or 0},
-        "output_tokens": a.output_tokens,
-        "output_tokens_details": {"reasoning_tokens": a.reasoning_tokens or 0},
-        "total_tokens": a.input_tokens + a.output_tokens,
-    }
-
-
-def _responses_output(a: Answer) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    if a.reasoning:
-        out.append(
-            {
-                "type": "reasoning",
-                "id": f"rs_{a.id}",
-                "summary": [{"type": "summary_text", "text": a.reasoning}],
-                "encrypted_content": a.signature,
-            }
-        )
-    if a.text:
-        out.append(
-            {
-                "type": "message",
-                "id": f"msg_{a.id}",
-                "status": "completed",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": a.text, "annotations": []}],
-            }
-        )
-    for call in a.calls:
-        out.append(
-            {
-                "type": "function_call",
-                "id": f"fc_{call.id}",
-                "call_id": call.id,
-                "name": call.name,
-                "arguments": call.arguments,
-                "status": "completed",
-            }
-        )
-    return out
-
-
-def responses_object(a: Answer) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "id": f"resp_{a.id}",
-        "object": "response",
-        "status": "completed",
-        "model": a.model,
-        "output": _responses_output(a),
-        "usage": _responses_usage(a),
-    }
-    if a.finish == "length":
-        body["status"] = "incomplete"
-        body["incomplete_details"] = {"reason": "max_output_tokens"}
-    return body
-
-
-def responses_complete(a: Answer) -> bytes:
-    return encode(responses_object(a))
-
-
-def responses_stream(a: Answer) -> list[bytes]:
-    events: list[dict[str, Any]] = []
-    shell = {"id": f"resp_{a.id}", "object": "response", "status": "in_progress", "model": a.model}
-    events.append({"type": "response.created", "response": {**shell, "output": []}})
-    events.append({"type": "response.in_progress", "response": {**shell, "output": []}})
-    for index, item in enumerate(_responses_output(a)):
-        kind = item["type"]
-        if kind == "reasoning":
-            added = {**item, "summary": []}
-            added.pop("encrypted_content")
-            events.append(
-                {"type": "response.output_item.added", "output_index": index, "item": added}
-            )
-            for piece in a.reasoning_pieces:
-                events.append(
-                    {
-                        "type": "response.reasoning_summary_text.delta",
-                        "item_id": item["id"],
-                        "output_index": index,
-                        "summary_index": 0,
-                        "delta": piece,
-                    }
-                )
-        elif kind == "message":
-            added = {**item, "status": "in_progress", "content": []}
-            events.append(
-                {"type": "response.output_item.added", "output_index": index, "item": added}
-            )
-            for piece in a.text_pieces:
-                events.append(
-                    {
-                        "type": "response.output_text.delta",
-                        "item_id": item["id"],
-                        "output_index": index,
-                        "content_index": 0,
-                        "delta": piece,
-                    }
-                )
-            events.append(
-                {
-                    "type": "response.output_text.done",
-                    "item_id": item["id"],
-                    "output_index": index,
-                    "content_index": 0,
-                    "text": a.text,
-                }
-            )
-        else:
-            added = {**item, "arguments": "", "status": "in_progress"}
-            events.append(
-                {"type": "response.output_item.added", "output_index": index, "item": added}
-            )
-            call = next(c for c in a.calls if c.id == item["call_id"])
-            for piece in call.pieces:
-                events.append(
-                    {
-                        "type": "response.function_call_arguments.delta",
-                        "item_id": item["id"],
-                        "output_index": index,
-                        "delta": piece,
-                    }
-                )
-        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
-    final = responses_object(a)
-    events.append({"type": "response.completed", "response": final})
-    return [
-        sse({**event, "sequence_number": number}, event["type"])
-        for number, event in enumerate(events)
-    ]
-
-
-def responses_error_event(message: str) -> bytes:
-    return sse(
-        {"type": "error", "code": "server_error", "message": message, "param": None}, "error"
-    )
 
 
 def openai_error_body(status: int, message: str) -> bytes:
@@ -171,15 +32,36 @@ def _chat_usage(a: Answer) -> dict[str, Any]:
         "prompt_tokens": a.input_tokens,
         "completion_tokens": a.output_tokens,
         "total_tokens": a.input_tokens + a.output_tokens,
-        "prompt_tokens_details": {"cached_tokens": a.cache_read or 0},
-        "completion_tokens_details": {"reasoning_tokens": a.reasoning_tokens or 0},
+        "prompt_tokens_details": {"cached_tokens": a.cache_read or 0, "audio_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": a.reasoning_tokens or 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
+    }
+
+
+def _head(a: Answer, kind: str) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{a.id}",
+        "object": kind,
+        "created": a.created,
+        "model": a.model,
+        "service_tier": "default",
+        "system_fingerprint": "fp_mock",
     }
 
 
 def chat_complete(a: Answer) -> bytes:
-    message: dict[str, Any] = {"role": "assistant", "content": a.text or None}
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": a.text or None,
+        "refusal": None,
+        "annotations": [],
+    }
     if a.reasoning:
-        message["reasoning_content"] = a.reasoning
+        message["reasoning_content"] = a.reasoning  # as DeepSeek, vLLM and llama.cpp send it
     if a.calls:
         message["tool_calls"] = [
             {
@@ -189,31 +71,22 @@ def chat_complete(a: Answer) -> bytes:
             }
             for c in a.calls
         ]
-    return encode(
-        {
-            "id": f"chatcmpl-{a.id}",
-            "object": "chat.completion",
-            "created": 0,
-            "model": a.model,
-            "choices": [{"index": 0, "message": message, "finish_reason": a.finish}],
-            "usage": _chat_usage(a),
-        }
-    )
+    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": a.finish}
+    return encode({**_head(a, "chat.completion"), "choices": [choice], "usage": _chat_usage(a)})
 
 
 def chat_stream(a: Answer) -> list[bytes]:
-    head = {
-        "id": f"chatcmpl-{a.id}",
-        "object": "chat.completion.chunk",
-        "created": 0,
-        "model": a.model,
-    }
+    head = _head(a, "chat.completion.chunk")
+    usage_asked = bool((a.request.get("stream_options") or {}).get("include_usage"))
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return sse({**head, "choices": [choice]})
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        body: dict[str, Any] = {**head, "choices": [choice]}
+        if usage_asked:
+            body["usage"] = None
+        return sse({**body, "obfuscation": "mock"})
 
-    frames = [chunk({"role": "assistant", "content": ""})]
+    frames = [chunk({"role": "assistant", "content": "", "refusal": None})]
     frames += [chunk({"reasoning_content": piece}) for piece in a.reasoning_pieces]
     frames += [chunk({"content": piece}) for piece in a.text_pieces]
     for index, call in enumerate(a.calls):
@@ -225,14 +98,17 @@ def chat_stream(a: Answer) -> list[bytes]:
         }
         frames.append(chunk({"tool_calls": [first]}))
         for piece in call.pieces:
-            frames.append(
-                chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-            )
+            if piece:
+                frames.append(
+                    chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+                )
     frames.append(chunk({}, a.finish))
-    frames.append(sse({**head, "choices": [], "usage": _chat_usage(a)}))
+    if usage_asked:
+        frames.append(sse({**head, "choices": [], "usage": _chat_usage(a), "obfuscation": "m"}))
     frames.append(sse(b"[DONE]"))
     return frames
 
 
-def chat_error_event(message: str) -> bytes:
-    return sse({"error": {"message": message, "type": "server_error", "code": "server_error"}})
+def chat_error_event(message: str, sequence_number: int = 0) -> bytes:
+    error = {"message": message, "type": "server_error", "param": None, "code": "server_error"}
+    return sse({"error": error})

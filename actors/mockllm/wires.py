@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from actors.mockllm import wire_anthropic, wire_bedrock, wire_gemini, wire_openai
+from actors.mockllm import wire_anthropic, wire_bedrock, wire_gemini, wire_openai, wire_responses
 from actors.mockllm.answer import Answer
 from actors.mockllm.replay import SSE
 
@@ -16,7 +16,8 @@ class Wire(msgspec.Struct, frozen=True):
     name: str
     stream: Callable[[Answer], list[bytes]]
     complete: Callable[[Answer], bytes]
-    error_event: Callable[[str], bytes]
+    error_event: Callable[[str, int], bytes]
+    """(message, sequence number = events sent before it) -> the in-stream error frame"""
     error_body: Callable[[int, str, float | None], bytes]
     tool_result_marker: str
     stream_content_type: str = SSE
@@ -31,9 +32,9 @@ def _no_retry_info(
 WIRES: dict[str, Wire] = {
     "openai_responses": Wire(
         "openai_responses",
-        wire_openai.responses_stream,
-        wire_openai.responses_complete,
-        wire_openai.responses_error_event,
+        wire_responses.stream,
+        wire_responses.complete,
+        wire_responses.error_event,
         _no_retry_info(wire_openai.openai_error_body),
         "function_call_output",
     ),

@@ -9,6 +9,7 @@ gateway owns every connection.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -17,12 +18,14 @@ from actors.models.builder import ResponseBuilder
 from actors.models.config import Endpoint
 from actors.models.errors import StreamError
 from actors.models.sse import SSEEvent, SSEParser
+from actors.models.wire_cache import ConversationCache, raw
 from protocol.llm import (
     Message,
     Request,
     Response,
     StreamEvent,
     ToolCall,
+    ToolDefinition,
     ToolResult,
 )
 
@@ -67,6 +70,14 @@ def tool_names(messages: list[Message]) -> dict[str, str]:
     return names
 
 
+def _same_tool(cached: ToolDefinition, tool: ToolDefinition) -> bool:
+    return (
+        cached.parameters is tool.parameters
+        and cached.name == tool.name
+        and cached.description == tool.description
+    )
+
+
 class StreamParser:
     """Turns one response's SSE events into unified events. Subclasses fill ``feed``."""
 
@@ -91,6 +102,25 @@ class Adapter:
 
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
+        self.cache: ConversationCache[Any] = ConversationCache()
+        """Conversations in this wire's JSON, each message encoded once."""
+        self._tools: dict[int, tuple[ToolDefinition, msgspec.Raw]] = {}
+
+    def tool_list(
+        self, tools: list[ToolDefinition], convert: Callable[[ToolDefinition], Any]
+    ) -> list[msgspec.Raw]:
+        """The tool definitions in wire form; a tool's JSON is encoded once, for as long
+        as its schema (the same dict object on every round) and text stay the same."""
+        out = []
+        for tool in tools:
+            entry = self._tools.get(id(tool.parameters))
+            if entry is None or not _same_tool(entry[0], tool):
+                if len(self._tools) > 4096:
+                    self._tools.clear()
+                entry = (tool, raw(convert(tool)))
+                self._tools[id(tool.parameters)] = entry
+            out.append(entry[1])
+        return out
 
     def build(self, request: Request, *, stream: bool) -> HttpCall:
         raise NotImplementedError
@@ -118,3 +148,30 @@ class Adapter:
         headers = {"content-type": "application/json", **extra}
         headers.update(self.endpoint.headers)
         return headers
+
+
+def strict_schema(schema: Any) -> bool:
+    """Whether OpenAI's strict mode accepts a tool's JSON Schema as it is: every object
+    closed (``additionalProperties: false``) with every property required, and none of
+    the keywords strict mode refuses. Strict tools get their arguments guaranteed."""
+    if isinstance(schema, list):
+        return all(strict_schema(member) for member in schema)
+    if not isinstance(schema, dict):
+        return True
+    if any(key in schema for key in _STRICT_REFUSES):
+        return False
+    if schema.get("type") == "object" or "properties" in schema:
+        properties = schema.get("properties") or {}
+        if schema.get("additionalProperties") is not False:
+            return False
+        if set(schema.get("required") or ()) != set(properties):
+            return False
+    for key in ("properties", "$defs", "definitions"):
+        if isinstance(schema.get(key), dict) and not all(
+            strict_schema(member) for member in schema[key].values()
+        ):
+            return False
+    return all(strict_schema(schema[key]) for key in ("items", "anyOf", "allOf") if key in schema)
+
+
+_STRICT_REFUSES = ("oneOf", "not", "if", "then", "else", "patternProperties", "dependentRequired")

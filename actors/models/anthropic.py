@@ -4,7 +4,10 @@ Thinking and redacted-thinking blocks are kept verbatim with their signatures an
 sent back unchanged; tool arguments arrive as ``input_json_delta`` fragments; ``ping``
 is ignored; an in-stream ``error`` event becomes a typed error. Prompt caching:
 ``cache_control`` breakpoints go on the system prompt, the last tool and the last
-message unless ``provider_options.anthropic.auto_cache`` is false.
+message unless ``provider_options.anthropic.auto_cache`` is false; ``cache_ttl``
+("5m" or "1h") sets their lifetime. With thinking and tools, interleaved thinking is
+asked for (``interleaved_thinking: false`` turns it off). A JSON-schema response
+format becomes ``output_config.format`` (structured outputs).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from actors.models.adapter import (
 from actors.models.builder import ResponseBuilder
 from actors.models.errors import classify
 from actors.models.sse import SSEEvent
+from actors.models.wire_cache import GroupedState, leading_system
 from protocol.llm import (
     FinishReason,
     ImagePart,
@@ -34,6 +38,7 @@ from protocol.llm import (
     TextPart,
     ThinkingPart,
     ToolCall,
+    ToolDefinition,
     ToolResult,
     Usage,
 )
@@ -42,6 +47,7 @@ PROVIDER = "anthropic"
 VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 CACHE = {"type": "ephemeral"}
+INTERLEAVED = "interleaved-thinking-2025-05-14"
 MIN_THINKING_BUDGET = 1024
 THINKING_BUDGETS = {"minimal": MIN_THINKING_BUDGET, "low": 2048, "medium": 8192, "high": 24576}
 """Extended-thinking budgets for the portable ``reasoning_effort`` (Anthropic has no
@@ -109,21 +115,39 @@ def _block(part: Any) -> dict[str, Any] | None:
     return None
 
 
+def _message_blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
+    if message.role in ("system", "developer"):
+        return "user", []
+    role = "assistant" if message.role == "assistant" else "user"
+    return role, [block for part in message.content if (block := _block(part)) is not None]
+
+
+def _state() -> GroupedState:
+    return GroupedState(_message_blocks, "content")
+
+
 def _messages(messages: list[Message]) -> list[dict[str, Any]]:
     """Strict alternation: consecutive same-role turns are merged, tools become user."""
     out: list[dict[str, Any]] = []
     for message in messages:
         if message.role in ("system", "developer"):
             continue
-        role = "assistant" if message.role == "assistant" else "user"
-        blocks = [block for part in message.content if (block := _block(part)) is not None]
-        if not blocks:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
+        role, blocks = _message_blocks(message)
+        _append(out, role, blocks)
     return out
+
+
+def _append(out: list[dict[str, Any]], role: str, blocks: list[Any]) -> None:
+    if not blocks:
+        return
+    if out and out[-1]["role"] == role:
+        out[-1]["content"].extend(blocks)
+    else:
+        out.append({"role": role, "content": list(blocks)})
+
+
+def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
 
 
 class AnthropicAdapter(Adapter):
@@ -132,11 +156,21 @@ class AnthropicAdapter(Adapter):
     def build(self, request: Request, *, stream: bool) -> HttpCall:
         options = self.options(request)
         auto_cache = options.pop("auto_cache", True)
+        ttl = options.pop("cache_ttl", None)
+        cache = {**CACHE, "ttl": ttl} if ttl else CACHE
         betas: list[str] = list(options.pop("beta_headers", []))
+        interleaved = options.pop("interleaved_thinking", True)
+        lead = leading_system(request.messages)
+        state = self.cache.state(request.messages[lead:], _state)
+        breakpoint_block = None
+        block = state.last_block
+        if auto_cache and block and block.get("type") not in ("thinking", "redacted_thinking"):
+            breakpoint_block = {**block, "cache_control": cache}
+        messages = state.snapshot(breakpoint_block)
         body: dict[str, Any] = {
             "model": request.model,
             "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
-            "messages": _messages(request.messages),
+            "messages": messages,
         }
         system = [
             {"type": "text", "text": m.text}
@@ -147,10 +181,11 @@ class AnthropicAdapter(Adapter):
             body["system"] = system
         choice = request.tool_choice
         if request.tools and not (choice and choice.mode == "none"):
-            body["tools"] = [
-                {"name": t.name, "description": t.description, "input_schema": t.parameters}
-                for t in request.tools
-            ]
+            body["tools"] = self.tool_list(request.tools[:-1], _tool)
+            last_tool = _tool(request.tools[-1])
+            if auto_cache:
+                last_tool["cache_control"] = cache
+            body["tools"].append(last_tool)
             if choice is not None:
                 if choice.mode == "required":
                     body["tool_choice"] = {"type": "any"}
@@ -158,22 +193,28 @@ class AnthropicAdapter(Adapter):
                     body["tool_choice"] = {"type": "tool", "name": choice.tool_name}
                 else:
                     body["tool_choice"] = {"type": "auto"}
-        if request.temperature is not None:
-            body["temperature"] = request.temperature
-        if request.top_p is not None:
-            body["top_p"] = request.top_p
+        # No temperature or top_p: the Messages API (anthropic 2.x's params) has no
+        # sampling settings any more; provider_options can still pass them to a proxy.
         if request.stop_sequences:
             body["stop_sequences"] = request.stop_sequences
         if request.metadata and "user_id" in request.metadata:
             body["metadata"] = {"user_id": request.metadata["user_id"]}
         if request.reasoning_effort and "thinking" not in options:
             self._thinking(body, request)
+        fmt = request.response_format
+        if fmt is not None and fmt.type == "json_schema" and fmt.json_schema is not None:
+            body["output_config"] = {"format": {"type": "json_schema", "schema": fmt.json_schema}}
         if stream:
             body["stream"] = True
-        if auto_cache:
-            self._cache_breakpoints(body)
+        if auto_cache and body.get("system"):
+            body["system"][-1]["cache_control"] = cache
         body.update(options)
-        headers = {"x-api-key": self.endpoint.api_key, "anthropic-version": VERSION}
+        thinking = (body.get("thinking") or {}).get("type") in ("enabled", "adaptive")
+        if interleaved and thinking and body.get("tools") and INTERLEAVED not in betas:
+            betas.append(INTERLEAVED)  # think between tool calls, not only before the first
+        headers = {"anthropic-version": VERSION}
+        if self.endpoint.api_key:
+            headers["x-api-key"] = self.endpoint.api_key
         if betas:
             headers["anthropic-beta"] = ",".join(betas)
         url = f"{self.endpoint.base_url}/messages"
@@ -192,19 +233,6 @@ class AnthropicAdapter(Adapter):
             if budget < MIN_THINKING_BUDGET:
                 return  # too small a limit to think in; answer without thinking
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-
-    @staticmethod
-    def _cache_breakpoints(body: dict[str, Any]) -> None:
-        """Cache the stable prefix: system prompt, tool list, and the conversation so far."""
-        if body.get("system"):
-            body["system"][-1]["cache_control"] = CACHE
-        if body.get("tools"):
-            body["tools"][-1] = {**body["tools"][-1], "cache_control": CACHE}
-        messages = body["messages"]
-        if messages and messages[-1]["content"]:
-            last = messages[-1]["content"][-1]
-            if last.get("type") not in ("thinking", "redacted_thinking"):
-                messages[-1]["content"][-1] = {**last, "cache_control": CACHE}
 
     def parse(self, body: bytes) -> Response:
         data = decode_json(body, "Anthropic response")

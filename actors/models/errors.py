@@ -307,7 +307,7 @@ def classify(
                 break
     if cls is None:
         cls = ProviderError  # unknown: retryable by default, as the spec asks
-    retry_after = parse_retry_after(headers.get("retry-after")) if headers else None
+    retry_after, retryable = _retry_headers(headers)
     if retry_after is None:
         retry_after = delay
     if len(message) > 2000:
@@ -318,5 +318,25 @@ def classify(
         status_code=status,
         error_code=code or kind,
         retry_after=retry_after,
+        retryable=retryable,
         raw=raw,
     )
+
+
+def _retry_headers(headers: Any) -> tuple[float | None, bool | None]:
+    """(seconds to wait, whether to retry) from OpenAI's and Anthropic's headers:
+    ``retry-after-ms`` (more precise, so first), ``retry-after``, ``x-should-retry``."""
+    if not headers:
+        return None, None
+    retry_after = None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            retry_after = max(0.0, float(millis) / 1000)
+        except ValueError:
+            retry_after = None
+    if retry_after is None:
+        retry_after = parse_retry_after(headers.get("retry-after"))
+    should = str(headers.get("x-should-retry") or "").strip().lower()
+    retryable = True if should == "true" else False if should == "false" else None
+    return retry_after, retryable

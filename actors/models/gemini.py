@@ -25,6 +25,7 @@ from actors.models.builder import ResponseBuilder
 from actors.models.errors import StreamError, classify
 from actors.models.gemini_args import PartialArgs
 from actors.models.sse import SSEEvent
+from actors.models.wire_cache import GroupedState, leading_system
 from protocol.llm import (
     FinishReason,
     ImagePart,
@@ -35,6 +36,7 @@ from protocol.llm import (
     TextPart,
     ThinkingPart,
     ToolCall,
+    ToolDefinition,
     ToolResult,
     Usage,
 )
@@ -90,12 +92,17 @@ def _part(part: Any, names: dict[str, str]) -> dict[str, Any] | None:
         out = {"text": part.text, "thought": True}
     elif kind is ToolCall:
         out = {"functionCall": {"name": part.name, "args": part.arguments}}
+        if own_call_id(part.id):
+            out["functionCall"]["id"] = part.id
     elif kind is ToolResult:
         content = part.content if isinstance(part.content, dict) else {"result": part.content}
         if part.is_error:
             content = {"error": part.content}
         name = part.name or names.get(part.tool_call_id, part.tool_call_id)
-        return {"functionResponse": {"name": name, "response": content}}
+        response: dict[str, Any] = {"name": name, "response": content}
+        if own_call_id(part.tool_call_id):
+            response["id"] = part.tool_call_id
+        return {"functionResponse": response}
     elif kind is ImagePart:
         media = part.media_type or "image/png"
         if part.data is not None:
@@ -107,6 +114,40 @@ def _part(part: Any, names: dict[str, str]) -> dict[str, Any] | None:
     if signature and getattr(part, "provider", PROVIDER) in (None, PROVIDER):
         out["thoughtSignature"] = signature
     return out
+
+
+def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    # parametersJsonSchema takes JSON Schema as it is (type arrays, anyOf, $defs); the
+    # older ``parameters`` takes only Gemini's OpenAPI subset.
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "parametersJsonSchema": tool.parameters,
+    }
+
+
+THINKING_BUDGETS = {"minimal": 512, "low": 2048, "medium": 8192, "high": 24576}
+"""Gemini 2.x thinks within a token budget; Gemini 3 takes a level instead."""
+
+
+def _thinking(request: Request, budget: int | None) -> dict[str, Any]:
+    """``thinkingLevel`` for Gemini 3 and later, ``thinkingBudget`` for 2.x models
+    (or whenever ``provider_options.gemini.thinking_budget`` gives one)."""
+    config: dict[str, Any] = {"includeThoughts": True}
+    effort = request.reasoning_effort
+    if budget is None and effort and "gemini-2" not in request.model:
+        config["thinkingLevel"] = effort
+    else:
+        config["thinkingBudget"] = (
+            budget if budget is not None else THINKING_BUDGETS[effort or "medium"]
+        )
+    return config
+
+
+def own_call_id(call_id: str) -> bool:
+    """Whether a call id came from the server (echoed back) or is one we made up."""
+    made_up = len(call_id) == 37 and call_id.startswith("call_")
+    return not (made_up and all(c in "0123456789abcdef" for c in call_id[5:]))
 
 
 def contents(messages: list[Message]) -> list[dict[str, Any]]:
@@ -126,23 +167,40 @@ def contents(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
+def _needs_names(message: Message) -> bool:
+    return any(type(part) is ToolResult and not part.name for part in message.content)
+
+
 class GeminiAdapter(Adapter):
     provider = PROVIDER
+    _history: list[Message] = []
+    """The request being built, while it is built: what names a nameless tool result."""
+
+    def _convert(self, message: Message) -> tuple[str, list[dict[str, Any]]]:
+        if message.role in ("system", "developer"):
+            return "user", []
+        names: dict[str, str] = {}
+        if _needs_names(message):  # results without a name: named from their calls
+            names = tool_names(self._history)
+        role = "model" if message.role == "assistant" else "user"
+        return role, [p for part in message.content if (p := _part(part, names)) is not None]
+
+    def _contents(self, messages: list[Message]) -> list[dict[str, Any]]:
+        lead = leading_system(messages)
+        self._history = messages
+        try:
+            state = self.cache.state(messages[lead:], lambda: GroupedState(self._convert, "parts"))
+        finally:
+            self._history = []
+        return state.snapshot()
 
     def build(self, request: Request, *, stream: bool) -> HttpCall:
-        body: dict[str, Any] = {"contents": contents(request.messages)}
+        body: dict[str, Any] = {"contents": self._contents(request.messages)}
         system = [{"text": m.text} for m in request.messages if m.role in ("system", "developer")]
         if system:
             body["systemInstruction"] = {"parts": system}
         if request.tools:
-            body["tools"] = [
-                {
-                    "functionDeclarations": [
-                        {"name": t.name, "description": t.description, "parameters": t.parameters}
-                        for t in request.tools
-                    ]
-                }
-            ]
+            body["tools"] = [{"functionDeclarations": self.tool_list(request.tools, _tool)}]
             choice = request.tool_choice
             if choice is not None:
                 config: dict[str, Any] = {
@@ -160,17 +218,15 @@ class GeminiAdapter(Adapter):
             generation["maxOutputTokens"] = request.max_tokens
         if request.stop_sequences:
             generation["stopSequences"] = request.stop_sequences
-        if request.reasoning_effort:
-            generation["thinkingConfig"] = {
-                "includeThoughts": True,
-                "thinkingLevel": request.reasoning_effort,
-            }
+        options = self.options(request)
+        budget = options.pop("thinking_budget", None)
+        if request.reasoning_effort or budget is not None:
+            generation["thinkingConfig"] = _thinking(request, budget)
         fmt = request.response_format
         if fmt is not None and fmt.type != "text":
             generation["responseMimeType"] = "application/json"
             if fmt.json_schema is not None:
-                generation["responseSchema"] = fmt.json_schema
-        options = self.options(request)
+                generation["responseJsonSchema"] = fmt.json_schema
         if "generationConfig" in options:
             generation.update(options.pop("generationConfig"))
         if generation:
@@ -178,7 +234,7 @@ class GeminiAdapter(Adapter):
         body.update(options)
         method = "streamGenerateContent?alt=sse" if stream else "generateContent"
         url = f"{self.endpoint.base_url}/models/{request.model}:{method}"
-        headers = {"x-goog-api-key": self.endpoint.api_key}
+        headers = {"x-goog-api-key": self.endpoint.api_key} if self.endpoint.api_key else {}
         return HttpCall("POST", url, self.headers(headers), encode(body))
 
     def parse(self, body: bytes) -> Response:

@@ -9,7 +9,9 @@ a chunk with an ``error`` member; both are handled. Only choice 0 is read.
 from __future__ import annotations
 
 import base64
+import uuid
 from typing import Any
+from urllib.parse import urlsplit
 
 from actors.models.adapter import (
     Adapter,
@@ -18,10 +20,13 @@ from actors.models.adapter import (
     decode_json,
     encode,
     result_text,
+    strict_schema,
 )
 from actors.models.builder import ResponseBuilder
+from actors.models.config import Endpoint
 from actors.models.errors import classify
 from actors.models.sse import SSEEvent
+from actors.models.wire_cache import FlatState, leading_system
 from protocol.llm import (
     FinishReason,
     ImagePart,
@@ -32,6 +37,7 @@ from protocol.llm import (
     TextPart,
     ThinkingPart,
     ToolCall,
+    ToolDefinition,
     ToolResult,
     Usage,
 )
@@ -91,64 +97,87 @@ def _user_content(message: Message) -> str | list[dict[str, Any]]:
     return blocks
 
 
+def message_entries(message: Message, echo_reasoning: bool = True) -> list[dict[str, Any]]:
+    # ``echo_reasoning``: send this wire's own reasoning back as ``reasoning_content``
+    # (DeepSeek, vLLM, llama.cpp read it; OpenAI itself refuses it).
+    """One message's Chat entries (a tool message gives one entry per result)."""
+    role = message.role
+    if role in ("system", "developer"):
+        return [{"role": role, "content": message.text}]
+    if role == "user":
+        return [{"role": "user", "content": _user_content(message)}]
+    if role == "assistant":
+        entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        calls = [
+            {
+                "id": part.id,
+                "type": "function",
+                "function": {
+                    "name": part.name,
+                    "arguments": part.raw_arguments or encode(part.arguments).decode(),
+                },
+            }
+            for part in message.content
+            if type(part) is ToolCall
+        ]
+        if calls:
+            entry["tool_calls"] = calls
+        thinking = "".join(
+            p.text for p in message.content if type(p) is ThinkingPart and p.provider == PROVIDER
+        )
+        if thinking and echo_reasoning:
+            entry["reasoning_content"] = thinking
+        return [entry]
+    return [
+        {"role": "tool", "tool_call_id": part.tool_call_id, "content": result_text(part)}
+        for part in message.content
+        if type(part) is ToolResult
+    ]
+
+
 def chat_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        role = message.role
-        if role in ("system", "developer"):
-            out.append({"role": role, "content": message.text})
-        elif role == "user":
-            out.append({"role": "user", "content": _user_content(message)})
-        elif role == "assistant":
-            entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
-            calls = [
-                {
-                    "id": part.id,
-                    "type": "function",
-                    "function": {
-                        "name": part.name,
-                        "arguments": part.raw_arguments or encode(part.arguments).decode(),
-                    },
-                }
-                for part in message.content
-                if type(part) is ToolCall
-            ]
-            if calls:
-                entry["tool_calls"] = calls
-            thinking = "".join(p.text for p in message.content if type(p) is ThinkingPart)
-            if thinking:
-                entry["reasoning_content"] = thinking
-            out.append(entry)
-        else:
-            for part in message.content:
-                if type(part) is ToolResult:
-                    out.append(
-                        {
-                            "role": "tool",
-                            "tool_call_id": part.tool_call_id,
-                            "content": result_text(part),
-                        }
-                    )
-    return out
+    return [entry for message in messages for entry in message_entries(message)]
+
+
+def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    function = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+    if strict_schema(tool.parameters):
+        function["strict"] = True
+    return {"type": "function", "function": function}
+
+
+def is_openai(endpoint: Endpoint) -> bool:
+    """OpenAI's own API, or Azure's (not one of the many servers that speak its wire)."""
+    host = urlsplit(endpoint.base_url).hostname or ""
+    return host == "api.openai.com" or host.endswith(".openai.azure.com")
+
+
+def new_call_id() -> str:
+    """For a tool call that arrives without an id (some local servers send none)."""
+    return f"call_{uuid.uuid4().hex[:24]}"
 
 
 class OpenAIChatAdapter(Adapter):
     provider = PROVIDER
 
+    def __init__(self, endpoint: Endpoint) -> None:
+        super().__init__(endpoint)
+        self.openai = is_openai(endpoint)
+
+    def _entries(self, message: Message) -> list[dict[str, Any]]:
+        return message_entries(message, echo_reasoning=not self.openai)
+
+    def _state(self) -> FlatState:
+        return FlatState(self._entries)
+
     def build(self, request: Request, *, stream: bool) -> HttpCall:
-        body: dict[str, Any] = {"model": request.model, "messages": chat_messages(request.messages)}
+        lead = leading_system(request.messages)
+        state = self.cache.state(request.messages[lead:], self._state)
+        messages: list[Any] = [e for m in request.messages[:lead] for e in self._entries(m)]
+        messages += state.items
+        body: dict[str, Any] = {"model": request.model, "messages": messages}
         if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    },
-                }
-                for t in request.tools
-            ]
+            body["tools"] = self.tool_list(request.tools, _tool)
             choice = request.tool_choice
             if choice is not None:
                 if choice.mode == "named":
@@ -159,7 +188,8 @@ class OpenAIChatAdapter(Adapter):
                 else:
                     body["tool_choice"] = choice.mode
         if request.max_tokens is not None:
-            body["max_tokens"] = request.max_tokens
+            # OpenAI replaced max_tokens (refused by its reasoning models); others read it.
+            body["max_completion_tokens" if self.openai else "max_tokens"] = request.max_tokens
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.top_p is not None:
@@ -205,7 +235,7 @@ class OpenAIChatAdapter(Adapter):
             function = call.get("function") or {}
             builder.tool_call(
                 f"tool{index}",
-                call.get("id", ""),
+                call.get("id") or new_call_id(),
                 function.get("name", ""),
                 function.get("arguments", ""),
             )
@@ -255,7 +285,8 @@ class ChatStream(StreamParser):
                 if not b.is_open(key):
                     b.end("reasoning")
                     b.end("text")
-                    b.tool_start(key, call.get("id") or "", function.get("name") or "")
+                    call_id = call.get("id") or new_call_id()
+                    b.tool_start(key, call_id, function.get("name") or "")
                 b.tool_args(key, function.get("arguments") or "")
             if choice.get("finish_reason"):
                 self.raw_reason = choice["finish_reason"]

@@ -12,6 +12,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import msgspec
+
 from actors.models.adapter import (
     Adapter,
     HttpCall,
@@ -19,19 +21,23 @@ from actors.models.adapter import (
     decode_json,
     encode,
     result_text,
+    strict_schema,
 )
 from actors.models.builder import ResponseBuilder
 from actors.models.errors import classify
 from actors.models.sse import SSEEvent
+from actors.models.wire_cache import FlatState, leading_system
 from protocol.llm import (
     FinishReason,
     ImagePart,
+    Message,
     Request,
     Response,
     StreamEvent,
     TextPart,
     ThinkingPart,
     ToolCall,
+    ToolDefinition,
     ToolResult,
     Usage,
 )
@@ -80,83 +86,117 @@ def _content(role: str, part: Any) -> dict[str, Any] | None:
             url = f"data:{media};base64,{base64.b64encode(part.data).decode()}"
         else:
             url = part.url or ""
-        item: dict[str, Any] = {"type": "input_image", "image_url": url}
-        if part.detail:
-            item["detail"] = part.detail
-        return item
+        return {"type": "input_image", "image_url": url, "detail": part.detail or "auto"}
     return None
 
 
-def input_items(request: Request) -> list[dict[str, Any]]:
+def message_items(message: Message) -> list[dict[str, Any]]:
+    """One message's input items: content runs become messages; tool calls, results
+    and reasoning are items of their own, in the order they came."""
+    if message.role == "system":
+        return []
     items: list[dict[str, Any]] = []
-    for message in request.messages:
-        if message.role == "system":
-            continue
-        pending: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
 
-        def flush(role: str, pending: list[dict[str, Any]] = pending) -> None:
-            if pending:
-                items.append({"type": "message", "role": role, "content": list(pending)})
-                pending.clear()
+    def flush() -> None:
+        if not pending:
+            return
+        content: Any = list(pending)
+        if message.role == "assistant":
+            # An earlier answer goes back as an easy input message with text content,
+            # the form the API's typed params take without the output item's id.
+            content = "".join(block.get("text", "") for block in pending)
+        items.append({"type": "message", "role": message.role, "content": content})
+        pending.clear()
 
-        for part in message.content:
-            if isinstance(part, ToolCall):
-                flush(message.role)
+    for part in message.content:
+        kind = type(part)
+        if kind is ToolCall:
+            flush()
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": part.id,
+                    "name": part.name,
+                    "arguments": part.raw_arguments or encode(part.arguments).decode(),
+                }
+            )
+        elif kind is ToolResult:
+            flush()
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": part.tool_call_id,
+                    "output": result_text(part),
+                }
+            )
+        elif kind is ThinkingPart:
+            flush()
+            if part.provider == PROVIDER and part.id and part.signature:
+                summary = [{"type": "summary_text", "text": part.text}] if part.text else []
                 items.append(
                     {
-                        "type": "function_call",
-                        "call_id": part.id,
-                        "name": part.name,
-                        "arguments": part.raw_arguments or encode(part.arguments).decode(),
+                        "type": "reasoning",
+                        "id": part.id,
+                        "summary": summary,
+                        "encrypted_content": part.signature,
                     }
                 )
-            elif isinstance(part, ToolResult):
-                flush(message.role)
-                items.append(
-                    {
-                        "type": "function_call_output",
-                        "call_id": part.tool_call_id,
-                        "output": result_text(part),
-                    }
-                )
-            elif isinstance(part, ThinkingPart):
-                flush(message.role)
-                if part.provider == PROVIDER and part.id and part.signature:
-                    summary = [{"type": "summary_text", "text": part.text}] if part.text else []
-                    items.append(
-                        {
-                            "type": "reasoning",
-                            "id": part.id,
-                            "summary": summary,
-                            "encrypted_content": part.signature,
-                        }
-                    )
-            else:
-                block = _content(message.role, part)
-                if block is not None:
-                    pending.append(block)
-        flush(message.role)
+        else:
+            block = _content(message.role, part)
+            if block is not None:
+                pending.append(block)
+    flush()
     return items
+
+
+def input_items(request: Request) -> list[dict[str, Any]]:
+    return [item for message in request.messages for item in message_items(message)]
+
+
+def _tool(tool: ToolDefinition) -> dict[str, Any]:
+    # Responses makes tools strict unless told otherwise; a schema strict mode refuses
+    # would fail the request, so strict is said explicitly either way.
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+        "strict": strict_schema(tool.parameters),
+    }
+
+
+def _after_last_answer(messages: list[Message]) -> list[Message]:
+    """The messages after the model's last answer: what a request that continues a
+    stored response (``previous_response_id``) sends."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "assistant":
+            return messages[index + 1 :]
+    return [m for m in messages if m.role != "system"]
 
 
 class OpenAIResponsesAdapter(Adapter):
     provider = PROVIDER
 
+    def _state(self) -> FlatState:
+        return FlatState(message_items)
+
     def build(self, request: Request, *, stream: bool) -> HttpCall:
-        body: dict[str, Any] = {"model": request.model, "input": input_items(request)}
+        options = self.options(request)
+        if options.get("previous_response_id"):
+            tail = _after_last_answer(request.messages)
+            items: list[Any] = [item for m in tail for item in message_items(m)]
+            carries_reasoning = any(item["type"] == "reasoning" for item in items)
+        else:
+            lead = leading_system(request.messages, ("system",))  # developer ones are items
+            state = self.cache.state(request.messages[lead:], self._state)
+            items, carries_reasoning = state.items, "reasoning" in state.kinds
+        body: dict[str, Any] = {"model": request.model, "input": items}
         instructions = "\n\n".join(m.text for m in request.messages if m.role == "system")
         if instructions:
             body["instructions"] = instructions
         if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters,
-                }
-                for t in request.tools
-            ]
+            body["tools"] = self.tool_list(request.tools, _tool)
             choice = request.tool_choice
             if choice is not None:
                 if choice.mode == "named":
@@ -176,6 +216,8 @@ class OpenAIResponsesAdapter(Adapter):
             if request.reasoning_summary:
                 reasoning["summary"] = request.reasoning_summary
             body["reasoning"] = reasoning
+        if request.reasoning_effort or request.reasoning_summary or carries_reasoning:
+            # With store: false, reasoning carries over between turns only encrypted.
             body["include"] = ["reasoning.encrypted_content"]
         fmt = request.response_format
         if fmt is not None and fmt.type == "json_schema":
@@ -194,8 +236,10 @@ class OpenAIResponsesAdapter(Adapter):
         body["store"] = False
         if stream:
             body["stream"] = True
-        body.update(self.options(request))
-        headers = {"authorization": f"Bearer {self.endpoint.api_key}"}
+        body.update(options)  # previous_response_id, prompt_cache_key, store, ...
+        headers = {}
+        if self.endpoint.api_key:  # a local server needs none: send no header at all
+            headers["authorization"] = f"Bearer {self.endpoint.api_key}"
         if self.endpoint.organization:
             headers["openai-organization"] = self.endpoint.organization
         if self.endpoint.project:
@@ -250,6 +294,27 @@ def finish(builder: ResponseBuilder, data: dict[str, Any]) -> Response:
     return builder.finish(reason, usage_from(data.get("usage")))
 
 
+class _Head(msgspec.Struct):
+    """What the lifecycle events' response object is read for; the rest of it (the
+    echoed tools, instructions, output) is skipped without being built."""
+
+    id: str = ""
+    model: str = ""
+    status: str | None = None
+    incomplete_details: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None
+
+
+class _Lifecycle(msgspec.Struct):
+    response: _Head = msgspec.field(default_factory=_Head)
+
+
+_LIFECYCLE = msgspec.json.Decoder(_Lifecycle)
+_LIFECYCLE_EVENTS = frozenset(
+    {"response.created", "response.in_progress", "response.completed", "response.incomplete"}
+)
+
+
 class ResponsesStream(StreamParser):
     def __init__(self, builder: ResponseBuilder) -> None:
         super().__init__(builder)
@@ -266,6 +331,10 @@ class ResponsesStream(StreamParser):
     def feed(self, event: SSEEvent) -> list[StreamEvent]:
         if event.data == b"[DONE]" or self.finished is not None:
             return []  # OpenRouter ends with [DONE]; recordings may append a next response
+        if event.event in _LIFECYCLE_EVENTS:
+            done = self._lifecycle(event)
+            if done is not None:
+                return done
         data = decode_json(event.data, f"OpenAI {event.event} event")
         kind = data.get("type") or event.event
         b = self.builder
@@ -304,6 +373,26 @@ class ResponsesStream(StreamParser):
             raise classify(PROVIDER, None, {"error": response.get("error") or response})
         elif kind == "error":
             raise classify(PROVIDER, None, {"error": data.get("error") or data})
+        return b.drain()
+
+    def _lifecycle(self, event: SSEEvent) -> list[StreamEvent] | None:
+        """The big lifecycle events, read for their head only (None: read it whole)."""
+        try:
+            head = _LIFECYCLE.decode(event.data).response
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        b = self.builder
+        if event.event in ("response.created", "response.in_progress"):
+            b.start(head.id, head.model)
+        else:
+            data = {
+                "id": head.id,
+                "model": head.model,
+                "status": head.status,
+                "incomplete_details": head.incomplete_details,
+                "usage": head.usage,
+            }
+            self.finished = finish(b, data)
         return b.drain()
 
     def _item_done(self, data: dict[str, Any]) -> None:

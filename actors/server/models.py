@@ -17,6 +17,7 @@ import msgspec
 from actors.kernel import ActorRef, Rejection, Runtime
 from actors.models.config import Wire, endpoint, endpoint_from_env
 from actors.models.errors import ConfigurationError
+from actors.models.fallback import Route
 from actors.models.gateway import ModelGateway
 from actors.session.profiles import PROFILES, ProviderProfile
 
@@ -34,6 +35,9 @@ class ModelSettings(msgspec.Struct, frozen=True):
     api_key: str | None = None
     wire: Wire | None = None
     """Speak this wire for every profile (``openai_chat`` for a local server)."""
+    fallbacks: tuple[str, ...] = ()
+    """Profiles whose endpoints (with their own models) a session falls back to, in
+    order, when its own endpoint fails (``troupe serve --fallback anthropic``)."""
 
 
 class UnknownProfile(Rejection):
@@ -75,3 +79,15 @@ class Models:
         ref = await self.runtime.spawn(ModelGateway(target), name=f"models/{wire}")
         self._gateways[wire] = ref
         return ref
+
+    async def routes(self, profile: ProviderProfile) -> ActorRef | list[Route]:
+        """The session's model: its profile's gateway, then each fallback's."""
+        own = await self.gateway(profile)
+        others = [name for name in self.settings.fallbacks if name != profile.id]
+        if not others:
+            return own
+        routes = [Route(own)]
+        for name in others:
+            fallback = self.profile(name)
+            routes.append(Route(await self.gateway(fallback), model=fallback.model))
+        return routes

@@ -101,7 +101,7 @@ class SessionRegistry:
             env = self.environments.resolve(environment)
         else:
             env = await self.environments.local(working_dir)
-        gateway = await self.models.gateway(profile)
+        gateway = await self.models.routes(profile)
         actor = SessionActor(profile, env, gateway, config)
         now = time.time()
         row = SessionRow(
@@ -128,7 +128,7 @@ class SessionRegistry:
                 env = await self.environments.local(row.working_dir)
             else:
                 env = self.environments.resolve(row.environment)
-            gateway = await self.models.gateway(profile)
+            gateway = await self.models.routes(profile)
             history = await self.store.history(row.id)
             repaired = repair_history(history)
             if repaired:

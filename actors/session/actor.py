@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 import msgspec
 
 from actors.kernel import Actor, ActorError, ActorRef, Rejection, handler
+from actors.models.fallback import FallbackModel, Route, as_routes
 from actors.models.session import ModelSession
 from actors.session.events import EventHub, Subscription
 from actors.session.loop import AgenticLoop, LoopParts
@@ -28,6 +29,7 @@ from environments.wrappers import ScopedEnvironment
 from protocol.events import (
     ErrorEvent,
     EventData,
+    ModelFallbackEvent,
     ServiceRestartedEvent,
     SessionEndEvent,
     SessionEvent,
@@ -71,7 +73,7 @@ class SessionActor(Actor):
         self,
         profile: ProviderProfile,
         environment: ActorRef,
-        gateway: ActorRef,
+        gateway: ActorRef | list[Route],
         config: SessionConfig | None = None,
         session_id: str | None = None,
         history: list[Turn] | None = None,
@@ -82,6 +84,8 @@ class SessionActor(Actor):
         """``history`` and ``first_seq`` resume a stored session: the conversation so
         far, and the sequence number its next event takes. ``agent_depth`` is how
         many subagent levels lie above this session (0 for a top-level session).
+        ``gateway`` may be an ordered list of :class:`Route` (endpoint gateways and
+        their models): the session falls back along it when one fails.
         ``snapshot`` reuses an environment snapshot (a subagent in its parent's
         environment sees the same one) instead of taking a new one at start."""
         self.id = session_id or f"s-{secrets.token_hex(4)}"
@@ -119,7 +123,12 @@ class SessionActor(Actor):
     # -- lifecycle -----------------------------------------------------------
 
     async def on_start(self) -> None:
-        model = await ModelSession.connect(self.gateway)
+        routes = as_routes(self.gateway)
+        model: ModelSession | FallbackModel
+        if len(routes) == 1 and routes[0].model is None:
+            model = await ModelSession.connect(routes[0].gateway)
+        else:
+            model = await FallbackModel.connect(routes, self._model_switched)
         if self.snapshot is None:
             self.snapshot = await take_snapshot(self.environment, self.profile)
         self._tools = ToolRunner(
@@ -135,6 +144,10 @@ class SessionActor(Actor):
                 agent_depth=self.agent_depth,
             )
         )
+
+    def _model_switched(self, data: dict[str, object]) -> None:
+        """The one place a fallback switch becomes an event."""
+        self.hub.emit(msgspec.convert(data, ModelFallbackEvent))
 
     async def on_stop(self) -> None:
         await self._close("the runtime is stopping")

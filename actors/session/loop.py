@@ -24,6 +24,7 @@ from actors.models.errors import (
     ContextLengthError,
     ModelError,
 )
+from actors.models.fallback import FallbackModel
 from actors.models.session import ModelSession
 from actors.session.events import EventHub
 from actors.session.history import MessageLog, history_chars
@@ -65,7 +66,7 @@ class LoopParts:
     """What the loop needs once the session has started: the model, the tool
     runner in the session's environment, and the environment's snapshot."""
 
-    model: ModelSession
+    model: ModelSession | FallbackModel
     tools: ToolRunner
     snapshot: EnvironmentSnapshot
 

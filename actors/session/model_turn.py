@@ -7,6 +7,7 @@ closes the HTTP response at once.
 from __future__ import annotations
 
 from actors.models.errors import ModelError, StreamError
+from actors.models.fallback import FallbackModel
 from actors.models.session import ModelSession
 from actors.session.events import EventHub
 from protocol.events import (
@@ -26,7 +27,7 @@ from protocol.llm import (
 
 
 async def call_model(
-    model: ModelSession, request: Request, hub: EventHub, stream: bool
+    model: ModelSession | FallbackModel, request: Request, hub: EventHub, stream: bool
 ) -> Response:
     """The model's whole answer; raises a typed ModelError when the call fails."""
     if not stream:

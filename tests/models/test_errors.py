@@ -119,10 +119,24 @@ def test_no_jitter_is_exact_and_capped() -> None:
     assert [policy.delay(n, ServerError("x")) for n in range(4)] == [1.0, 2.0, 4.0, 5.0]
 
 
-def test_retry_after_overrides_backoff_unless_longer_than_max_delay() -> None:
-    policy = RetryPolicy(max_delay=10.0)
+def test_retry_after_is_waited_out_up_to_max_retry_after() -> None:
+    policy = RetryPolicy(max_delay=10.0, max_retry_after=60.0)
     assert policy.delay(0, RateLimitError("slow down", retry_after=3.0)) == 3.0
+    # longer than our own backoff cap: still waited, as the server asked
+    assert policy.delay(0, RateLimitError("slow down", retry_after=45.0)) == 45.0
     assert policy.delay(0, RateLimitError("slow down", retry_after=120.0)) is None
+
+
+def test_retry_after_ms_and_x_should_retry() -> None:
+    headers = {"retry-after-ms": "1500", "retry-after": "9"}
+    assert classify("x", 429, b"", headers).retry_after == 1.5
+    assert classify("x", 429, b"", {"retry-after-ms": "junk", "retry-after": "2"}).retry_after == 2
+    refused = classify("x", 500, b"", {"x-should-retry": "false"})
+    assert refused.retryable is False
+    assert RetryPolicy().delay(0, refused) is None
+    forced = classify("x", 400, b'{"error": {"message": "bad"}}', {"x-should-retry": "true"})
+    assert forced.retryable is True
+    assert RetryPolicy(jitter=False).delay(0, forced) == 1.0
 
 
 def test_never_retried() -> None:

@@ -7,9 +7,10 @@ import msgspec
 import pytest
 import trio
 
-from actors.mockllm import Script, ToolCallSpec, Turn
+from actors.mockllm import Reply, Script, ToolCallSpec, Turn
 from actors.models import ConfigurationError, endpoint_from_env
 from actors.models.config import Wire, endpoint
+from actors.models.gemini import new_call_id
 from actors.models.registry import adapter_for
 from protocol.llm import (
     Finish,
@@ -195,12 +196,13 @@ def test_openai_chat_messages() -> None:
 
 
 def test_gemini_maps_results_to_names_and_echoes_signatures() -> None:
-    call = ToolCall("call_synthetic", "read_file", {"path": "a.txt"}, signature="thought-sig")
+    synthetic = new_call_id()  # made up by the adapter: not sent back
+    call = ToolCall(synthetic, "read_file", {"path": "a.txt"}, signature="thought-sig")
     history = [
         Message.system("sys"),
         Message.user("q"),
         Message("assistant", [ThinkingPart("hmm", None, "gemini"), call]),
-        Message.tool_result("call_synthetic", "contents"),
+        Message.tool_result(synthetic, "contents"),
     ]
     request = Request(
         "gemini-3", history, tools=[TOOL], tool_choice=ToolChoice("named", "read_file")
@@ -225,11 +227,24 @@ def test_gemini_maps_results_to_names_and_echoes_signatures() -> None:
     }
 
 
+def test_gemini_echoes_the_function_call_ids_it_was_given() -> None:
+    call = ToolCall("fc-7f3a", "read_file", {"path": "a.txt"})
+    history = [
+        Message.user("q"),
+        Message("assistant", [call]),
+        Message.tool_result("fc-7f3a", "contents", name="read_file"),
+    ]
+    adapter = adapter_for(endpoint("gemini", "http://h", "gkey"))
+    data = msgspec.json.decode(adapter.build(Request("gemini-3", history), stream=True).body)
+    assert data["contents"][1]["parts"][0]["functionCall"]["id"] == "fc-7f3a"
+    assert data["contents"][2]["parts"][0]["functionResponse"]["id"] == "fc-7f3a"
+
+
 @pytest.mark.parametrize("wire", ["anthropic", "gemini", "openai_responses"])
 async def test_signatures_from_a_real_stream_go_back_exactly(wire: str, connect: Connect) -> None:
     turn = Turn(
         reasoning="deep thought",
-        signature="Sig+/== exact",
+        signature="Sig+/w==",  # base64, as real signatures are (google-genai decodes them)
         tool_calls=[ToolCallSpec("read_file", {"path": "x"})],
     )
     async with connect(wire, Script([turn, Turn(text="done")])) as (server, session):
@@ -247,7 +262,7 @@ async def test_signatures_from_a_real_stream_go_back_exactly(wire: str, connect:
             )
             assert (await session.complete(follow)).text == "done"
     sent = server.requests[1].body.decode()
-    assert "Sig+/== exact" in sent
+    assert "Sig+/w==" in sent
     assert "file body" in sent
     if wire == "gemini":
         assert '"functionResponse":{"name":"read_file"' in sent
@@ -299,3 +314,31 @@ def test_configuration_from_the_environment() -> None:
     assert anthropic.base_url == "https://api.anthropic.com/v1" and anthropic.max_concurrency == 3
     with pytest.raises(ConfigurationError, match="OPENAI_API_KEY"):
         endpoint_from_env("openai_responses", {})
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream"])
+async def test_chat_tool_calls_without_an_id_get_one(mode: str, connect: Connect) -> None:
+    """Some local servers send tool calls with no id; each gets a unique one, which the
+    tool result then answers."""
+    call = {"type": "function", "function": {"name": "read_file", "arguments": '{"path":"a"}'}}
+    if mode == "stream":
+        chunk = {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, **call}, ]}, "finish_reason": None}]}  # fmt: skip
+        second = {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 1, **call}, ]}, "finish_reason": "tool_calls"}]}  # fmt: skip
+        frames = [b"data: " + msgspec.json.encode(c) + b"\n\n" for c in (chunk, second)]
+        reply = Reply(200, "text/event-stream", [*frames, b"data: [DONE]\n\n"])
+    else:
+        message = {"role": "assistant", "content": None, "tool_calls": [call, call]}
+        body = {"id": "c", "model": "m", "choices": [{"index": 0, "message": message}]}
+        reply = Reply(200, "application/json", [msgspec.json.encode(body)])
+    async with connect("openai_chat", replies=[reply]) as (_, session):
+        request = Request("m", [Message.user("go")])
+        with trio.fail_after(HANG_GUARD):
+            if mode == "stream":
+                async with session.stream(request) as events:
+                    response = [e async for e in events][-1].response  # type: ignore[union-attr]
+            else:
+                response = await session.complete(request)
+    ids = [c.id for c in response.tool_calls]
+    assert len(ids) == 2 and all(i.startswith("call_") for i in ids) and len(set(ids)) == 2

@@ -66,14 +66,16 @@ def start_stack(tmp_path: Path) -> StartStack:
     root = Path(os.path.realpath(tmp_path))
 
     @asynccontextmanager
-    async def start(script: dict[str, Any] | None = None, **config: Any) -> AsyncIterator[Stack]:
+    async def start(
+        script: dict[str, Any] | None = None, fallbacks: tuple[str, ...] = (), **config: Any
+    ) -> AsyncIterator[Stack]:
         parsed = msgspec.convert(script or shell_turns(), Script)
         work = root / "work"
         work.mkdir(exist_ok=True)
         data_dir = root / "data"
         failure: BaseException | None = None
         async with serve_mock_llm(parsed) as mock, trio.open_nursery() as nursery:
-            settings = ModelSettings("openai", mock.base_url, "test-key")
+            settings = ModelSettings("openai", mock.base_url, "test-key", fallbacks)
             server_config = ServerConfig(
                 data_dir=data_dir, port=0, working_dir=work, models=settings, **config
             )
