@@ -75,7 +75,7 @@ def start_stack(tmp_path: Path) -> StartStack:
         data_dir = root / "data"
         failure: BaseException | None = None
         async with serve_mock_llm(parsed) as mock, trio.open_nursery() as nursery:
-            settings = ModelSettings("openai", mock.base_url, "test-key", fallbacks)
+            settings = ModelSettings("openai", mock.base_url, "test-key", fallbacks=fallbacks)
             server_config = ServerConfig(
                 data_dir=data_dir, port=0, working_dir=work, models=settings, **config
             )
