@@ -137,7 +137,9 @@ async def _answer(services: Services, request: Request) -> Reply:
             record = registry.record(request.session)
             if record.approvals is None:
                 raise SessionClosed(f"session {request.session} has no pending approvals")
-            record.approvals.resolve(request.request_id, request.approved, request.message)
+            record.approvals.resolve(
+                request.request_id, request.approved, request.message, request.scope
+            )
             return Ok(request.id)
         case _:
             return await _environment_request(services.environments, request)
