@@ -31,7 +31,7 @@ class ReplayStream(trio.abc.Stream):
             size = len(self._prefix) if max_bytes is None else max_bytes
             data, self._prefix = self._prefix[:size], self._prefix[size:]
             return data
-        return await self._stream.receive_some(max_bytes)
+        return bytes(await self._stream.receive_some(max_bytes))
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         await self._stream.send_all(data)
@@ -97,9 +97,10 @@ class DualListener:
 
     async def handle(self, stream: trio.SocketStream) -> None:
         try:
-            with trio.move_on_after(self._connect_timeout) as scope:
+            head = b""
+            with trio.move_on_after(self._connect_timeout):
                 head = await read_head(stream)
-            if scope.cancelled_caught or not head:
+            if not head:
                 return
             if is_upgrade(head):
                 await self._serve_websocket(ReplayStream(head, stream))
@@ -114,14 +115,15 @@ class DualListener:
 
     async def _serve_websocket(self, stream: ReplayStream) -> None:
         async with trio.open_nursery() as nursery:
-            with trio.move_on_after(self._connect_timeout) as scope:
+            request = None
+            with trio.move_on_after(self._connect_timeout):
                 request = await wrap_server_stream(
                     nursery,
                     stream,
                     message_queue_size=self._message_queue_size,
                     max_message_size=self._max_message_size,
                 )
-            if scope.cancelled_caught:
+            if request is None:
                 nursery.cancel_scope.cancel()
                 return
             connection = request._connection  # closed below, like serve_websocket does

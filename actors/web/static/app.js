@@ -6,6 +6,10 @@
 const $ = (selector, root = document) => root.querySelector(selector);
 const esc = Render.escape;
 const OUTPUT_LINES = 8;
+// Live-only kinds: never replayed, and a server restarted after a crash numbers its
+// next events from the last *stored* one, so these must not move the resume cursor.
+const EPHEMERAL = new Set(["assistant_text_delta", "assistant_reasoning_delta",
+  "tool_call_output_delta", "events_missed"]);
 
 function h(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -106,7 +110,8 @@ class Stream {
   // What the page knows of one subscribed session (or subagent), built from events.
   constructor(key) {
     this.key = key;
-    this.cursor = 0;          // the last seq applied: the resume point
+    this.cursor = 0;          // the last durable seq applied: the resume point
+    this.liveSeq = 0;
     this.node = h("ol", { class: "timeline", "aria-live": "off" });
     this.tools = new Map();
     this.approvals = new Map();
@@ -122,6 +127,7 @@ class Stream {
     this.queue = [];
     this.scheduled = false;
     this.onChange = () => {};
+    this.onSpawn = () => {};
   }
 
   get state() {
@@ -134,8 +140,7 @@ class Stream {
   }
 
   push(frame) {
-    // Live deltas carry seqs too, so one cursor dedups both replay and live frames.
-    if (frame.seq <= this.cursor && !frame.resent) return;
+    if (this.stale(frame)) return;
     this.queue.push(frame);
     if (!this.scheduled) {
       this.scheduled = true;
@@ -148,13 +153,20 @@ class Stream {
     const started = performance.now();
     while (this.queue.length && performance.now() - started < 12) {
       const frame = this.queue.shift();
-      if (frame.seq <= this.cursor && !frame.resent) continue;
-      if (!frame.resent) this.cursor = frame.seq;
+      if (this.stale(frame)) continue;
+      if (EPHEMERAL.has(frame.kind)) this.liveSeq = frame.seq;
+      else if (!frame.resent) this.cursor = this.liveSeq = frame.seq;
       this.apply(frame.kind, frame.data, frame);
     }
     if (this.queue.length) setTimeout(() => this.drain(), 0);
     else this.scheduled = false;
     this.onChange(this);
+  }
+
+  stale(frame) {
+    // The cursor (last durable seq) dedups replayed and live events alike.
+    if (frame.resent) return false;
+    return EPHEMERAL.has(frame.kind) ? frame.seq <= this.liveSeq : frame.seq <= this.cursor;
   }
 
   add(node) { this.node.append(node); return node; }
@@ -174,6 +186,7 @@ class Stream {
         this.add(h("li", { class: "user steer" }, h("div", { class: "who" }, "steer"), h("div", { class: "md", html: Render.markdown(data.content) })));
         break;
       case "assistant_text_start":
+        this.processing = true;  // a subagent's input arrives without user_input
         this.openAssistant();
         break;
       case "assistant_text_delta":
@@ -240,6 +253,7 @@ class Stream {
         this.add(h("li", { class: "note" }, `session ended: ${data.reason}`));
         break;
       case "subagent_spawned":
+        this.onSpawn(data.address);  // follow the child at once: its events are live only
         this.children.set(data.address, { id: data.agent_id, address: data.address, task: data.task, status: "running" });
         this.add(h("li", { class: "note" }, `subagent ${data.agent_id} started: ${data.task}`));
         break;
@@ -292,6 +306,7 @@ class Stream {
   }
 
   toolStart(data) {
+    this.processing = true;
     this.closeAssistant();
     this.running += 1;
     const args = data.arguments || {};
@@ -357,8 +372,13 @@ class App {
   }
 
   subscribe(stream) {
+    stream.liveSeq = stream.cursor;  // a restarted server may reuse live-only numbers
     return this.link.request("subscribe", { session: stream.key, after_seq: stream.cursor })
-      .catch((error) => toast(`subscribe ${stream.key}: ${error.message}`));
+      .catch((error) => {
+        // A subagent that is gone cannot be followed (the server keeps no replay of it).
+        if (stream.key.includes("/agents/")) stream.gone = true;
+        else toast(`subscribe ${stream.key}: ${error.message}`);
+      });
   }
 
   stream(key) {
@@ -366,8 +386,9 @@ class App {
     if (!stream) {
       stream = new Stream(key);
       stream.onChange = (changed) => this.changed(changed);
+      stream.onSpawn = (address) => this.stream(address);
       this.streams.set(key, stream);
-      if (this.link.open) this.subscribe(stream);
+      if (this.link.open) stream.subscribed = this.subscribe(stream);
     }
     return stream;
   }
@@ -482,6 +503,7 @@ class App {
     try {
       const created = await this.link.request("create_session", fields);
       const id = created.session.session_id;
+      await this.stream(id).subscribed;  // follow before it starts: deltas are live only
       await this.link.request("submit", { session: id, text: data.get("task") });
       location.hash = `#/s/${encodeURIComponent(id)}`;
     } catch (error) { toast(error.message); }
@@ -577,7 +599,8 @@ class App {
     state.textContent = stream.state;
     state.className = `state ${stream.state.replace(/ /g, "-")}`;
     $("#session-meta").textContent = `iteration ${stream.iterations} · tokens ${stream.usage.input.toLocaleString()} in / ${stream.usage.output.toLocaleString()} out`;
-    if (stream.task) $("#session-title").textContent = stream.task.split("\n")[0].slice(0, 120);
+    const task = stream.task || rootStream.children.get(stream.key)?.task || "";
+    if (task) $("#session-title").textContent = task.split("\n")[0].slice(0, 120);
     this.paintApprovals(stream);
     this.paintTree(rootStream, stream.key);
   }
@@ -611,7 +634,8 @@ class App {
     const children = h("ul", {});
     for (const child of rootStream.children.values()) {
       const childStream = this.stream(child.address);
-      const status = child.status === "running" ? childStream.state : child.status;
+      let status = child.status;
+      if (status === "running" && childStream.cursor) status = childStream.state === "idle" ? "running" : childStream.state;
       const node = item(child.address, `${child.id}: ${child.task.slice(0, 60)}`, status);
       const last = childStream.lastLine();
       if (last) node.append(h("div", { class: "child-tail" }, last));
