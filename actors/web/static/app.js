@@ -536,12 +536,25 @@ class App {
   }
 
   changed(stream) {
+    // One repaint per frame, however many slices of events were applied meanwhile.
+    if (stream.key === this.currentKey) this.currentChanged = true;
+    if (this.paintPending) return;
+    this.paintPending = true;
+    requestAnimationFrame(() => {
+      this.paintPending = false;
+      const follow = this.currentChanged;
+      this.currentChanged = false;
+      this.repaint(follow);
+    });
+  }
+
+  repaint(follow) {
     if (this.view !== "session") return;
     const current = this.streams.get(this.currentKey);
     const root = this.streams.get(this.rootKey);
     if (!current || !root) return;
     this.paintSession(current, root);
-    if (stream === current) this.follow(stream);
+    if (follow) this.follow(current);
   }
 
   follow(stream, force = false) {
