@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from playwright.sync_api import sync_playwright  # noqa: E402
+from playwright.sync_api import sync_playwright
 
-from bench.report import Figure, compare, emit, parse_args, ratios, sample_figures  # noqa: E402
-from tests.web.big_session import CALLS_PER_TURN, big_script, fill_session, steer_latency_ms  # noqa: E402
-from tests.web.conftest import CHROMIUM, CHROMIUM_FLAGS, TrioThread  # noqa: E402
+from bench.report import Figure, compare, emit, parse_args, ratios, sample_figures
+from tests.web.big_session import CALLS_PER_TURN, big_script, fill_session, steer_latency_ms
+from tests.web.conftest import CHROMIUM, CHROMIUM_FLAGS, TrioThread
 
 
 def main() -> None:
@@ -37,7 +37,7 @@ def main() -> None:
         with TrioThread(big_script(turns), root / "data", root / "work", True) as stack, \
                 sync_playwright() as playwright:  # fmt: skip
             big = fill_session(stack, events)
-            small = fill_session(stack, 1)
+            small = fill_session(stack, 3, task="say hello")
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
             context = browser.new_context()
             page = context.new_page()
