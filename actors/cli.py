@@ -181,6 +181,7 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
     serve.add_argument("--allow-origin", action="append", metavar="ORIGIN",
                        help="a browser origin to admit besides loopback (repeatable)")  # fmt: skip
     serve.add_argument("--max-frame", type=int, default=4 * 1024 * 1024, help="bytes")
+    serve.add_argument("--open", action="store_true", help="open the web page in a browser")
     _data_dir_option(serve)
     _model_options(serve)
 

@@ -260,12 +260,14 @@ class ApprovalRequestEvent(EventBody, frozen=True):
 
 
 class ApprovalResolvedEvent(EventBody, frozen=True):
-    """An approval request was answered (or withdrawn, or cut short by a crash)."""
+    """An approval request was answered (or withdrawn, or cut short by a crash).
+    ``scope`` ``session``: the client approved this action for the whole session."""
 
     kind = "approval_resolved"
     request_id: str
     approved: bool
     message: str | None = None
+    scope: Literal["once", "session"] = "once"
 
 
 # -- subagents ----------------------------------------------------------------

@@ -76,6 +76,15 @@ class SessionInfo(msgspec.Struct, frozen=True):
     updated: float
     interrupted: bool = False
     config: SessionConfig = SessionConfig()
+    task: str = ""
+    """The first input the session received (seen by this server process)."""
+    activity: str = ""
+    """What a live session is doing now: ``thinking``, ``running_tool``,
+    ``awaiting_approval`` or empty (see ``state``)."""
+    iterations: int = 0
+    """Model calls answered since this server process started following it."""
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 class SessionCreated(_Reply, frozen=True, tag="session_created"):

@@ -9,7 +9,7 @@ Sessions are named by id (``s-3f2a``) or by actor address
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import msgspec
 
@@ -131,10 +131,15 @@ class UnsubscribeSession(_Request[Ok], frozen=True, tag="unsubscribe"):
 
 
 class ResolveApproval(_Request[Ok], frozen=True, tag="resolve_approval"):
+    """Answer an approval request. ``scope`` ``session`` asks the policy to approve
+    the same action for the rest of the session (the answer is recorded in the
+    ``approval_resolved`` event; the policy decides what "the same" means)."""
+
     session: str
     request_id: str
     approved: bool
     message: str | None = None
+    scope: Literal["once", "session"] = "once"
 
 
 class ExecInEnvironment(_Request[ExecReply], frozen=True, tag="exec"):

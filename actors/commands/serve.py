@@ -8,6 +8,7 @@ import argparse
 import errno
 import signal
 import sys
+import webbrowser
 from pathlib import Path
 
 import msgspec
@@ -50,6 +51,10 @@ def run(args: argparse.Namespace) -> int:
                 print(f"troupe server listening on {server.url}", flush=True)
                 print(f"token: {server.token_file}", flush=True)
                 print(f"store: {server.store.path}", flush=True)
+                login = server.login_url()
+                print(f"web page (one-time login link): {login}", flush=True)
+                if args.open:
+                    webbrowser.open(login)
                 async for _ in signals:  # stop gracefully: sessions resume next time
                     print("troupe serve: stopping", file=sys.stderr, flush=True)
                     server.stop()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import trio
 
@@ -31,8 +31,10 @@ class Pending:
     done: trio.Event = field(default_factory=trio.Event)
     approved: bool = False
     message: str | None = None
+    scope: ApprovalScope = "once"
 
 
+ApprovalScope = Literal["once", "session"]
 Emit = Callable[[EventData], SessionEvent]
 
 
@@ -60,13 +62,19 @@ class Approvals:
                 self._emit(ApprovalResolvedEvent(request_id, approved=False, message="withdrawn"))
         return pending.approved, pending.message
 
-    def resolve(self, request_id: str, approved: bool, message: str | None) -> None:
+    def resolve(
+        self, request_id: str, approved: bool, message: str | None, scope: ApprovalScope = "once"
+    ) -> None:
+        """Record a client's answer. ``scope`` ``session`` (approve this action for
+        the rest of the session) is kept on the pending request and in the event,
+        for the policy to honour."""
         pending = self.pending.pop(request_id, None)
         if pending is None:
             raise ApprovalNotFound(f"no pending approval request {request_id}")
         pending.approved = approved
         pending.message = message
-        self._emit(ApprovalResolvedEvent(request_id, approved, message))
+        pending.scope = scope if approved else "once"
+        self._emit(ApprovalResolvedEvent(request_id, approved, message, pending.scope))
         pending.done.set()
 
     def events(self) -> list[SessionEvent]:

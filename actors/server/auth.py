@@ -67,3 +67,39 @@ def origin_allowed(origin: str | None, allowlist: frozenset[str]) -> bool:
         parts = urlsplit(origin)
         return parts.scheme in ("http", "https") and (parts.hostname or "") in LOOPBACK_HOSTS
     return False
+
+
+# -- the web page's login -------------------------------------------------------------
+# The browser never holds the long-lived token: ``troupe serve`` prints a URL with a
+# one-time login token, which the page exchanges for a cookie. The cookie is a nonce
+# signed with the server's token (HMAC), so it survives a server restart (the token is
+# kept in the data directory) and is revoked by deleting the token file.
+
+WEB_COOKIE = "troupe_web"
+
+
+def sign_web_cookie(token: str) -> str:
+    """A fresh cookie value: ``nonce.signature``."""
+    nonce = secrets.token_urlsafe(18)
+    return f"{nonce}.{_signature(token, nonce)}"
+
+
+def web_cookie_valid(token: str, value: str | None) -> bool:
+    if not value or "." not in value:
+        return False
+    nonce, _, signature = value.partition(".")
+    return hmac.compare_digest(_signature(token, nonce).encode(), signature.encode())
+
+
+def cookie_from(header: str | None) -> str | None:
+    """The value of the web cookie in a ``Cookie`` request header, if any."""
+    for part in (header or "").split(";"):
+        name, _, value = part.strip().partition("=")
+        if name == WEB_COOKIE:
+            return value
+    return None
+
+
+def _signature(token: str, nonce: str) -> str:
+    digest = hmac.new(token.encode(), f"troupe-web:{nonce}".encode(), "sha256").hexdigest()
+    return digest[:43]

@@ -140,7 +140,9 @@ async def _answer(services: Services, request: Request) -> Reply:
                 raise SessionClosed(f"session {request.session} is closed")
             if record.approvals is None:  # stored: nothing waits for an answer now
                 raise ApprovalNotFound(f"no pending approval request {request.request_id}")
-            record.approvals.resolve(request.request_id, request.approved, request.message)
+            record.approvals.resolve(
+                request.request_id, request.approved, request.message, request.scope
+            )
             return Ok(request.id)
         case _:
             return await _environment_request(services.environments, request)

@@ -14,7 +14,13 @@ import msgspec
 import trio
 from trio_websocket import WebSocketConnection, WebSocketRequest
 
-from actors.server.auth import bearer, origin_allowed, token_matches
+from actors.server.auth import (
+    bearer,
+    cookie_from,
+    origin_allowed,
+    token_matches,
+    web_cookie_valid,
+)
 from protocol.wire import (
     CLOSE_EXPECTED_HELLO,
     CLOSE_UNAUTHORIZED,
@@ -35,8 +41,8 @@ class Policy(msgspec.Struct, frozen=True):
 
 
 async def upgrade(request: WebSocketRequest, policy: Policy) -> tuple[WebSocketConnection, bool]:
-    """Accept the upgrade, or refuse it (returns None). The flag says whether the
-    Authorization header already proved the token."""
+    """Accept the upgrade, or refuse it (raises Refused). The flag says whether the
+    Authorization header or the web page's login cookie already proved the token."""
     headers = {name.decode("latin-1").lower(): value.decode("latin-1")
                for name, value in request.headers}  # fmt: skip
     origin = headers.get("origin")
@@ -48,6 +54,8 @@ async def upgrade(request: WebSocketRequest, policy: Policy) -> tuple[WebSocketC
             await request.reject(401, body=b"invalid bearer token\n")
             raise Refused
         return await request.accept(), True
+    if web_cookie_valid(policy.token, cookie_from(headers.get("cookie"))):
+        return await request.accept(), True  # the web page, logged in (actors/web)
     return await request.accept(), False
 
 

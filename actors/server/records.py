@@ -34,6 +34,11 @@ class Record:
     history_wanted: trio.Event = field(default_factory=trio.Event)
     approvals: Approvals | None = None
     starting: trio.Lock = field(default_factory=trio.Lock)
+    task: str = ""
+    activity: str = ""
+    iterations: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
 
     @property
     def live(self) -> bool:
@@ -54,4 +59,9 @@ class Record:
             updated=time.time() if self.live else self.row.updated,
             interrupted=self.interrupted,
             config=self.config,
+            task=self.task,
+            activity=self.activity if self.live else "",
+            iterations=self.iterations,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
         )

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import msgspec
 import trio
-from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket
+from trio_websocket import ConnectionClosed, WebSocketRequest
 
 from actors.kernel import Runtime
 from actors.server.auth import load_or_create_token, token_path
@@ -28,6 +28,8 @@ from actors.server.models import Models, ModelSettings
 from actors.server.registry import SessionRegistry
 from actors.server.restarts import report_restarts
 from actors.store import Store, open_store
+from actors.web.listener import DualListener
+from actors.web.pages import WebPages
 from protocol.wire import DEFAULT_MAX_FRAME, PROTOCOL_VERSION, Codec, Welcome
 
 log = logging.getLogger("troupe.server")
@@ -66,6 +68,7 @@ class RunningServer:
         self.registry = registry
         self.port = 0
         self.token = ""
+        self.pages: WebPages | None = None
         self._stop = trio.Event()
 
     @property
@@ -73,6 +76,15 @@ class RunningServer:
         host = self.config.host
         host = f"[{host}]" if ":" in host else host
         return f"ws://{host}:{self.port}/"
+
+    @property
+    def http_url(self) -> str:
+        return "http" + self.url.removeprefix("ws")
+
+    def login_url(self) -> str:
+        """A one-time URL that logs a browser in to the web page."""
+        assert self.pages is not None, "the server has not started"
+        return f"{self.http_url}login?token={self.pages.logins.issue()}"
 
     @property
     def token_file(self) -> Path:
@@ -105,15 +117,14 @@ async def run_server(
         server.token = token
         services = Services(registry, environments, store)
         gateway = Gateway(runtime, services, Policy(token, config.origins), config)
-        listener = await nursery.start(
-            lambda task_status: serve_websocket(
-                gateway.handle, config.host, config.port, None,
-                max_message_size=config.max_frame_bytes, message_queue_size=4,
-                connect_timeout=10, disconnect_timeout=5,
-                task_status=task_status,
-            )
+        server.pages = WebPages(token, config.origins)
+        listener = DualListener(
+            gateway.handle, server.pages.handle,
+            max_message_size=config.max_frame_bytes, message_queue_size=4,
+            connect_timeout=10, disconnect_timeout=5,
         )  # fmt: skip
-        server.port = listener.port
+        listeners = await nursery.start(listener.serve, config.host, config.port)
+        server.port = listeners[0].socket.getsockname()[1]
         if config.advertise:
             _write_server_file(server)
         task_status.started(server)

@@ -14,7 +14,18 @@ import trio
 from actors.kernel import ActorError, ActorRef
 from actors.server.records import Record
 from actors.store import Store
-from protocol.events import ProcessingEndEvent, SessionEndEvent, SessionEvent, UserInputEvent
+from protocol.events import (
+    ApprovalRequestEvent,
+    ApprovalResolvedEvent,
+    AssistantTextEndEvent,
+    AssistantTextStartEvent,
+    ProcessingEndEvent,
+    SessionEndEvent,
+    SessionEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+    UserInputEvent,
+)
 from protocol.session import GetSnapshot, Turn
 
 _HISTORY_KINDS = frozenset(
@@ -55,6 +66,7 @@ class StoreSync:
             self.store.put_state(record.row.id, state)
         if event.kind in _HISTORY_KINDS:
             record.history_wanted.set()
+        _follow_activity(record, event)
 
     async def save_history(self, record: Record, ref: ActorRef) -> None:
         """Store new turns whenever events say the history grew, until the actor stops."""
@@ -74,3 +86,25 @@ class StoreSync:
         if new:
             self.store.put_history(record.row.id, record.history_saved, new)
             record.history_saved = len(history)
+
+
+def _follow_activity(record: Record, event: SessionEvent) -> None:
+    """The summary a session list shows: task, what it is doing, model calls, tokens."""
+    match event.data:
+        case UserInputEvent(content=content):
+            record.task = record.task or content
+            record.activity = "thinking"
+        case AssistantTextStartEvent() | ToolCallEndEvent() | ApprovalResolvedEvent():
+            record.activity = "thinking"
+        case ToolCallStartEvent():
+            record.activity = "running_tool"
+        case ApprovalRequestEvent():
+            record.activity = "awaiting_approval"
+        case AssistantTextEndEvent(usage=usage):
+            record.iterations += 1
+            record.input_tokens += usage.input_tokens
+            record.output_tokens += usage.output_tokens
+        case ProcessingEndEvent() | SessionEndEvent():
+            record.activity = ""
+        case _:
+            pass

@@ -81,8 +81,10 @@ class SessionSubscription:
         registry = self.registry
         key = self.session
         if key.startswith("/") and key.strip("/").count("/") > 1:
-            ref = registry.ref_for(key)  # a subagent: live only, not stored here
-            live = await ref.ask(Subscribe(LIVE_BUFFER))
+            # A subagent: not stored here; its hub still keeps its latest durable
+            # events, so a client resuming from a cursor gets those first.
+            ref = registry.ref_for(key)
+            live = await ref.ask(Subscribe(LIVE_BUFFER, self.cursor))
             self.session_id = live.session_id
             return live, 0
         record = registry.record(key)

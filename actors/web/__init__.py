@@ -1,0 +1,1 @@
+"""The web page: plain HTTP for its assets and login, on the WebSocket's own port."""

@@ -1,0 +1,93 @@
+"""Who gets the page and its data: the one-time login link, the cookie, the Origin
+check, on the same port as the WebSocket (real sockets, no browser needed)."""
+
+from __future__ import annotations
+
+import json
+
+import trio
+from trio_websocket import ConnectionClosed, ConnectionRejected, open_websocket
+
+from actors.server.auth import WEB_COOKIE
+from tests.wire.conftest import StartStack
+from tests.wire.conftest import start_stack as start_stack  # the fixture
+
+FOREIGN = "http://evil.example"
+
+
+async def http_get(port: int, target: str, *headers: str) -> tuple[int, dict[str, str], bytes]:
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    async with stream:
+        lines = [f"GET {target} HTTP/1.1", f"Host: 127.0.0.1:{port}", *headers, "", ""]
+        await stream.send_all("\r\n".join(lines).encode())
+        data = b""
+        while chunk := await stream.receive_some():
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode().split("\r\n")
+    parsed = {}
+    for line in header_lines:
+        name, _, value = line.partition(":")
+        parsed[name.strip().lower()] = value.strip()
+    return int(status_line.split()[1]), parsed, body
+
+
+async def test_login_link_is_one_time_and_the_cookie_opens_page_and_socket(
+    start_stack: StartStack,
+) -> None:
+    async with start_stack() as stack:
+        port = stack.server.port
+        for target in ("/", "/app.js", "/app.css"):
+            status, _, body = await http_get(port, target)
+            assert status == 401, target
+            assert b"Not logged in" in body or target != "/"
+        assert (await http_get(port, "/login?token=guessed"))[0] == 401
+        assert (await http_get(port, f"/login?token={stack.token}"))[0] == 401  # not a login token
+
+        login = stack.server.login_url()
+        target = login.split(str(port), 1)[1]
+        status, headers, _ = await http_get(port, target)
+        assert status == 303 and headers["location"] == "/"
+        cookie = headers["set-cookie"].split(";", 1)[0]
+        assert cookie.startswith(f"{WEB_COOKIE}=") and stack.token not in cookie
+        assert "HttpOnly" in headers["set-cookie"] and "SameSite=Strict" in headers["set-cookie"]
+        assert (await http_get(port, target))[0] == 401  # spent
+
+        status, headers, body = await http_get(port, "/", f"Cookie: {cookie}")
+        assert status == 200 and b"<title>Troupe</title>" in body
+        assert "default-src 'self'" in headers["content-security-policy"]
+        assert (await http_get(port, "/app.js", f"Cookie: {cookie}"))[0] == 200
+        assert (await http_get(port, "/nothing", f"Cookie: {cookie}"))[0] == 404
+        forged = f"{WEB_COOKIE}=abc.{'0' * 43}"
+        assert (await http_get(port, "/", f"Cookie: {forged}"))[0] == 401
+        foreign = await http_get(port, "/", f"Cookie: {cookie}", f"Origin: {FOREIGN}")
+        assert foreign[0] == 403
+
+        # The WebSocket: the cookie authenticates the upgrade; a foreign Origin is refused.
+        hello = json.dumps({"type": "hello", "version": 1})
+        async with open_websocket(
+            "127.0.0.1", port, "/", use_ssl=False,
+            extra_headers=[(b"cookie", cookie.encode()), (b"origin", f"http://127.0.0.1:{port}".encode())],
+        ) as socket:  # fmt: skip
+            await socket.send_message(hello)
+            assert json.loads(await socket.get_message())["type"] == "welcome"
+            await socket.send_message(json.dumps({"type": "list_sessions", "id": 1}))
+            assert json.loads(await socket.get_message())["type"] == "session_list"
+        try:
+            async with open_websocket(
+                "127.0.0.1", port, "/", use_ssl=False,
+                extra_headers=[(b"cookie", cookie.encode()), (b"origin", FOREIGN.encode())],
+            ):  # fmt: skip
+                raise AssertionError("a foreign Origin was admitted")
+        except ConnectionRejected as rejected:
+            assert rejected.status_code == 403
+        for extra in ([], [(b"cookie", forged.encode())]):
+            async with open_websocket("127.0.0.1", port, "/", use_ssl=False,
+                                      extra_headers=extra) as socket:  # fmt: skip
+                await socket.send_message(hello)
+                assert json.loads(await socket.get_message())["code"] == "unauthorized"
+                try:
+                    await socket.get_message()
+                    raise AssertionError("an unauthenticated socket stayed open")
+                except ConnectionClosed as closed:
+                    assert closed.reason is not None and closed.reason.code == 4001
