@@ -54,10 +54,9 @@ def test_names_fit_every_provider():
 def test_categories_from_annotations_then_configuration():
     server = McpServerConfig("s", command=["x"], categories={"b": "read"})
 
-    def tool(name: str, **hints: bool) -> McpTool:
-        return McpTool(
-            name=name, input_schema={"type": "object"}, annotations=ToolAnnotations(**hints)
-        )
+    def tool(name: str, read_only_hint: bool = False, destructive_hint: bool = False) -> McpTool:
+        hints = ToolAnnotations(read_only_hint=read_only_hint, destructive_hint=destructive_hint)
+        return McpTool(name=name, input_schema={"type": "object"}, annotations=hints)
 
     assert category_of(server, tool("a", read_only_hint=True)) == "read"
     assert category_of(server, tool("a", destructive_hint=True)) == "admin"
