@@ -41,6 +41,12 @@ def note(text: str) -> str:
 
 
 @app.tool()
+def noop() -> str:
+    """Do nothing (the bench's MCP round)."""
+    return "ok"
+
+
+@app.tool()
 def hang(seconds: float) -> str:
     """Sleep, then answer (a call to kill the server under). ``MCP_HANG_FILE``
     names a file created when the call has begun."""
