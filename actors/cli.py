@@ -129,6 +129,14 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
 
     commands.add_parser("schema", help="print the JSON Schema of the WebSocket protocol")
 
+    acp = commands.add_parser(
+        "acp",
+        help="serve the Agent Client Protocol on stdin/stdout (for editors such as Zed)",
+    )
+    _data_dir_option(acp)
+    _model_options(acp)
+    _client_options(acp)
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
@@ -140,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from actors.mockllm.main import run
 
         return run(args)
-    if args.command in ("serve", "run", "attach", "sessions", "demo", "schema"):
+    if args.command in ("serve", "run", "attach", "sessions", "demo", "schema", "acp"):
         from importlib import import_module
 
         command = import_module(f"actors.commands.{args.command}")
