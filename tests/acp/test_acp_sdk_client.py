@@ -37,12 +37,17 @@ def scripted_provider(tmp_path: Path, turns: list[dict[str, Any]]) -> Iterator[s
         process.wait()
 
 
-def drive(tmp_path: Path, url: str, **plan: Any) -> dict[str, Any]:
-    """Run the SDK client against a fresh ``troupe acp``; its JSON summary."""
+def require_client() -> None:
+    """Skip, saying why, where the SDK client cannot run."""
     if shutil.which("node") is None:
         pytest.skip("Node.js is missing (.ci/run installs it)")
     if not SDK.is_file():
         pytest.skip("npm package @agentclientprotocol/sdk@1 is not installed (.ci/run)")
+
+
+def drive(tmp_path: Path, url: str, **plan: Any) -> dict[str, Any]:
+    """Run the SDK client against a fresh ``troupe acp``; its JSON summary."""
+    require_client()
     workdir = tmp_path.resolve() / "work"
     workdir.mkdir(exist_ok=True)
     data = str(tmp_path / "data")
