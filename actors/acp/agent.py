@@ -67,7 +67,13 @@ class Prompt:
 @dataclass
 class AcpSession:
     id: str
+    cwd: str
     prompt: Prompt | None = None
+    replay_until: int | None = None
+    """While loading: the last stored event's seq (None until the server says)."""
+    replaying: bool = False
+    replayed: trio.Event = field(default_factory=trio.Event)
+    last_seq: int = 0
     always_allowed: set[str] = field(default_factory=set)
     """Approval actions the editor answered "always allow" for."""
 
@@ -165,6 +171,7 @@ class AcpAgent:
             "initialize": self.initialize,
             "authenticate": self.authenticate,
             "session/new": self.new_session,
+            "session/load": self.load_session,
             "session/prompt": self.prompt,
             "session/cancel": self.cancel,
         }
@@ -176,7 +183,7 @@ class AcpAgent:
         return {
             "protocolVersion": PROTOCOL_VERSION,
             "agentCapabilities": {
-                "loadSession": False,
+                "loadSession": True,
                 "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": True, "sse": False},
             },
@@ -196,9 +203,27 @@ class AcpAgent:
             CreateSession, working_dir=cwd, config=SessionConfig(mcp_servers=servers)
         )
         session_id = created.session.session_id
-        self._sessions[session_id] = AcpSession(session_id)
+        self._sessions[session_id] = AcpSession(session_id, cwd)
         await self.client.request(SubscribeSession, session=session_id)
         return {"sessionId": session_id}
+
+    async def load_session(self, params: dict[str, Any]) -> None:
+        """Replay a stored session's history as updates, then answer (ACP's order).
+        The session keeps the MCP servers it was created with."""
+        session_id, cwd = params["sessionId"], params["cwd"]
+        if not isinstance(session_id, str) or not isinstance(cwd, str):
+            raise AcpError(INVALID_PARAMS, "sessionId and cwd must be strings")
+        session = self._sessions[session_id] = AcpSession(session_id, cwd, replaying=True)
+        try:
+            subscribed = await self.client.request(SubscribeSession, session=session_id)
+        except RequestError:
+            del self._sessions[session_id]
+            raise
+        session.replay_until = subscribed.last_seq
+        if session.last_seq >= subscribed.last_seq:
+            session.replaying = False
+            session.replayed.set()
+        await session.replayed.wait()
 
     async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self._session(params["sessionId"])
@@ -240,7 +265,7 @@ class AcpAgent:
                     continue
                 if data is None:  # a kind newer than this host
                     continue
-                update = update_of(data)
+                update = update_of(data, session.cwd, replay=session.replaying)
                 if update is not None:
                     await self.notify("session/update", {"sessionId": session.id, "update": update})
                 prompt = session.prompt
@@ -258,6 +283,11 @@ class AcpAgent:
                         prompt.done.set()
                     case _:
                         pass
+                session.last_seq = max(session.last_seq, event.seq)
+                until = session.replay_until
+                if session.replaying and until is not None and event.seq >= until:
+                    session.replaying = False
+                    session.replayed.set()
 
     async def _close_open_calls(self, session_id: str, prompt: Prompt) -> None:
         """Calls stopped by a cancel end as failed, so the editor stops its spinners."""

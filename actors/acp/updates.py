@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from protocol.events import (
     AssistantReasoningDeltaEvent,
     AssistantTextDeltaEvent,
+    AssistantTextEndEvent,
     EventData,
     ToolCallEndEvent,
     ToolCallStartEvent,
+    UserInputEvent,
 )
 
 _KINDS = {
@@ -34,14 +37,34 @@ def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
-def update_of(data: EventData) -> dict[str, Any] | None:
-    """The ``update`` object for one event, or None for events ACP has no place for."""
+def diff_of(name: str, arguments: dict[str, Any], cwd: str) -> dict[str, Any] | None:
+    """ACP diff content for a file-editing call, from the call's own arguments."""
+    path = arguments.get("file_path")
+    if not isinstance(path, str):
+        return None
+    path = posixpath.join(cwd, path)
+    if name == "write_file" and isinstance(arguments.get("content"), str):
+        return {"type": "diff", "path": path, "oldText": None, "newText": arguments["content"]}
+    old, new = arguments.get("old_string"), arguments.get("new_string")
+    if name == "edit_file" and isinstance(old, str) and isinstance(new, str):
+        return {"type": "diff", "path": path, "oldText": old, "newText": new}
+    return None
+
+
+def update_of(data: EventData, cwd: str, replay: bool = False) -> dict[str, Any] | None:
+    """The ``update`` object for one event, or None for events ACP has no place for.
+    ``replay`` (a loaded session's history): whole messages instead of deltas."""
     match data:
+        case UserInputEvent() if replay:
+            return {"sessionUpdate": "user_message_chunk", "content": _text(data.content)}
+        case AssistantTextEndEvent() if replay and data.text:
+            return {"sessionUpdate": "agent_message_chunk", "content": _text(data.text)}
         case AssistantTextDeltaEvent():
             return {"sessionUpdate": "agent_message_chunk", "content": _text(data.delta)}
         case AssistantReasoningDeltaEvent():
             return {"sessionUpdate": "agent_thought_chunk", "content": _text(data.delta)}
         case ToolCallStartEvent():
+            diff = diff_of(data.tool_name, data.arguments, cwd)
             return {
                 "sessionUpdate": "tool_call",
                 "toolCallId": data.call_id,
@@ -49,6 +72,7 @@ def update_of(data: EventData) -> dict[str, Any] | None:
                 "kind": tool_kind(data.tool_name),
                 "status": "in_progress",
                 "rawInput": data.arguments,
+                "content": [diff] if diff else [],
             }
         case ToolCallEndEvent():
             return {

@@ -1,7 +1,7 @@
 // An ACP client built on the official SDK (@agentclientprotocol/sdk), driving
 // `troupe acp` as an editor would. Usage: node client.mjs PLAN_JSON
 // The plan: {sdk, command: [...], cwd, prompts: [text...], cancelWhenExists: path,
-//            permissions: ["reject_once" | "allow_once" | ...]}
+//            loadSessionId, permissions: ["reject_once" | "allow_once" | ...]}
 // Prints one JSON object: what the agent answered and every update it streamed.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -48,8 +48,14 @@ try {
     protocolVersion: acp.PROTOCOL_VERSION,
     clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
   });
-  const session = await connection.newSession({ cwd: plan.cwd, mcpServers: plan.mcpServers || [] });
-  sessionId = session.sessionId;
+  if (plan.loadSessionId) {
+    await connection.loadSession({ sessionId: plan.loadSessionId, cwd: plan.cwd, mcpServers: [] });
+    sessionId = plan.loadSessionId;
+    result.loadedUpdates = updates.length;
+  } else {
+    const session = await connection.newSession({ cwd: plan.cwd, mcpServers: plan.mcpServers || [] });
+    sessionId = session.sessionId;
+  }
   result.sessionId = sessionId;
   for (const text of plan.prompts) {
     const answer = await connection.prompt({ sessionId, prompt: [{ type: "text", text }] });

@@ -92,6 +92,23 @@ def test_initialize_new_session_and_a_prompt_with_a_tool_call(tmp_path: Path):
         assert (tmp_path / "work" / "hello.txt").read_text() == "hi\n"
         assert result["exitCode"] == 0
 
+        # A new `troupe acp` (same store) loads the session: its history as updates.
+        loaded = drive(tmp_path, url, prompts=[], loadSessionId=result["sessionId"])
+        assert "error" not in loaded, loaded
+        replayed = loaded["updates"]
+        assert loaded["loadedUpdates"] == len(replayed) > 0
+        assert replayed[0] == {
+            "sessionUpdate": "user_message_chunk",
+            "content": {"type": "text", "text": "write hello.txt"},
+        }
+        (again,) = [u for u in replayed if u["sessionUpdate"] == "tool_call"]
+        assert again["content"] == call["content"]
+        said = [
+            u["content"]["text"] for u in replayed if u["sessionUpdate"] == "agent_message_chunk"
+        ]
+        assert said == ["Wrote hello.txt."]
+        assert drive(tmp_path, url, prompts=[], loadSessionId="s-nothere")["error"]
+
 
 def test_cancel_mid_run_stops_the_command(tmp_path: Path):
     marker = tmp_path / "sleeper.pid"
