@@ -129,3 +129,23 @@ def test_cancel_mid_run_stops_the_command(tmp_path: Path):
         assert alive([sleeper]) == []
         (end,) = [u for u in result["updates"] if u["sessionUpdate"] == "tool_call_update"]
         assert end["status"] == "failed"
+
+
+def test_mcp_servers_from_the_editor_and_sessions_in_the_store(tmp_path: Path):
+    fixture = ROOT / "tests" / "mcp" / "fixture_server.py"
+    turns = [
+        {"tool_calls": [{"name": "fx__echo", "arguments": {"text": "from zed"}}]},
+        {"text": "ok"},
+    ]
+    server = {"name": "fx", "command": sys.executable, "args": [str(fixture)], "env": []}
+    for url in scripted_provider(tmp_path, turns):
+        result = drive(tmp_path, url, prompts=["echo"], mcpServers=[server])
+        assert "error" not in result, result
+        (end,) = [u for u in result["updates"] if u["sessionUpdate"] == "tool_call_update"]
+        assert end["status"] == "completed"
+        assert end["content"][0]["content"]["text"] == "echo: from zed"
+    listing = subprocess.run(
+        [sys.executable, "-m", "actors.cli", "sessions", "--data-dir", str(tmp_path / "data")],
+        capture_output=True, text=True, timeout=HANG_GUARD,
+    )  # fmt: skip
+    assert result["sessionId"] in listing.stdout
