@@ -138,14 +138,16 @@ def test_mcp_servers_from_the_editor_and_sessions_in_the_store(tmp_path: Path):
         {"text": "ok"},
     ]
     server = {"name": "fx", "command": sys.executable, "args": [str(fixture)], "env": []}
+    session_id = ""
     for url in scripted_provider(tmp_path, turns):
         result = drive(tmp_path, url, prompts=["echo"], mcpServers=[server])
         assert "error" not in result, result
         (end,) = [u for u in result["updates"] if u["sessionUpdate"] == "tool_call_update"]
         assert end["status"] == "completed"
         assert end["content"][0]["content"]["text"] == "echo: from zed"
+        session_id = result["sessionId"]
     listing = subprocess.run(
         [sys.executable, "-m", "actors.cli", "sessions", "--data-dir", str(tmp_path / "data")],
         capture_output=True, text=True, timeout=HANG_GUARD,
     )  # fmt: skip
-    assert result["sessionId"] in listing.stdout
+    assert session_id and session_id in listing.stdout
