@@ -40,6 +40,7 @@ from protocol.wire import (
 
 log = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
+EOF_GRACE = 5.0
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL = (
     -32700, -32600, -32601, -32602, -32603,
 )  # fmt: skip
@@ -91,12 +92,15 @@ class AcpAgent:
         self.client_capabilities: dict[str, Any] = {}
 
     async def serve(self, lines: AsyncIterator[bytes]) -> None:
-        """Handle messages until the editor closes stdin."""
+        """Handle messages until the editor closes stdin; requests already received
+        still get their answers (for up to ``EOF_GRACE`` seconds)."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._follow_events)
-            async for line in lines:
-                if line.strip():
-                    await self._receive(line, nursery)
+            async with trio.open_nursery() as handlers:
+                async for line in lines:
+                    if line.strip():
+                        await self._receive(line, handlers)
+                handlers.cancel_scope.deadline = trio.current_time() + EOF_GRACE
             nursery.cancel_scope.cancel()
 
     # -- the wire -------------------------------------------------------------
