@@ -279,6 +279,14 @@ def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     config.add_argument("--workdir", help="the project directory (default .)")
     config.add_argument("--json", action="store_true", help="as one JSON object")
 
+    acp = commands.add_parser(
+        "acp",
+        help="serve the Agent Client Protocol on stdin/stdout (for editors such as Zed)",
+    )
+    _data_dir_option(acp)
+    _model_options(acp)
+    _client_options(acp)
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse, hand over, and be the one place where failures become one line."""

@@ -9,6 +9,7 @@ import msgspec
 
 from protocol.asks import Asks
 from protocol.llm import Message, ToolCall, ToolResult, Usage
+from protocol.mcp import McpServerConfig
 
 if TYPE_CHECKING:
     from protocol.events import SessionEvent
@@ -71,6 +72,8 @@ class SessionConfig(msgspec.Struct, frozen=True):
     """Live subagents one session may have at a time."""
     user_instructions: str | None = None
     context_warning_ratio: float = 0.8
+    mcp_servers: list[McpServerConfig] = []
+    """MCP servers whose tools this session (and its subagents) may call."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):

@@ -25,6 +25,7 @@ from actors.session.prompt import EnvironmentSnapshot, take_snapshot
 from actors.session.subagents import AgentManager
 from actors.session.tool_round import ToolRunner
 from actors.tools.core.agents import AGENT_TOOLS
+from actors.tools.mcp import McpTools
 from environments.wrappers import ScopedEnvironment
 from protocol.events import (
     ErrorEvent,
@@ -34,6 +35,7 @@ from protocol.events import (
     SessionEndEvent,
     SessionEvent,
     SessionStartEvent,
+    WarningEvent,
 )
 from protocol.session import (
     Abort,
@@ -107,6 +109,8 @@ class SessionActor(Actor):
             self.agents.close_all,
         )  # fmt: skip
         self._tools: ToolRunner | None = None
+        self._mcp: McpTools | None = None
+        """MCP servers of a top-level session; subagents share the parent's tools."""
 
     @property
     def config(self) -> SessionConfig:
@@ -136,6 +140,8 @@ class SessionActor(Actor):
         )
         self.loop.parts = LoopParts(model, self._tools, self.snapshot)
         self.ctx.nursery.start_soon(self._tools.emit_deltas)
+        if self.config.mcp_servers and self.agent_depth == 0:
+            self._mcp = McpTools(self.config.mcp_servers, self.ctx.nursery)
         self.hub.emit(
             SessionStartEvent(
                 profile=self.profile.id,
@@ -252,6 +258,11 @@ class SessionActor(Actor):
         self.agents.child_failed(message.address, f"{message.error_type}: {message.message}")
 
     async def _process(self, text: str) -> None:
+        if self._mcp is not None:
+            await self._mcp.load(
+                self.profile.registry,
+                lambda message: self.hub.emit(WarningEvent(message, category="mcp_server")),
+            )
         fatal = await self.loop.run_inputs(text)
         if fatal is not None:
             await self._close(fatal)
@@ -320,5 +331,7 @@ class SessionActor(Actor):
         self.loop.close()
         if self._tools is not None:
             self._tools.close()
+        if self._mcp is not None:
+            await self._mcp.close()
         self.hub.emit(SessionEndEvent(reason, "closed", len(self.loop.history)))
         self.hub.close()

@@ -16,6 +16,7 @@ import msgspec
 
 from actors.tools.schema import InvalidArguments, check_against_schema, parse_arguments, schema_of
 from protocol.llm import ToolCall, ToolDefinition
+from protocol.mcp import ToolCategory
 
 T = TypeVar("T")
 
@@ -33,6 +34,8 @@ class Tool:
     execute: Executor
     parameters: type[msgspec.Struct] | None = None
     json_schema: dict[str, Any] | None = None
+    category: ToolCategory | None = None
+    """read / write / admin for the safety policy; None: the policy's default."""
     _schema: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

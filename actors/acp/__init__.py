@@ -1,0 +1,1 @@
+"""The editor host: Troupe as an Agent Client Protocol agent over stdio."""

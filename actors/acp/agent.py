@@ -1,0 +1,368 @@
+"""``troupe acp``: an Agent Client Protocol agent speaking JSON-RPC 2.0, one message
+per line, on stdin/stdout, in front of a Troupe server (embedded or ``--connect``).
+
+Like every host it only translates: ACP requests become session requests on the
+WebSocket protocol, session events become ``session/update`` notifications, and
+approval requests become ``session/request_permission`` requests to the editor
+whose answers go back as ``resolve_approval``. No session logic lives here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import trio
+
+from actors.acp.updates import update_of
+from protocol.client import RequestError, TroupeClient
+from protocol.events import (
+    ApprovalRequestEvent,
+    ProcessingEndEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+    TurnLimitEvent,
+)
+from protocol.mcp import McpServerConfig
+from protocol.session import SessionConfig
+from protocol.wire import (
+    CreateSession,
+    InterruptSession,
+    ResolveApproval,
+    SubmitInput,
+    SubscribeSession,
+)
+
+log = logging.getLogger(__name__)
+PROTOCOL_VERSION = 1
+EOF_GRACE = 5.0
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL = (
+    -32700, -32600, -32601, -32602, -32603,
+)  # fmt: skip
+
+
+class AcpError(Exception):
+    """A JSON-RPC error answer: its code and message go to the client."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class Prompt:
+    """One running ``session/prompt``: ended by the input's processing_end."""
+
+    done: trio.Event = field(default_factory=trio.Event)
+    stop_reason: str = "end_turn"
+    cancelled: bool = False
+    open_calls: set[str] = field(default_factory=set)
+    """Tool calls announced and not yet ended (an interrupt leaves them open)."""
+
+
+@dataclass
+class AcpSession:
+    id: str
+    cwd: str
+    prompt: Prompt | None = None
+    replay_until: int | None = None
+    """While loading: the last stored event's seq (None until the server says)."""
+    replaying: bool = False
+    replayed: trio.Event = field(default_factory=trio.Event)
+    last_seq: int = 0
+    always_allowed: set[str] = field(default_factory=set)
+    """Approval actions the editor answered "always allow" for."""
+
+
+class AcpAgent:
+    """Serves one editor connection."""
+
+    def __init__(self, client: TroupeClient, output: trio.abc.SendStream) -> None:
+        self.client = client
+        self._output = output
+        self._write_lock = trio.Lock()
+        self._sessions: dict[str, AcpSession] = {}
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, tuple[trio.Event, list[Any]]] = {}
+        self.client_capabilities: dict[str, Any] = {}
+
+    async def serve(self, lines: AsyncIterator[bytes]) -> None:
+        """Handle messages until the editor closes stdin; requests already received
+        still get their answers (for up to ``EOF_GRACE`` seconds)."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._follow_events)
+            async with trio.open_nursery() as handlers:
+                async for line in lines:
+                    if line.strip():
+                        await self._receive(line, handlers)
+                handlers.cancel_scope.deadline = trio.current_time() + EOF_GRACE
+            nursery.cancel_scope.cancel()
+
+    # -- the wire -------------------------------------------------------------
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        message = {"jsonrpc": "2.0", **message}
+        async with self._write_lock:
+            await self._output.send_all(msgspec.json.encode(message) + b"\n")
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        await self._send({"method": method, "params": params})
+
+    async def ask_client(self, method: str, params: dict[str, Any]) -> Any:
+        """A request to the editor; returns its result or raises AcpError."""
+        request_id = next(self._ids)
+        answered = trio.Event()
+        slot: list[Any] = []
+        self._waiting[request_id] = (answered, slot)
+        try:
+            await self._send({"id": request_id, "method": method, "params": params})
+            await answered.wait()
+        finally:
+            self._waiting.pop(request_id, None)
+        reply = slot[0]
+        if "error" in reply:
+            error = reply["error"] or {}
+            raise AcpError(error.get("code", INTERNAL), error.get("message", "client error"))
+        return reply.get("result")
+
+    async def _receive(self, line: bytes, nursery: trio.Nursery) -> None:
+        try:
+            message = msgspec.json.decode(line)
+        except msgspec.DecodeError as error:
+            await self._send({"id": None, "error": {"code": PARSE_ERROR, "message": str(error)}})
+            return
+        if not isinstance(message, dict):
+            await self._send(
+                {"id": None, "error": {"code": INVALID_REQUEST, "message": "not an object"}}
+            )
+            return
+        if "method" not in message:
+            waiting = self._waiting.get(message.get("id"))  # type: ignore[arg-type]
+            if waiting is not None:
+                waiting[1].append(message)
+                waiting[0].set()
+            return
+        nursery.start_soon(self._answer, message)
+
+    async def _answer(self, message: dict[str, Any]) -> None:
+        method, params = message["method"], message.get("params") or {}
+        request_id = message.get("id")
+        try:
+            handler = self._handlers().get(method)
+            if handler is None:
+                raise AcpError(METHOD_NOT_FOUND, f"unknown method {method}")
+            if not isinstance(params, dict):
+                raise AcpError(INVALID_PARAMS, "params must be an object")
+            result = await handler(params)
+        except AcpError as error:
+            reply: dict[str, Any] = {"error": {"code": error.code, "message": str(error)}}
+        except RequestError as error:
+            reply = {"error": {"code": INVALID_PARAMS, "message": str(error)}}
+        except (KeyError, TypeError, ValueError, msgspec.ValidationError) as error:
+            reply = {"error": {"code": INVALID_PARAMS, "message": f"bad params: {error}"}}
+        else:
+            reply = {"result": result}
+        if request_id is not None:
+            await self._send({"id": request_id, **reply})
+
+    def _handlers(self) -> dict[str, Any]:
+        return {
+            "initialize": self.initialize,
+            "authenticate": self.authenticate,
+            "session/new": self.new_session,
+            "session/load": self.load_session,
+            "session/prompt": self.prompt,
+            "session/cancel": self.cancel,
+        }
+
+    # -- methods ---------------------------------------------------------------
+
+    async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.client_capabilities = params.get("clientCapabilities") or {}
+        return {
+            "protocolVersion": PROTOCOL_VERSION,
+            "agentCapabilities": {
+                "loadSession": True,
+                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+                "mcpCapabilities": {"http": True, "sse": False},
+            },
+            "authMethods": [],
+            "agentInfo": {"name": "troupe", "title": "Troupe", "version": "0.1.0"},
+        }
+
+    async def authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        cwd = params["cwd"]
+        if not isinstance(cwd, str) or not Path(cwd).is_absolute():
+            raise AcpError(INVALID_PARAMS, "cwd must be an absolute path")
+        servers = [mcp_server(entry) for entry in params.get("mcpServers") or []]
+        created = await self.client.request(
+            CreateSession, working_dir=cwd, config=SessionConfig(mcp_servers=servers)
+        )
+        session_id = created.session.session_id
+        self._sessions[session_id] = AcpSession(session_id, cwd)
+        await self.client.request(SubscribeSession, session=session_id)
+        return {"sessionId": session_id}
+
+    async def load_session(self, params: dict[str, Any]) -> None:
+        """Replay a stored session's history as updates, then answer (ACP's order).
+        The session keeps the MCP servers it was created with."""
+        session_id, cwd = params["sessionId"], params["cwd"]
+        if not isinstance(session_id, str) or not isinstance(cwd, str):
+            raise AcpError(INVALID_PARAMS, "sessionId and cwd must be strings")
+        session = self._sessions[session_id] = AcpSession(session_id, cwd, replaying=True)
+        try:
+            subscribed = await self.client.request(SubscribeSession, session=session_id)
+        except RequestError:
+            del self._sessions[session_id]
+            raise
+        session.replay_until = subscribed.last_seq
+        if session.last_seq >= subscribed.last_seq:
+            session.replaying = False
+            session.replayed.set()
+        await session.replayed.wait()
+
+    async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self._session(params["sessionId"])
+        if session.prompt is not None:
+            raise AcpError(INVALID_REQUEST, "a prompt is already running in this session")
+        text = prompt_text(params.get("prompt") or [])
+        session.prompt = prompt = Prompt()
+        try:
+            await self.client.request(SubmitInput, session=session.id, text=text)
+            await prompt.done.wait()
+        finally:
+            session.prompt = None
+        return {"stopReason": "cancelled" if prompt.cancelled else prompt.stop_reason}
+
+    async def cancel(self, params: dict[str, Any]) -> None:
+        """ACP's cancel stops the running input; the session stays open."""
+        session = self._session(params["sessionId"])
+        if session.prompt is not None:
+            session.prompt.cancelled = True
+            await self.client.request(InterruptSession, session=session.id, immediate=True)
+
+    def _session(self, session_id: object) -> AcpSession:
+        session = self._sessions.get(session_id) if isinstance(session_id, str) else None
+        if session is None:
+            raise AcpError(INVALID_PARAMS, f"unknown session {session_id!r}")
+        return session
+
+    # -- events ------------------------------------------------------------------
+
+    async def _follow_events(self) -> None:
+        async with trio.open_nursery() as nursery:
+            async for event in self.client.events():
+                session = self._sessions.get(event.session_id)
+                if session is None:
+                    continue
+                try:
+                    data = event.body()
+                except msgspec.ValidationError:
+                    continue
+                if data is None:  # a kind newer than this host
+                    continue
+                update = update_of(data, session.cwd, replay=session.replaying)
+                if update is not None:
+                    await self.notify("session/update", {"sessionId": session.id, "update": update})
+                prompt = session.prompt
+                match data:
+                    case ToolCallStartEvent() if prompt is not None:
+                        prompt.open_calls.add(data.call_id)
+                    case ToolCallEndEvent() if prompt is not None:
+                        prompt.open_calls.discard(data.call_id)
+                    case ApprovalRequestEvent():
+                        nursery.start_soon(self._ask_permission, session, data)
+                    case TurnLimitEvent() if session.prompt is not None:
+                        session.prompt.stop_reason = "max_turn_requests"
+                    case ProcessingEndEvent() if prompt is not None:
+                        await self._close_open_calls(session.id, prompt)
+                        prompt.done.set()
+                    case _:
+                        pass
+                session.last_seq = max(session.last_seq, event.seq)
+                until = session.replay_until
+                if session.replaying and until is not None and event.seq >= until:
+                    session.replaying = False
+                    session.replayed.set()
+
+    async def _close_open_calls(self, session_id: str, prompt: Prompt) -> None:
+        """Calls stopped by a cancel end as failed, so the editor stops its spinners."""
+        for call_id in sorted(prompt.open_calls):
+            update = {"sessionUpdate": "tool_call_update", "toolCallId": call_id,
+                      "status": "failed"}  # fmt: skip
+            await self.notify("session/update", {"sessionId": session_id, "update": update})
+        prompt.open_calls.clear()
+
+    async def _ask_permission(self, session: AcpSession, request: ApprovalRequestEvent) -> None:
+        """The editor's permission dialog for one approval request."""
+        if request.action in session.always_allowed:
+            approved = True
+        else:
+            params = {
+                "sessionId": session.id,
+                "toolCall": {
+                    "toolCallId": str(request.details.get("call_id", request.request_id)),
+                    "title": f"{request.action}: {request.subject}",
+                    "rawInput": request.details,
+                },
+                "options": [
+                    {"optionId": "allow_once", "name": "Allow", "kind": "allow_once"},
+                    {"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
+                    {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
+                ],
+            }
+            try:
+                result = await self.ask_client("session/request_permission", params) or {}
+            except AcpError:
+                result = {}
+            outcome = result.get("outcome") or {}
+            chosen = outcome.get("optionId") if outcome.get("outcome") == "selected" else None
+            approved = chosen in ("allow_once", "allow_always")
+            if chosen == "allow_always":
+                session.always_allowed.add(request.action)
+        try:
+            await self.client.request(
+                ResolveApproval, session=session.id, request_id=request.request_id,
+                approved=approved, message=None if approved else "rejected in the editor",
+            )  # fmt: skip
+        except RequestError as error:
+            log.info("approval %s: %s", request.request_id, error)
+
+
+def prompt_text(blocks: list[Any]) -> str:
+    """The text of a prompt's content blocks (resources inlined with their URI)."""
+    parts: list[str] = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            raise AcpError(INVALID_PARAMS, "prompt blocks must be objects")
+        if block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif block.get("type") == "resource":
+            resource = block.get("resource") or {}
+            parts.append(f"[{resource.get('uri', '')}]\n{resource.get('text', '')}")
+        elif block.get("type") == "resource_link":
+            parts.append(f"[{block.get('uri', '')}]")
+        else:
+            raise AcpError(INVALID_PARAMS, f"unsupported prompt content {block.get('type')!r}")
+    return "\n".join(parts)
+
+
+def mcp_server(entry: Any) -> McpServerConfig:
+    """An MCP server as ACP's ``session/new`` passes it (stdio or http)."""
+    if not isinstance(entry, dict):
+        raise AcpError(INVALID_PARAMS, "mcpServers entries must be objects")
+    headers = {h["name"]: h["value"] for h in entry.get("headers") or []}
+    env = {e["name"]: e["value"] for e in entry.get("env") or []}
+    if entry.get("type") in ("http", "sse") or "url" in entry:
+        return McpServerConfig(entry["name"], url=entry["url"], headers=headers)
+    return McpServerConfig(
+        entry["name"], command=[entry["command"], *entry.get("args", [])], env=env
+    )

@@ -1,0 +1,85 @@
+"""Session events as ACP ``session/update`` payloads (the published schema, v1)."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from protocol.events import (
+    AssistantReasoningDeltaEvent,
+    AssistantTextDeltaEvent,
+    AssistantTextEndEvent,
+    EventData,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+    UserInputEvent,
+)
+
+_KINDS = {
+    "read_file": "read",
+    "read_many_files": "read",
+    "list_dir": "read",
+    "grep": "search",
+    "glob": "search",
+    "write_file": "edit",
+    "edit_file": "edit",
+    "apply_patch": "edit",
+    "shell": "execute",
+}
+
+
+def tool_kind(name: str) -> str:
+    """ACP's tool kinds: read, edit, delete, move, search, execute, think, fetch, other."""
+    return _KINDS.get(name, "other")
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def diff_of(name: str, arguments: dict[str, Any], cwd: str) -> dict[str, Any] | None:
+    """ACP diff content for a file-editing call, from the call's own arguments."""
+    path = arguments.get("file_path")
+    if not isinstance(path, str):
+        return None
+    path = posixpath.join(cwd, path)
+    if name == "write_file" and isinstance(arguments.get("content"), str):
+        return {"type": "diff", "path": path, "oldText": None, "newText": arguments["content"]}
+    old, new = arguments.get("old_string"), arguments.get("new_string")
+    if name == "edit_file" and isinstance(old, str) and isinstance(new, str):
+        return {"type": "diff", "path": path, "oldText": old, "newText": new}
+    return None
+
+
+def update_of(data: EventData, cwd: str, replay: bool = False) -> dict[str, Any] | None:
+    """The ``update`` object for one event, or None for events ACP has no place for.
+    ``replay`` (a loaded session's history): whole messages instead of deltas."""
+    match data:
+        case UserInputEvent() if replay:
+            return {"sessionUpdate": "user_message_chunk", "content": _text(data.content)}
+        case AssistantTextEndEvent() if replay and data.text:
+            return {"sessionUpdate": "agent_message_chunk", "content": _text(data.text)}
+        case AssistantTextDeltaEvent():
+            return {"sessionUpdate": "agent_message_chunk", "content": _text(data.delta)}
+        case AssistantReasoningDeltaEvent():
+            return {"sessionUpdate": "agent_thought_chunk", "content": _text(data.delta)}
+        case ToolCallStartEvent():
+            diff = diff_of(data.tool_name, data.arguments, cwd)
+            return {
+                "sessionUpdate": "tool_call",
+                "toolCallId": data.call_id,
+                "title": data.tool_name,
+                "kind": tool_kind(data.tool_name),
+                "status": "in_progress",
+                "rawInput": data.arguments,
+                "content": [diff] if diff else [],
+            }
+        case ToolCallEndEvent():
+            return {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": data.call_id,
+                "status": "failed" if data.is_error else "completed",
+                "content": [{"type": "content", "content": _text(data.output)}],
+            }
+        case _:
+            return None

@@ -1,0 +1,72 @@
+// An ACP client built on the official SDK (@agentclientprotocol/sdk), driving
+// `troupe acp` as an editor would. Usage: node client.mjs PLAN_JSON
+// The plan: {sdk, command: [...], cwd, prompts: [text...], cancelWhenExists: path,
+//            loadSessionId, permissions: ["reject_once" | "allow_once" | ...]}
+// Prints one JSON object: what the agent answered and every update it streamed.
+import { spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
+
+const plan = JSON.parse(process.argv[2]);
+// The SDK is installed in .npm-tools/ (see .ci/run); plan.sdk is its entry file.
+const acp = await import(pathToFileURL(plan.sdk).href);
+const child = spawn(plan.command[0], plan.command.slice(1), {
+  stdio: ["pipe", "pipe", "inherit"],
+});
+const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+const updates = [];
+const permissionRequests = [];
+const answers = [...(plan.permissions || [])];
+let sessionId = null;
+let connection = null;
+
+class Client {
+  async requestPermission(params) {
+    permissionRequests.push(params);
+    const optionId = answers.shift() || "reject_once";
+    return { outcome: { outcome: "selected", optionId } };
+  }
+  async sessionUpdate(params) {
+    updates.push(params.update);
+    if (plan.cancelWhenExists && params.update.sessionUpdate === "tool_call") {
+      // Cancel once the tool's command has begun (it writes this file).
+      const { existsSync } = await import("node:fs");
+      while (!existsSync(plan.cancelWhenExists)) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await connection.cancel({ sessionId: params.sessionId });
+    }
+  }
+  async readTextFile() { return { content: "" }; }
+  async writeTextFile() { return {}; }
+}
+
+connection = new acp.ClientSideConnection(() => new Client(), stream);
+const result = { prompts: [] };
+try {
+  result.initialize = await connection.initialize({
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+  });
+  if (plan.loadSessionId) {
+    await connection.loadSession({ sessionId: plan.loadSessionId, cwd: plan.cwd, mcpServers: [] });
+    sessionId = plan.loadSessionId;
+    result.loadedUpdates = updates.length;
+  } else {
+    const session = await connection.newSession({ cwd: plan.cwd, mcpServers: plan.mcpServers || [] });
+    sessionId = session.sessionId;
+  }
+  result.sessionId = sessionId;
+  for (const text of plan.prompts) {
+    const answer = await connection.prompt({ sessionId, prompt: [{ type: "text", text }] });
+    result.prompts.push({ stopReason: answer.stopReason });
+  }
+} catch (error) {
+  result.error = String(error && (error.message || JSON.stringify(error)));
+}
+result.updates = updates;
+result.permissionRequests = permissionRequests;
+child.stdin.end();
+const code = await new Promise((resolve) => child.on("exit", resolve));
+result.exitCode = code;
+process.stdout.write(JSON.stringify(result) + "\n");
