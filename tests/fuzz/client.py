@@ -12,7 +12,7 @@ import msgspec
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, connect_websocket_url
 
-from protocol.session import EPHEMERAL_KINDS
+from protocol.events import EPHEMERAL_KINDS
 
 REPLY_GUARD = 30.0
 """Seconds any one reply may take: a hang guard, not a timing assertion."""

@@ -32,7 +32,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from protocol.session import EPHEMERAL_KINDS
+from protocol.events import EPHEMERAL_KINDS
 from tests.fuzz.client import FuzzConnection, Violation
 from tests.fuzz.server_thread import ServerThread, TracebackRecorder
 from tests.fuzz.strategies import (
