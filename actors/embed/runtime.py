@@ -24,7 +24,8 @@ from actors.embed.bridge import TrioThread
 from actors.embed.streams import iterate_into
 from actors.kernel import DEFAULT_ASK_TIMEOUT, Actor, ActorRef, Runtime
 from actors.kernel.runtime import DEFAULT_GRACE, DEFAULT_MAX_DEPTH
-from protocol.session import SessionEvent, Subscribe
+from protocol.events import SessionEvent
+from protocol.session import Subscribe
 
 T = TypeVar("T")
 
