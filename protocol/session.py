@@ -71,6 +71,11 @@ class SessionConfig(msgspec.Struct, frozen=True):
     """Live subagents one session may have at a time."""
     user_instructions: str | None = None
     context_warning_ratio: float = 0.8
+    policy: str = "interactive"
+    """The safety policy's preset by name (``interactive``, ``unattended``,
+    ``sandboxed``, ``permissive`` ...; see ``actors/policy/presets.py``)."""
+    policy_overrides: dict[str, Any] = {}
+    """Fields of the preset replaced for this session (``{"admin": "deny"}``)."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
@@ -118,6 +123,22 @@ class UpdateConfig(msgspec.Struct, Asks[SessionConfig], frozen=True, tag=True, t
     model: str | msgspec.UnsetType | None = msgspec.UNSET
     max_turns: int | msgspec.UnsetType = msgspec.UNSET
     max_tool_rounds_per_input: int | msgspec.UnsetType = msgspec.UNSET
+
+
+ApprovalScope = Literal["once", "tool", "command"]
+"""How far an approval reaches: this call, the tool for the rest of the session,
+or the command prefix (``rm -rf``) for the rest of the session."""
+
+
+class AnswerApproval(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
+    """A client's answer to a pending approval request; ``message`` reaches the
+    model with a denial."""
+
+    request_id: str
+    approved: bool
+    message: str | None = None
+    scope: ApprovalScope = "once"
+    by: str = "client"
 
 
 class WaitIdle(msgspec.Struct, Asks["SessionOutcome"], frozen=True, tag=True, tag_field="type"):

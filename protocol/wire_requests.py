@@ -9,7 +9,7 @@ Sessions are named by id (``s-3f2a``) or by actor address
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import msgspec
 
@@ -135,6 +135,9 @@ class ResolveApproval(_Request[Ok], frozen=True, tag="resolve_approval"):
     request_id: str
     approved: bool
     message: str | None = None
+    scope: Literal["once", "tool", "command"] = "once"
+    """``tool`` or ``command``: approve that tool, or that command prefix, for the
+    rest of the session."""
 
 
 class ExecInEnvironment(_Request[ExecReply], frozen=True, tag="exec"):

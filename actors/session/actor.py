@@ -17,8 +17,10 @@ import msgspec
 
 from actors.kernel import Actor, ActorError, ActorRef, Rejection, handler
 from actors.models.session import ModelSession
+from actors.session.approvals import Approvals
 from actors.session.events import EventHub, Subscription
 from actors.session.loop import AgenticLoop, LoopParts
+from actors.session.policy_gate import PolicyGate
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, take_snapshot
 from actors.session.subagents import AgentManager
@@ -35,6 +37,7 @@ from protocol.events import (
 )
 from protocol.session import (
     Abort,
+    AnswerApproval,
     CloseSession,
     FollowUp,
     GetSnapshot,
@@ -103,6 +106,7 @@ class SessionActor(Actor):
             self.agents.close_all,
         )  # fmt: skip
         self._tools: ToolRunner | None = None
+        self.approvals = Approvals(self.hub.emit)
 
     @property
     def config(self) -> SessionConfig:
@@ -122,9 +126,9 @@ class SessionActor(Actor):
         model = await ModelSession.connect(self.gateway)
         if self.snapshot is None:
             self.snapshot = await take_snapshot(self.environment, self.profile)
-        self._tools = ToolRunner(
-            self.hub, self.environment, self.snapshot.working_directory, self.agents
-        )
+        root = self.snapshot.working_directory
+        gate = PolicyGate(self.hub, self.approvals, root)
+        self._tools = ToolRunner(self.hub, self.environment, root, self.agents, gate)
         self.loop.parts = LoopParts(model, self._tools, self.snapshot)
         self.ctx.nursery.start_soon(self._tools.emit_deltas)
         self.hub.emit(
@@ -185,6 +189,13 @@ class SessionActor(Actor):
         }
         self.loop.config = msgspec.structs.replace(self.loop.config, **changes)
         return self.loop.config
+
+    @handler
+    async def answer_approval(self, message: AnswerApproval) -> None:
+        """A client's answer; the waiting tool call goes on with it."""
+        self.approvals.resolve(
+            message.request_id, message.approved, message.message, message.scope, message.by
+        )
 
     @handler(concurrent=True)
     async def wait_idle(self, message: WaitIdle) -> SessionOutcome:

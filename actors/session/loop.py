@@ -324,7 +324,7 @@ class AgenticLoop:
                 reasoning=response.reasoning,
                 tool_calls=[CalledTool(c.id, c.name) for c in response.tool_calls],
                 usage=response.usage,
-                cost_usd=usage_cost(response.model, usage) or usage_cost(self._model_name(), usage),
+                cost_usd=usage_cost(response.model, usage) or usage_cost(self.model_name, usage),
             )
         )
 
@@ -356,7 +356,7 @@ class AgenticLoop:
         history on every round would make each round slower than the last."""
         self._history_chars += history_chars(self.history[self._chars_counted :])
         self._chars_counted = len(self.history)
-        info = get_model_info(self._model_name())
+        info = get_model_info(self.model_name)
         window = info.context_window if info is not None else self.profile.context_window_size
         tokens = self._context_tokens or self._history_chars / 4
         if tokens <= window * self.config.context_warning_ratio:
