@@ -20,6 +20,7 @@ from actors.models.session import ModelSession
 from actors.session.approvals import Approvals
 from actors.session.events import EventHub, Subscription
 from actors.session.loop import AgenticLoop, LoopParts
+from actors.session.path_checks import PathJudge
 from actors.session.policy_gate import PolicyGate
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, take_snapshot
@@ -127,7 +128,8 @@ class SessionActor(Actor):
         if self.snapshot is None:
             self.snapshot = await take_snapshot(self.environment, self.profile)
         root = self.snapshot.working_directory
-        gate = PolicyGate(self.hub, self.approvals, root)
+        paths = PathJudge(self.environment, root)
+        gate = PolicyGate(self.hub, self.approvals, root, paths)
         self._tools = ToolRunner(self.hub, self.environment, root, self.agents, gate)
         self.loop.parts = LoopParts(model, self._tools, self.snapshot)
         self.ctx.nursery.start_soon(self._tools.emit_deltas)

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import trio
+
+from actors.kernel import ActorError
 from actors.policy.engine import Decision, Grant, Policy, decide, facts_for, grant_for
 from actors.policy.presets import resolve_policy
 from actors.session.approvals import Approvals
 from actors.session.events import EventHub
+from actors.session.path_checks import PathJudge, call_paths
 from protocol.events import PolicyDecisionEvent
 from protocol.llm import ToolCall
 from protocol.session import SessionConfig
@@ -26,8 +30,12 @@ PATH_ARGUMENTS = ("path", "file_path", "paths")
 class PolicyGate:
     """One session's policy state: the resolved policy and the grants given."""
 
-    def __init__(self, hub: EventHub, approvals: Approvals, root: str) -> None:
+    def __init__(
+        self, hub: EventHub, approvals: Approvals, root: str, paths: PathJudge | None = None
+    ) -> None:
+        """``paths`` resolves and judges file tools' targets (None: not checked)."""
         self.hub = hub
+        self.paths = paths
         self.approvals = approvals
         self.root = root
         self.grants: list[Grant] = []
@@ -54,6 +62,16 @@ class PolicyGate:
             self._record(call, Decision("deny", category, str(exc), "invalid_policy", call.name))
             return f"Denied by policy: {exc}"
         facts = facts_for(call.name, category, call.arguments, self.root, policy.tool_categories)
+        if self.paths is not None and facts.shell is None and call.name not in policy.deny_tools:
+            targets = call_paths(call.arguments)
+            try:
+                refused = await self.paths.refusal(policy, targets, facts.category != "read")
+            except (ActorError, trio.TooSlowError) as exc:  # cannot tell where it leads
+                refused = f"cannot resolve the path: {exc}"
+            if refused is not None:
+                denial = Decision("deny", facts.category, refused, "paths", _describe(call))
+                self._record(call, denial)
+                return f"Denied by policy: {refused}"
         decision = decide(policy, facts, self.grants)
         decided_by = "grant" if decision.rule == "grant" else "policy"
         if decision.action == "ask":
