@@ -8,6 +8,8 @@ the CPU measured here is the client's alone. A real session (gateway actor, mode
 stream, tool registry, events, history) does N rounds of a trivial tool; a raw
 httpx loop speaking the same wire format (Anthropic Messages, streamed) does the
 same N rounds in the same run. The difference is what Troupe's loop costs.
+The policy's own cost per call (gate against no gate, same run) is measured by
+:mod:`bench.policy_cost` and reported beside it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from actors.models.config import endpoint
 from actors.session.actor import SessionActor
 from actors.session.profiles import anthropic_profile
 from bench.mock_provider import NOOP_TOOL, start_mock_llm
+from bench.policy_cost import measure as measure_policy
 from bench.report import Figure, emit, parse_args
 from environments.local import LocalEnvironment
 from protocol.session import SessionConfig, Submit, WaitIdle
@@ -108,6 +111,21 @@ def main() -> None:
             overhead < 1.0,
         ),
     ]
+    policy = trio.run(measure_policy, 100 if args.quick else 300)
+    for kind, (low, middle) in policy.items():
+        figures.append(
+            Figure(f"policy_{kind}_us_min", f"policy cost / {kind} call, min", low, "us")
+        )
+        figures.append(
+            Figure(
+                f"policy_{kind}_us_median",
+                f"policy cost / {kind} call, median",
+                middle,
+                "us",
+                "< 100 us",
+                middle < 100,
+            )
+        )
     emit("Troupe agentic loop", figures, args.json)
 
 
