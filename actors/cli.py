@@ -144,6 +144,13 @@ def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     run.add_argument("--reasoning-effort", choices=["minimal", "low", "medium", "high"])
     run.add_argument("--max-turns", type=int, help="model turns for the session (0 = unlimited)")
     run.add_argument("--instructions", help="extra system instructions (text, or @FILE)")
+    run.add_argument(
+        "--policy",
+        metavar="NAME",
+        help="the safety policy (default interactive: admin commands ask); also "
+        "unattended, sandboxed, permissive, agent-loop-and-tool-system, "
+        "agentic-behavior-tool, adr-040",
+    )
     resume = run.add_mutually_exclusive_group()
     resume.add_argument("--resume", metavar="SESSION", help="continue this session")
     resume.add_argument(
@@ -208,6 +215,18 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
     sessions.add_argument("--json", action="store_true", help="one JSON object per line")
     _data_dir_option(sessions)
     _client_options(sessions)
+
+    audit = _command(
+        commands,
+        "audit",
+        "print a session's policy decisions and approvals (from the store)",
+        "Every tool call's policy decision and every approval asked and answered "
+        "(who, when), oldest first.",
+        env=(ENV_DATA,),
+    )
+    audit.add_argument("session", help="a session id or address")
+    audit.add_argument("--json", action="store_true", help="one JSON object per line")
+    _data_dir_option(audit)
 
 
 def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

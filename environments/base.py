@@ -29,6 +29,8 @@ from protocol.environment import (
     ListDirectory,
     PathKind,
     ReadFile,
+    ResolvedPath,
+    ResolvePath,
     StatPath,
     WriteFile,
     WriteResult,
@@ -65,6 +67,7 @@ class EnvironmentActor(Actor):
         WriteFile,
         FileExists,
         StatPath,
+        ResolvePath,
         DeleteFile,
         ListDirectory,
         ExecCommand,
@@ -86,6 +89,8 @@ class EnvironmentActor(Actor):
                 return await self.file_exists(request)
             case StatPath():
                 return await self.stat_path(request)
+            case ResolvePath():
+                return await self.resolve_path(request)
             case DeleteFile():
                 return await self.delete_file(request)
             case ListDirectory():
@@ -113,6 +118,9 @@ class EnvironmentActor(Actor):
         raise NotImplementedError
 
     async def stat_path(self, request: StatPath) -> PathKind:
+        raise NotImplementedError
+
+    async def resolve_path(self, request: ResolvePath) -> ResolvedPath:
         raise NotImplementedError
 
     async def delete_file(self, request: DeleteFile) -> None:

@@ -49,6 +49,8 @@ from protocol.environment import (
     ListDirectory,
     PathKind,
     ReadFile,
+    ResolvedPath,
+    ResolvePath,
     StatPath,
     WriteFile,
     WriteResult,
@@ -176,6 +178,12 @@ class LocalEnvironment(EnvironmentActor):
     async def stat_path(self, request: StatPath) -> PathKind:
         path = self.resolve(request.path)
         return await _in_thread(path, lambda: _kind(path))
+
+    async def resolve_path(self, request: ResolvePath) -> ResolvedPath:
+        path = self.resolve(request.path)
+        return await _in_thread(
+            path, lambda: ResolvedPath(os.path.realpath(path), os.path.expanduser("~"))
+        )
 
     async def delete_file(self, request: DeleteFile) -> None:
         path = self.resolve(request.path)

@@ -30,6 +30,7 @@ from protocol.environment import (
     Grep,
     ListDirectory,
     ReadFile,
+    ResolvePath,
     StatPath,
     WriteFile,
 )
@@ -138,6 +139,7 @@ class ScopedEnvironment(ForwardingEnvironment):
                 | WriteFile()
                 | FileExists()
                 | StatPath()
+                | ResolvePath()
                 | DeleteFile()
                 | ListDirectory()
             ):

@@ -58,6 +58,14 @@ class StatPath(_Request["PathKind"], frozen=True):
     path: str
 
 
+class ResolvePath(_Request["ResolvedPath"], frozen=True):
+    """Where ``path`` really is, on the environment's own host: absolute, ``..``
+    and every symlink resolved (a missing tail is kept as written). The policy
+    judges this path, never the one the model wrote."""
+
+    path: str
+
+
 class DeleteFile(_Request[None], frozen=True):
     """Remove a file (never a directory)."""
 
@@ -147,6 +155,7 @@ EnvironmentRequest = (
     | WriteFile
     | FileExists
     | StatPath
+    | ResolvePath
     | DeleteFile
     | ListDirectory
     | ExecCommand
@@ -177,6 +186,13 @@ class WriteResult(msgspec.Struct, frozen=True):
 
 
 PathKind = Literal["file", "directory", "other", "missing"]
+
+
+class ResolvedPath(msgspec.Struct, frozen=True):
+    """A resolved path, with the host's home directory (for ``~`` in path lists)."""
+
+    path: str
+    home: str
 
 
 class DirEntry(msgspec.Struct, frozen=True):

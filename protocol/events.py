@@ -267,7 +267,25 @@ class ApprovalResolvedEvent(EventBody, frozen=True):
     request_id: str
     approved: bool
     message: str | None = None
-    scope: Literal["once", "session"] = "once"
+    scope: str = "once"
+    by: str = "client"
+    """Who answered: ``client``, ``timeout``, ``interrupt``, ``restart``."""
+
+
+class PolicyDecisionEvent(EventBody, frozen=True):
+    """The audit trail: what the policy said about one tool call, and, when it
+    asked, the answer (``decided_by`` is ``policy``, ``grant``, ``client``,
+    ``timeout``)."""
+
+    kind = "policy_decision"
+    call_id: str
+    tool: str
+    category: str
+    action: str
+    rule: str
+    reason: str
+    subject: str = ""
+    decided_by: str = "policy"
 
 
 # -- subagents ----------------------------------------------------------------
@@ -343,6 +361,7 @@ EventData = (
     | EventsMissedEvent
     | ApprovalRequestEvent
     | ApprovalResolvedEvent
+    | PolicyDecisionEvent
     | SubagentSpawnedEvent
     | SubagentInputEvent
     | SubagentCompletedEvent
@@ -435,6 +454,7 @@ __all__ = [
     "InputInterruptedEvent",
     "InterruptedEvent",
     "LoopDetectionEvent",
+    "PolicyDecisionEvent",
     "ProcessingEndEvent",
     "SessionEndEvent",
     "SessionEvent",

@@ -74,6 +74,11 @@ class SessionConfig(msgspec.Struct, frozen=True):
     context_warning_ratio: float = 0.8
     mcp_servers: list[McpServerConfig] = []
     """MCP servers whose tools this session (and its subagents) may call."""
+    policy: str = "interactive"
+    """The safety policy's preset by name (``interactive``, ``unattended``,
+    ``sandboxed``, ``permissive`` ...; see ``actors/policy/presets.py``)."""
+    policy_overrides: dict[str, Any] = {}
+    """Fields of the preset replaced for this session (``{"admin": "deny"}``)."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
@@ -121,6 +126,22 @@ class UpdateConfig(msgspec.Struct, Asks[SessionConfig], frozen=True, tag=True, t
     model: str | msgspec.UnsetType | None = msgspec.UNSET
     max_turns: int | msgspec.UnsetType = msgspec.UNSET
     max_tool_rounds_per_input: int | msgspec.UnsetType = msgspec.UNSET
+
+
+ApprovalScope = Literal["once", "session", "tool", "command"]
+"""How far an approval reaches: this call, the tool for the rest of the session,
+or the command prefix (``rm -rf``) for the rest of the session."""
+
+
+class AnswerApproval(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
+    """A client's answer to a pending approval request; ``message`` reaches the
+    model with a denial."""
+
+    request_id: str
+    approved: bool
+    message: str | None = None
+    scope: ApprovalScope = "once"
+    by: str = "client"
 
 
 class WaitIdle(msgspec.Struct, Asks["SessionOutcome"], frozen=True, tag=True, tag_field="type"):

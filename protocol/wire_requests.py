@@ -139,7 +139,9 @@ class ResolveApproval(_Request[Ok], frozen=True, tag="resolve_approval"):
     request_id: str
     approved: bool
     message: str | None = None
-    scope: Literal["once", "session"] = "once"
+    scope: Literal["once", "session", "tool", "command"] = "once"
+    """``session`` (the web page's "approve for session"): that command prefix for a
+    shell call, that tool otherwise; ``tool`` or ``command`` say which explicitly."""
 
 
 class ExecInEnvironment(_Request[ExecReply], frozen=True, tag="exec"):

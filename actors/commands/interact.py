@@ -3,7 +3,8 @@
 Shared by ``troupe run`` and ``attach``. A typed line starts a new input when the
 session is idle and steers it while it works; a line containing "stop" interrupts
 it once the current step is done (the session stays open); while an approval
-request is open, the next line answers it (yes/no).
+request is open, the next line answers it (yes, always, no, or a reason to say no),
+and "stop" interrupts the run instead.
 
 Events are read through their ``kind`` and ``data`` only, so the follower works
 with any event vocabulary the server sends.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -241,14 +243,19 @@ class Follower:
         if not line:
             return
         try:
-            if self.outcome.pending_approvals:
+            if is_stop(line) and self.outcome.pending_approvals:
+                self.outcome.pending_approvals.clear()
+                self.outcome.stopped_by_user = True
+                self.outcome.status = "stopped"
+                await self.interrupt(immediate=True)  # withdraws the open request
+                self.renderer.note("[stopped]")
+            elif self.outcome.pending_approvals:
                 request = self.outcome.pending_approvals.pop(0)
-                approved = line.lower() in ("y", "yes")
                 await self.client.request(
-                    ResolveApproval, session=self.session,
-                    request_id=request.request_id, approved=approved,
+                    ResolveApproval, session=self.session, request_id=request.request_id,
+                    **approval_answer(line),
                 )  # fmt: skip
-            elif "stop" in line.lower() and self.state == "processing":
+            elif is_stop(line) and self.state == "processing":
                 await self._stop_after_step()
             elif await self.send(line) == "steered":
                 self.renderer.note(f"[steering queued] {line}")
@@ -268,6 +275,28 @@ class Follower:
         self.renderer.note("[stopping after the current step]")
 
 
+_STOP = re.compile(r"(?<![\w/])/?stop\b", re.IGNORECASE)
+
+
+def is_stop(line: str) -> bool:
+    """ "stop" as a word, or ``/stop``: "please stop" stops, "add a stopwatch" does not."""
+    return _STOP.search(line) is not None
+
+
+def approval_answer(line: str) -> dict[str, Any]:
+    """A typed answer: yes/y approves once, always/a approves that command (or tool)
+    for the session, no/n denies, anything else denies with the text as the
+    message the model reads."""
+    word = line.strip().lower()
+    if word in ("y", "yes"):
+        return {"approved": True}
+    if word in ("a", "always"):
+        return {"approved": True, "scope": "command"}
+    if word in ("n", "no"):
+        return {"approved": False}
+    return {"approved": False, "message": line.strip()}
+
+
 def _add_usage(total: dict[str, int], usage: dict[str, Any]) -> None:
     for name in USAGE_FIELDS:
         value = usage.get(name)
@@ -275,4 +304,4 @@ def _add_usage(total: dict[str, int], usage: dict[str, Any]) -> None:
             total[name] = total.get(name, 0) + value
 
 
-__all__ = ["Follower", "Outcome", "OutputFormat", "approval_prompt"]
+__all__ = ["Follower", "Outcome", "OutputFormat", "approval_answer", "approval_prompt", "is_stop"]

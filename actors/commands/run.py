@@ -32,6 +32,7 @@ from actors.commands.session_host import Host, open_host
 from actors.commands.stored import latest_in
 from actors.commands.stream_input import read_stream_json
 from actors.config import ConfigError, Settings, resolve
+from actors.policy.presets import UnknownPreset, policy_preset
 from protocol.session import SessionConfig
 from protocol.wire import (
     CreateSession,
@@ -50,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     if not workdir.is_dir():
         raise CommandError(f"{workdir} is not a directory", EXIT_BAD_INPUT)
     settings = settings_for(args, workdir)
+    check_policy(getattr(args, "policy", None))
     task = read_task(args)
     return trio.run(_run, args, settings, workdir, task)
 
@@ -60,6 +62,16 @@ def settings_for(args: argparse.Namespace, workdir: Path) -> Settings:
         return resolve(flags, workdir)
     except ConfigError as error:
         raise CommandError(str(error), EXIT_BAD_INPUT) from None
+
+
+def check_policy(name: str | None) -> None:
+    """An unknown policy name is bad input, said before anything starts."""
+    if name is None:
+        return
+    try:
+        policy_preset(name)
+    except UnknownPreset as error:
+        raise CommandError(f"--policy: {error}", EXIT_BAD_INPUT) from None
 
 
 def read_task(args: argparse.Namespace) -> str | None:
@@ -95,8 +107,9 @@ def _instructions(value: str | None) -> str | None:
     return value
 
 
-def session_config(settings: Settings) -> SessionConfig:
+def session_config(settings: Settings, policy: str | None = None) -> SessionConfig:
     return SessionConfig(
+        policy=policy or "interactive",
         max_turns=settings.get("max_turns") or 0,
         model=settings.get("model"),
         reasoning_effort=settings.get("reasoning_effort"),
@@ -161,7 +174,7 @@ async def _open_session(
                 profile=settings.get("provider"),
                 environment=environment,
                 working_dir=None if environment else str(workdir),
-                config=session_config(settings),
+                config=session_config(settings, getattr(args, "policy", None)),
             ),
         )
         return created.session.session_id, 0, where

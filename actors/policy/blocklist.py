@@ -10,15 +10,23 @@ matched against every command a line runs, after unwrapping (``bash -c``,
 from __future__ import annotations
 
 import fnmatch
+import functools
 import shlex
 from collections.abc import Iterable
 
 from actors.policy.shell import Invocation, split_flags
 
 
+@functools.lru_cache(maxsize=512)
+def pattern_words(pattern: str) -> tuple[str, ...]:
+    """A pattern's words, split once: shlex is slow, and every call of every
+    round matches the same few patterns."""
+    return tuple(shlex.split(pattern))
+
+
 def matches(pattern: str, invocation: Invocation) -> bool:
     """Whether ``invocation`` is what ``pattern`` describes."""
-    words = shlex.split(pattern)
+    words = pattern_words(pattern)
     if not words or not invocation.argv:
         return False
     if not fnmatch.fnmatchcase(invocation.argv[0], words[0]):
@@ -50,5 +58,5 @@ def first_match(patterns: Iterable[str], invocations: Iterable[Invocation]) -> s
 def command_prefix_matches(prefix: str, invocation: Invocation) -> bool:
     """Whether ``invocation`` starts with the words of ``prefix`` (a session grant
     such as ``rm -rf`` or ``git push``)."""
-    words = tuple(shlex.split(prefix))
+    words = pattern_words(prefix)
     return bool(words) and invocation.argv[: len(words)] == words

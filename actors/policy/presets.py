@@ -13,7 +13,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any
+
+import msgspec
 
 from actors.policy.engine import Policy
 
@@ -52,3 +56,20 @@ def policy_preset(name: str) -> Policy:
     except KeyError:
         known = ", ".join(POLICY_PRESETS)
         raise UnknownPreset(f"unknown policy preset {name!r} (known: {known})") from None
+
+
+class InvalidPolicy(ValueError):
+    """Overrides that do not fit the policy's fields; the message says which."""
+
+
+def resolve_policy(name: str, overrides: Mapping[str, Any] | None = None) -> Policy:
+    """A session's policy: the preset ``name`` with ``overrides`` laid over it."""
+    preset = policy_preset(name)
+    if not overrides:
+        return preset
+    fields = msgspec.to_builtins(preset)
+    fields.update(overrides)
+    try:
+        return msgspec.convert(fields, Policy)
+    except msgspec.ValidationError as exc:
+        raise InvalidPolicy(f"policy overrides: {exc}") from None

@@ -408,8 +408,60 @@ def _git_words(args: list[str]) -> list[str]:
 
 
 def _parse(command: str) -> Iterator[_Simple]:
+    plain = _plain(command)
+    if plain is not None:
+        yield from plain
+        return
     for tree in bashlex.parse(command):
         yield from _walk(tree)
+
+
+_PLAIN_LINE = re.compile(
+    r"[A-Za-z0-9_./=:,@%+ \t-]+(?:(?:\|\||&&|[|;])[A-Za-z0-9_./=:,@%+ \t-]+)*;?"
+)
+_PLAIN_OPERATORS = re.compile(r"\|\||&&|[|;]")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_RESERVED = frozenset(
+    [
+        "if",
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "for",
+        "while",
+        "until",
+        "do",
+        "done",
+        "case",
+        "esac",
+        "select",
+        "function",
+        "time",
+        "in",
+        "coproc",
+    ]
+)
+
+
+def _plain(command: str) -> list[_Simple] | None:
+    """The simple commands of a line with nothing for a shell to expand (no
+    quotes, ``$``, globs, redirections, groups or reserved words): the words
+    bashlex would give, found in microseconds instead of milliseconds. None
+    when the line needs the real parser."""
+    line = command.strip()
+    if not _PLAIN_LINE.fullmatch(line):
+        return None
+    simples: list[_Simple] = []
+    for segment in _PLAIN_OPERATORS.split(line.removesuffix(";")):
+        words = segment.split()
+        if not words or words[0] in _RESERVED:
+            return None
+        while words and _ASSIGNMENT.match(words[0]):
+            words.pop(0)
+        if words:
+            simples.append(_Simple(tuple(words), False, ()))
+    return simples
 
 
 def _walk(node: object) -> Iterator[_Simple]:

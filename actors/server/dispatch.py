@@ -21,14 +21,22 @@ from actors.kernel import (
     Rejection,
     UnknownAddressError,
 )
-from actors.server.approvals import ApprovalNotFound
 from actors.server.environments import Environments
 from actors.server.registry import SessionRegistry
 from actors.session.actor import SessionClosed
+from actors.session.approvals import ApprovalNotFound
 from actors.store import Store
 from protocol.environment import AddSSHHost, ExecCommand, ReadFile, WriteFile, effective_timeout_ms
 from protocol.events import event_record
-from protocol.session import Abort, FollowUp, Interrupt, Steer, Submit, UpdateConfig
+from protocol.session import (
+    Abort,
+    AnswerApproval,
+    FollowUp,
+    Interrupt,
+    Steer,
+    Submit,
+    UpdateConfig,
+)
 from protocol.wire import (
     AbortSession,
     AddSSHEnvironment,
@@ -140,9 +148,13 @@ async def _answer(services: Services, request: Request) -> Reply:
                 raise SessionClosed(f"session {request.session} is closed")
             if record.approvals is None:  # stored: nothing waits for an answer now
                 raise ApprovalNotFound(f"no pending approval request {request.request_id}")
-            record.approvals.resolve(
+            if record.ref is None:
+                record.approvals.resolve(request.request_id, request.approved, request.message)
+                return Ok(request.id)
+            answer = AnswerApproval(
                 request.request_id, request.approved, request.message, request.scope
             )
+            await record.ref.ask(answer, timeout=SESSION_ASK_TIMEOUT)
             return Ok(request.id)
         case _:
             return await _environment_request(services.environments, request)

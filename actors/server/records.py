@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import trio
 
 from actors.kernel import ActorRef, Rejection
-from actors.server.approvals import Approvals
 from actors.session.actor import SessionActor
+from actors.session.approvals import Approvals
 from actors.store.db import SessionRow
 from protocol.session import SessionConfig
 from protocol.wire import SessionInfo

@@ -14,7 +14,6 @@ import msgspec
 import trio
 
 from actors.kernel import ActorRef, Runtime, UnknownAddressError
-from actors.server.approvals import Approvals
 from actors.server.environments import Environments
 from actors.server.models import Models
 from actors.server.records import Record, SessionNotFound
@@ -143,7 +142,7 @@ class SessionRegistry:
 
     async def _spawn(self, record: Record, actor: SessionActor) -> None:
         record.actor = actor
-        record.approvals = Approvals(actor.hub.emit)
+        record.approvals = actor.approvals
         actor.hub.add_sink(lambda event: self.sync.observe(record, event))
         record.ref = await self.runtime.spawn(actor, name=f"sessions/{record.row.id}")
         self._nursery.start_soon(self.sync.save_history, record, record.ref)

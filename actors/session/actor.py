@@ -18,8 +18,11 @@ import msgspec
 from actors.kernel import Actor, ActorError, ActorRef, Rejection, handler
 from actors.models.fallback import FallbackModel, Route, as_routes
 from actors.models.session import ModelSession
+from actors.session.approvals import Approvals
 from actors.session.events import EventHub, Subscription
 from actors.session.loop import AgenticLoop, LoopParts
+from actors.session.path_checks import PathJudge
+from actors.session.policy_gate import PolicyGate
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, take_snapshot
 from actors.session.subagents import AgentManager
@@ -39,6 +42,7 @@ from protocol.events import (
 )
 from protocol.session import (
     Abort,
+    AnswerApproval,
     CloseSession,
     FollowUp,
     GetSnapshot,
@@ -111,6 +115,7 @@ class SessionActor(Actor):
         self._tools: ToolRunner | None = None
         self._mcp: McpTools | None = None
         """MCP servers of a top-level session; subagents share the parent's tools."""
+        self.approvals = Approvals(self.hub.emit)
 
     @property
     def config(self) -> SessionConfig:
@@ -135,9 +140,10 @@ class SessionActor(Actor):
             model = await FallbackModel.connect(routes, self._model_switched)
         if self.snapshot is None:
             self.snapshot = await take_snapshot(self.environment, self.profile)
-        self._tools = ToolRunner(
-            self.hub, self.environment, self.snapshot.working_directory, self.agents
-        )
+        root = self.snapshot.working_directory
+        paths = PathJudge(self.environment, root)
+        gate = PolicyGate(self.hub, self.approvals, root, paths)
+        self._tools = ToolRunner(self.hub, self.environment, root, self.agents, gate)
         self.loop.parts = LoopParts(model, self._tools, self.snapshot)
         self.ctx.nursery.start_soon(self._tools.emit_deltas)
         if self.config.mcp_servers and self.agent_depth == 0:
@@ -204,6 +210,13 @@ class SessionActor(Actor):
         }
         self.loop.config = msgspec.structs.replace(self.loop.config, **changes)
         return self.loop.config
+
+    @handler
+    async def answer_approval(self, message: AnswerApproval) -> None:
+        """A client's answer; the waiting tool call goes on with it."""
+        self.approvals.resolve(
+            message.request_id, message.approved, message.message, message.scope, message.by
+        )
 
     @handler(concurrent=True)
     async def wait_idle(self, message: WaitIdle) -> SessionOutcome:

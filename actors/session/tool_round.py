@@ -19,8 +19,10 @@ import trio
 
 from actors.kernel import ActorRef
 from actors.session.events import EventHub
+from actors.session.policy_gate import PolicyGate
 from actors.session.profiles import ProviderProfile
 from actors.tools.core.context import Subagents, ToolContext
+from actors.tools.registry import Tool
 from actors.tools.truncation import truncate_tool_output
 from protocol.environment import ExecOutput
 from protocol.events import ToolCallEndEvent, ToolCallOutputDeltaEvent, ToolCallStartEvent
@@ -57,11 +59,14 @@ class ToolRunner:
         environment: ActorRef,
         working_dir: str,
         agents: Subagents | None = None,
+        gate: PolicyGate | None = None,
     ) -> None:
+        """``gate`` is the session's policy; without one every valid call runs."""
         self.hub = hub
         self.environment = environment
         self.working_dir = working_dir
         self.agents = agents
+        self.gate = gate
         self._deltas_in, self._deltas_out = trio.open_memory_channel[tuple[str, ExecOutput]](
             DELTA_BACKLOG
         )
@@ -89,7 +94,15 @@ class ToolRunner:
             agents=self.agents,
         )
         self.hub.emit(ToolCallStartEvent(call.id, call.name, call.arguments))
-        outcome = await profile.registry.run(call, context)
+        gate = self.gate
+        if gate is None:
+            outcome = await profile.registry.run(call, context)
+        else:
+
+            async def check(tool: Tool, checked: ToolCall) -> str | None:
+                return await gate.refusal(checked, tool.category, config)
+
+            outcome = await profile.registry.run(call, context, check)
         self.hub.emit(ToolCallEndEvent(call.id, call.name, outcome.output, outcome.is_error))
         truncated = truncate_tool_output(
             outcome.output, call.name, config.tool_output_limits, config.tool_line_limits

@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from actors.policy.categories import Category
 from actors.tools.schema import InvalidArguments, check_against_schema, parse_arguments, schema_of
 from protocol.llm import ToolCall, ToolDefinition
-from protocol.mcp import ToolCategory
 
 T = TypeVar("T")
 
@@ -34,8 +34,9 @@ class Tool:
     execute: Executor
     parameters: type[msgspec.Struct] | None = None
     json_schema: dict[str, Any] | None = None
-    category: ToolCategory | None = None
-    """read / write / admin for the safety policy; None: the policy's default."""
+    category: Category = "write"
+    """read, write or admin: what the policy judges the call by (a shell command's
+    category comes from its command line instead). Undeclared tools count as write."""
     _schema: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -51,6 +52,11 @@ class Tool:
         if self.parameters is not None:
             return parse_arguments(self.parameters, arguments)
         return check_against_schema(self._schema, arguments)
+
+
+Gate = Callable[["Tool", ToolCall], Awaitable["str | None"]]
+"""``await gate(tool, call) -> refusal``: the policy's check between validation and
+execution; a refusal (the text the model reads) replaces running the tool."""
 
 
 class ToolFailure(Exception):
@@ -93,8 +99,9 @@ class ToolRegistry:
     def definitions(self) -> list[ToolDefinition]:
         return [tool.definition() for tool in self._tools.values()]
 
-    async def run(self, call: ToolCall, context: Any) -> ToolOutcome:
-        """Run one call; every failure comes back as an error outcome."""
+    async def run(self, call: ToolCall, context: Any, gate: Gate | None = None) -> ToolOutcome:
+        """Run one call; every failure comes back as an error outcome. ``gate``
+        (the session's policy) judges a valid call before it runs."""
         tool = self._tools.get(call.name)
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "none"
@@ -105,6 +112,10 @@ class ToolRegistry:
             arguments = tool.parse(call.arguments)
         except InvalidArguments as exc:
             return _error(call, f"Invalid arguments for {call.name}: {exc}")
+        if gate is not None:
+            refusal = await gate(tool, call)
+            if refusal is not None:
+                return _error(call, refusal)
         try:
             output = await tool.execute(arguments, context)
         except ToolFailure as failure:

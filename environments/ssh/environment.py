@@ -42,6 +42,8 @@ from protocol.environment import (
     ListDirectory,
     PathKind,
     ReadFile,
+    ResolvedPath,
+    ResolvePath,
     StatPath,
     WriteFile,
     WriteResult,
@@ -133,6 +135,17 @@ class SSHEnvironment(EnvironmentActor):
 
     async def stat_path(self, request: StatPath) -> PathKind:
         return await self.bridge.run(sftp.path_kind(self.pool, await self.resolve(request.path)))
+
+    async def resolve_path(self, request: ResolvePath) -> ResolvedPath:
+        """Resolved on the host (``realpath -m``: symlinks followed, a missing tail
+        kept), where the file the policy judges really is."""
+        path = await self.resolve(request.path)
+        script = f'realpath -m -- {shlex.quote(path)} && printf %s "$HOME"'
+        status, out, err = await self._helper(script)
+        resolved, _, home = out.partition("\n")
+        if status != 0 or not resolved.startswith("/"):
+            raise InvalidRequest(f"cannot resolve {path}: {err.strip() or 'realpath failed'}")
+        return ResolvedPath(resolved, home or "/")
 
     async def delete_file(self, request: DeleteFile) -> None:
         await self.bridge.run(sftp.delete_file(self.pool, await self.resolve(request.path)))

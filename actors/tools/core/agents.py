@@ -96,26 +96,34 @@ AGENT_TOOLS = (
         "Spawn a subagent to handle a scoped task autonomously, in parallel with you.",
         spawn_agent,
         SpawnAgentParams,
+        category="write",
     ),
     Tool(
         "send_input",
         "Send a message to a subagent (set interrupt to stop its current step first).",
         send_input,
         SendInputParams,
+        category="write",
     ),
     Tool(
         "wait",
         "Wait for subagents to finish; returns each one's output, success and turns used.",
         wait,
         WaitParams,
+        category="read",
     ),
     Tool(
-        "close_agent", "Terminate a subagent and its own subagents.", close_agent, CloseAgentParams
+        "close_agent",
+        "Terminate a subagent and its own subagents.",
+        close_agent,
+        CloseAgentParams,
+        category="write",
     ),
     Tool(
         "list_agents",
         "List this session's subagents and their status.",
         list_agents,
         ListAgentsParams,
+        category="read",
     ),
 )

@@ -101,4 +101,5 @@ EDIT_FILE = Tool(
     "unique unless replace_all is set.",
     edit_file,
     EditFileParams,
+    category="write",
 )

@@ -78,22 +78,26 @@ READ_FILE = Tool(
     "Read a file from the filesystem. Returns line-numbered content ('NNN | line').",
     read_file,
     ReadFileParams,
+    category="read",
 )
 WRITE_FILE = Tool(
     "write_file",
     "Write content to a file. Creates the file and parent directories if needed.",
     write_file,
     WriteFileParams,
+    category="write",
 )
 READ_MANY_FILES = Tool(
     "read_many_files",
     "Read several files at once; each comes under a '==> path <==' header.",
     read_many_files,
     ReadManyFilesParams,
+    category="read",
 )
 LIST_DIR = Tool(
     "list_dir",
     "List a directory's entries (directories end in '/'), optionally several levels deep.",
     list_dir,
     ListDirParams,
+    category="read",
 )

@@ -106,4 +106,5 @@ APPLY_PATCH = Tool(
     "of ' ' context, '-' removed and '+' added lines), then '*** End Patch'.",
     apply_patch_tool,
     ApplyPatchParams,
+    category="write",
 )

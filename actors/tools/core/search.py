@@ -54,10 +54,12 @@ GREP = Tool(
     "Search file contents with a regular expression. Returns 'path:line:text' matches.",
     grep,
     GrepParams,
+    category="read",
 )
 GLOB = Tool(
     "glob",
     "Find files by name pattern; results are sorted by modification time, newest first.",
     glob,
     GlobParams,
+    category="read",
 )

@@ -52,4 +52,5 @@ def shell_tool(default_timeout_ms: int) -> Tool:
         "longer commands.",
         shell,
         ShellParams,
+        category="write",
     )

@@ -1,0 +1,74 @@
+"""``troupe audit SESSION``: the session's safety record, read from the store.
+
+Every tool call's policy decision (``policy_decision``), every approval asked for
+and how it was answered (``approval_request``, ``approval_resolved``: who, when),
+in order. The store is opened read-only, so a running server is not disturbed.
+Text by default, one JSON object per line with ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from actors.commands.common import data_dir
+from actors.commands.errors import EXIT_BAD_INPUT, CommandError
+
+AUDIT_KINDS = ("policy_decision", "approval_request", "approval_resolved")
+QUERY = (
+    "SELECT seq, timestamp, kind, data FROM events WHERE session_id = ? "
+    "AND kind IN (?, ?, ?) ORDER BY seq"
+)
+
+
+def run(args: argparse.Namespace) -> int:
+    session = str(args.session).rsplit("/", 1)[-1]
+    records = audit_records(data_dir(args) / "troupe.db", session)
+    for record in records:
+        print(json.dumps(record) if args.json else describe(record))
+    return 0
+
+
+def audit_records(path: Path, session: str) -> list[dict[str, Any]]:
+    """The session's audit events, oldest first; an unknown session is bad input."""
+    if not path.is_file():
+        raise CommandError(f"no store at {path}", EXIT_BAD_INPUT)
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+    try:
+        known = connection.execute("SELECT 1 FROM sessions WHERE id = ?", (session,)).fetchone()
+        if known is None:
+            raise CommandError(f"no session {session} in {path}", EXIT_BAD_INPUT)
+        rows = connection.execute(QUERY, (session, *AUDIT_KINDS)).fetchall()
+    finally:
+        connection.close()
+    return [
+        {"seq": seq, "timestamp": stamp, "kind": kind, "data": json.loads(data)}
+        for seq, stamp, kind, data in rows
+    ]
+
+
+def describe(record: dict[str, Any]) -> str:
+    """One line a person reads: when, what was decided or asked, by whom."""
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record["timestamp"]))
+    data = record["data"]
+    match record["kind"]:
+        case "policy_decision":
+            what = data.get("subject") or data.get("tool")
+            return (
+                f"{when} {data['action']:<5} {data['tool']} [{data['category']}] {what}"
+                f" -- {data['reason']} (rule {data['rule']}, by {data['decided_by']})"
+            )
+        case "approval_request":
+            return f"{when} asked {data['request_id']}: {data['action']} {data['subject']}"
+        case _:
+            verdict = "approved" if data.get("approved") else "denied"
+            scope = data.get("scope", "once")
+            note = f": {data['message']}" if data.get("message") else ""
+            return (
+                f"{when} {verdict} {data['request_id']} ({scope}) "
+                f"by {data.get('by', 'client')}{note}"
+            )

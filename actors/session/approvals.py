@@ -1,0 +1,106 @@
+"""Approval requests of one session: the session raises them, any client answers.
+
+The tool round asks when the policy says ``ask``. The request is a durable
+session event (``approval_request``), stored, replayed, and sent again to a
+client that subscribes while it is pending; the answer is another durable event
+(``approval_resolved``) saying who answered. Nobody answering within the policy's
+timeout is a denial; cancelling the asker (an interrupt) withdraws the request.
+Answers arrive as :class:`~protocol.session.AnswerApproval` messages in the
+session's own mailbox; the server only routes them.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import trio
+
+from actors.kernel import Rejection
+from protocol.events import ApprovalRequestEvent, ApprovalResolvedEvent, EventData, SessionEvent
+from protocol.session import ApprovalScope
+
+
+class ApprovalNotFound(Rejection):
+    code = "not_found"
+
+
+class Answer(msgspec.Struct, frozen=True):
+    """What came back for one request."""
+
+    approved: bool
+    message: str | None = None
+    scope: ApprovalScope = "once"
+    by: str = "client"
+
+
+@dataclass
+class Pending:
+    """One open request and the event its requester waits on."""
+
+    event: SessionEvent
+    done: trio.Event = field(default_factory=trio.Event)
+    answer: Answer | None = None
+
+
+Emit = Callable[[EventData], SessionEvent]
+
+
+class Approvals:
+    """The pending approval requests of one session."""
+
+    def __init__(self, emit: Emit) -> None:
+        self._emit = emit
+        self.pending: dict[str, Pending] = {}
+
+    async def ask(
+        self, action: str, subject: str, timeout_s: float = float("inf"), **details: Any
+    ) -> Answer:
+        """Ask the session's clients; the answer once one comes, a denial at the
+        timeout. ``action`` is the kind of thing (``command``, ``write``),
+        ``subject`` the thing itself (the command line)."""
+        request_id = f"ap-{secrets.token_hex(4)}"
+        event = self._emit(ApprovalRequestEvent(request_id, action, subject, details))
+        pending = Pending(event)
+        self.pending[request_id] = pending
+        try:
+            with trio.move_on_after(timeout_s):
+                await pending.done.wait()
+            if pending.answer is None:
+                self._close(request_id, pending, "no answer in time", "timeout")
+        finally:
+            if pending.answer is None:
+                self._close(request_id, pending, "withdrawn", "interrupt")
+        assert pending.answer is not None
+        return pending.answer
+
+    async def request(self, action: str, subject: str, **details: Any) -> tuple[bool, str | None]:
+        """(approved, message): the simple form, waiting as long as it takes."""
+        answer = await self.ask(action, subject, **details)
+        return answer.approved, answer.message
+
+    def resolve(
+        self,
+        request_id: str,
+        approved: bool,
+        message: str | None,
+        scope: ApprovalScope = "once",
+        by: str = "client",
+    ) -> None:
+        pending = self.pending.pop(request_id, None)
+        if pending is None:
+            raise ApprovalNotFound(f"no pending approval request {request_id}")
+        pending.answer = Answer(approved, message, scope if approved else "once", by)
+        self._emit(ApprovalResolvedEvent(request_id, approved, message, pending.answer.scope, by))
+        pending.done.set()
+
+    def _close(self, request_id: str, pending: Pending, message: str, by: str) -> None:
+        self.pending.pop(request_id, None)
+        pending.answer = Answer(False, message, by=by)
+        self._emit(ApprovalResolvedEvent(request_id, False, message, by=by))
+
+    def events(self) -> list[SessionEvent]:
+        return [pending.event for pending in self.pending.values()]
