@@ -271,12 +271,15 @@ class SessionActor(Actor):
         self.agents.child_failed(message.address, f"{message.error_type}: {message.message}")
 
     async def _process(self, text: str) -> None:
-        if self._mcp is not None:
-            await self._mcp.load(
-                self.profile.registry,
-                lambda message: self.hub.emit(WarningEvent(message, category="mcp_server")),
-            )
-        fatal = await self.loop.run_inputs(text)
+        try:
+            if self._mcp is not None:
+                await self._mcp.load(
+                    self.profile.registry,
+                    lambda message: self.hub.emit(WarningEvent(message, category="mcp_server")),
+                )
+            fatal = await self.loop.run_inputs(text)
+        finally:
+            self.loop.settle()
         if fatal is not None:
             await self._close(fatal)
 

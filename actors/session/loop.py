@@ -133,6 +133,16 @@ class AgenticLoop:
     async def wait_idle(self) -> None:
         await self._idle.wait()
 
+    def settle(self) -> None:
+        """The input's task ended, whether or not it got as far as :meth:`run_inputs`
+        (it can be cancelled before): the session is idle again, so nothing that
+        waits for that (an interrupt, a close, WaitIdle) waits for ever."""
+        if self._idle.is_set():
+            return
+        if self.state == "processing":
+            self.state = "idle"
+        self._idle.set()
+
     def cancel(self) -> None:
         """Cancel the work in progress (the model stream, running tools)."""
         if self._work is not None:
