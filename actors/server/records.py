@@ -26,6 +26,9 @@ class Record:
     row: SessionRow
     config: SessionConfig
     last_seq: int = 0
+    """The highest seq issued, durable or live-only."""
+    seq_mark: int = 0
+    """The high-water mark reserved in the store (see :meth:`Store.reserve_seqs`)."""
     state: str = "idle"
     interrupted: bool = False
     actor: SessionActor | None = None

@@ -56,10 +56,13 @@ class SessionRegistry:
     async def recover(self) -> None:
         """Load every stored session, closing what a crash left open."""
         seqs = await self.store.last_seqs()
+        marks = await self.store.seq_marks()
         for row in await self.store.sessions():
-            last_seq, interrupted = await recover_session(self.store, row, seqs.get(row.id, 0))
+            issued = max(seqs.get(row.id, 0), marks.get(row.id, 0))
+            last_seq, interrupted = await recover_session(self.store, row, issued)
             state = "closed" if row.state == "closed" else "idle"
             record = Record(row, _config.decode(row.config), last_seq, state)
+            record.seq_mark = marks.get(row.id, 0)
             record.interrupted = interrupted or row.interrupted
             record.history_saved = len(await self.store.history(row.id))
             self.records[row.id] = record

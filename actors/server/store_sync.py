@@ -22,6 +22,9 @@ _HISTORY_KINDS = frozenset(
      "loop_detection", "processing_end", "session_end", "turn_limit"}
 )  # fmt: skip
 """Events after which the session's history may have grown."""
+SEQ_BLOCK = 1024
+"""Sequence numbers reserved per store write; the next block is reserved halfway
+through this one, so the write is on disk long before the numbers are needed."""
 
 
 class StoreSync:
@@ -36,6 +39,9 @@ class StoreSync:
 
     def observe(self, record: Record, event: SessionEvent) -> None:
         """A hub sink: quick, never raises (it runs inside the session's emit)."""
+        if event.seq > record.seq_mark - SEQ_BLOCK // 2:
+            record.seq_mark = event.seq + SEQ_BLOCK
+            self.store.reserve_seqs(record.row.id, record.seq_mark)
         if self.frozen:
             return
         self.store.append_event(event)

@@ -124,6 +124,8 @@ class SessionSubscription:
                 continue
             if event.data.durable:
                 await self.store.wait_committed(event.session_id, event.seq)
+            else:  # its number must never be issued again, even after a crash
+                await self.store.wait_reserved(event.session_id, event.seq)
             await self.send(self._frame(event))
             self.cursor = event.seq
 
