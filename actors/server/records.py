@@ -27,8 +27,6 @@ class Record:
     config: SessionConfig
     last_seq: int = 0
     """The highest seq issued, durable or live-only."""
-    seq_mark: int = 0
-    """The high-water mark reserved in the store (see :meth:`Store.reserve_seqs`)."""
     state: str = "idle"
     interrupted: bool = False
     actor: SessionActor | None = None
@@ -37,6 +35,8 @@ class Record:
     history_wanted: trio.Event = field(default_factory=trio.Event)
     approvals: Approvals | None = None
     starting: trio.Lock = field(default_factory=trio.Lock)
+    seq_mark: int = 0
+    """The high-water mark reserved in the store (see :meth:`Store.reserve_seqs`)."""
 
     @property
     def live(self) -> bool:

@@ -24,6 +24,8 @@ from protocol.session import EventStream, Subscribe
 from protocol.wire import Event, RequestId, Subscribed
 
 LIVE_BUFFER = 4096
+LIVE_BUFFER_BYTES = 8 << 20
+"""What a subscription may lag the session by before it refills from the store."""
 _data = msgspec.json.Decoder(dict[str, Any])
 
 Send = Callable[[Any], Awaitable[None]]
@@ -39,12 +41,16 @@ class SessionSubscription:
         session: str,
         after_seq: int,
         send: Send,
+        catch_up: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        """``catch_up`` is awaited when the live stream overflowed, before the gap is
+        refilled from the store: the connection judges whether its client is behind."""
         self.registry = registry
         self.store = store
         self.session = session
         self.cursor = max(0, after_seq)
         self.send = send
+        self.catch_up = catch_up
         self.session_id: str | None = None
         self._live: EventStream | None = None
         self._last_seq = 0
@@ -71,7 +77,7 @@ class SessionSubscription:
         key = self.session
         if key.startswith("/") and key.strip("/").count("/") > 1:
             ref = registry.ref_for(key)  # a subagent: live only, not stored here
-            live = await ref.ask(Subscribe(LIVE_BUFFER))
+            live = await ref.ask(Subscribe(LIVE_BUFFER, buffer_bytes=LIVE_BUFFER_BYTES))
             self.session_id = live.session_id
             return live, 0
         record = registry.record(key)
@@ -84,7 +90,7 @@ class SessionSubscription:
         if not record.live:
             return None, record.last_seq
         assert record.ref is not None
-        live = await record.ref.ask(Subscribe(LIVE_BUFFER))
+        live = await record.ref.ask(Subscribe(LIVE_BUFFER, buffer_bytes=LIVE_BUFFER_BYTES))
         return live, record.last_seq
 
     async def _replay(self, upto: int) -> None:
@@ -117,6 +123,8 @@ class SessionSubscription:
         async for event in live:
             if isinstance(event.data, EventsMissedEvent):
                 assert self.session_id is not None
+                if self.catch_up is not None:
+                    await self.catch_up()
                 record = self.registry.records.get(self.session_id)
                 await self._replay(record.last_seq if record else 0)
                 continue

@@ -199,7 +199,7 @@ class SessionActor(Actor):
 
     @handler
     async def subscribe(self, message: Subscribe) -> Subscription:
-        return self.hub.subscribe(message.buffer, message.after_seq)
+        return self.hub.subscribe(message.buffer, message.after_seq, message.buffer_bytes)
 
     @handler
     async def subscribe_ref(self, message: SubscribeRef) -> None:
