@@ -95,7 +95,9 @@ async def test_grep_and_glob_find_files(start_agent: StartAgent, profile: str) -
         (agent.workdir / "pkg/deep.py").write_text("x = 'NEEDLE'\n")
         (agent.workdir / "notes.md").write_text("NEEDLE\n")
         await agent.run("where is NEEDLE used in python?")
-        globbed, grepped = (event.output for event in agent.of(ToolCallEndEvent))
+        # The calls may run in parallel and end in either order: match by tool.
+        outputs = {event.tool_name: event.output for event in agent.of(ToolCallEndEvent)}
+        globbed, grepped = outputs["glob"], outputs["grep"]
         assert globbed == f"{agent.workdir}/pkg/deep.py"
         assert grepped == f"{agent.workdir}/pkg/deep.py:1:x = 'NEEDLE'"
 
