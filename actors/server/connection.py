@@ -137,13 +137,18 @@ class Connection(Actor):
 
     async def catch_up(self) -> None:
         """A subscription of this client lost live events (the session outran it). If
-        the client still has frames queued or on the wire, it is behind: it must
-        drain them all within ``slow_timeout`` seconds, or it is disconnected (4008)."""
-        if self._closing or not (self._outbox or self._sending):
+        the client is behind unless, within ``slow_timeout`` seconds, it drains what is
+        queued and answers a ping (so it has read what the socket buffers held);
+        otherwise it is disconnected (4008)."""
+        if self._closing:
             return
         with trio.move_on_after(self.slow_timeout):
             while (self._outbox or self._sending) and not self._closing:
                 await self._drained.wait()
+            try:  # the pong comes back only once the client has read what is in flight
+                await self.websocket.ping()
+            except ConnectionClosed:
+                return
             return
         reason = "fell behind the session: client too slow; resubscribe with after_seq"
         self.ctx.nursery.start_soon(self._close, CLOSE_TOO_SLOW, reason)

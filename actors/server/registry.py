@@ -52,10 +52,6 @@ class SessionRegistry:
         self.replay_buffer_bytes = KEEP_BYTES
         """What each live session keeps of its recent durable events, in bytes."""
 
-    def freeze(self) -> None:
-        """Stop recording: the server is going down and its sessions will resume."""
-        self.sync.freeze()
-
     async def recover(self) -> None:
         """Load every stored session, closing what a crash left open."""
         seqs = await self.store.last_seqs()

@@ -119,9 +119,8 @@ async def run_server(
         try:
             await server._stop.wait()
         finally:
-            # Sessions closed by the shutdown ladder are not closed for good: they
-            # resume on the next submit, so their farewell events are not stored.
-            registry.freeze()
+            # The runtime suspends its sessions on the way down (no session_end):
+            # what they emit while stopping is stored, and they resume next time.
             nursery.cancel_scope.cancel()
 
 

@@ -25,7 +25,13 @@ from actors.session.subagents import AgentManager
 from actors.session.tool_round import ToolRunner
 from actors.tools.core.agents import AGENT_TOOLS
 from environments.wrappers import ScopedEnvironment
-from protocol.events import EventData, SessionEndEvent, SessionEvent, SessionStartEvent
+from protocol.events import (
+    EventData,
+    InputInterruptedEvent,
+    SessionEndEvent,
+    SessionEvent,
+    SessionStartEvent,
+)
 from protocol.session import (
     Abort,
     CloseSession,
@@ -130,7 +136,25 @@ class SessionActor(Actor):
         )
 
     async def on_stop(self) -> None:
-        await self._close("the runtime is stopping")
+        """Stopped on its own (``stop(ref)``), the session ends for good; stopped
+        because the whole runtime is going down, it is only suspended: the input in
+        progress is interrupted but no ``session_end`` is emitted, so a host with a
+        store resumes it next time."""
+        if self.ctx.runtime.closing:
+            await self._suspend()
+        else:
+            await self._close("the session was stopped")
+
+    async def _suspend(self) -> None:
+        if self.loop.state == "closed":
+            return
+        if self.loop.state == "processing":
+            self.hub.emit(InputInterruptedEvent("the runtime stopped while this input was running"))
+        self.loop.cancel()
+        await self.loop.wait_idle()
+        if self._tools is not None:
+            self._tools.close()
+        self.hub.close()
 
     # -- requests ------------------------------------------------------------
 
