@@ -40,7 +40,8 @@ def _pair(subject: list[str], baseline: list[str], repeats: int, **env: str) -> 
     import os
 
     environ = {**os.environ, **env} if env else None
-    _time(subject, environ), _time(baseline, environ)
+    _time(subject, environ)
+    _time(baseline, environ)
     subjects, baselines = [], []
     for _ in range(repeats):
         subjects.append(_time(subject, environ))

@@ -107,7 +107,7 @@ async def through_client(url: str, count: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    args = parse_args(__doc__.splitlines()[0])
+    args = parse_args((__doc__ or "").splitlines()[0])
     requests = 400 if args.quick else 2000
     repeats = 3 if args.quick else 7
     child, url = start_scripted(Script([Turn(text=TEXT)], delta_size=16))

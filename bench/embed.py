@@ -124,7 +124,7 @@ async def measure(count: int) -> dict[str, list[float]]:
 
 
 def main() -> None:
-    args = parse_args(__doc__.splitlines()[0])
+    args = parse_args((__doc__ or "").splitlines()[0])
     count = 1_000 if args.quick else 5_000
     rounds = asyncio.run(measure(count))
     overhead = [a - t for a, t in zip(rounds["asyncio"], rounds["trio"], strict=True)]

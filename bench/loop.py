@@ -271,9 +271,11 @@ def measure(
 
 
 def main() -> None:
-    args = parse_args(__doc__.splitlines()[0])
+    args = parse_args((__doc__ or "").splitlines()[0])
     rounds, repeats = (30, 2) if args.quick else (200, 5)
-    wires = [w for w in WIRES if os.environ.get("BENCH_WIRE", w) == w]  # one wire, if asked
+    wires: list[Wire] = [
+        w for w in WIRES if os.environ.get("BENCH_WIRE", w) == w
+    ]  # one wire, if asked
     results = measure(rounds, repeats, wires)
     per = 1000 / rounds
     figures = [

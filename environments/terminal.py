@@ -75,6 +75,7 @@ class PersistentShell:
                     "The persistent terminal has exited.", None, None, closed=True
                 )
             pattern = re.compile(rb"\n?" + marker.encode() + rb" (\d+) ([^\n]*)\n")
+            match: re.Match[bytes] | None = None
             with trio.move_on_after(timeout_s) as deadline:
                 while (match := pattern.search(self._buffer)) is None:
                     chunk = await self._stdout.receive_some(_READ_SIZE)
@@ -104,6 +105,7 @@ class PersistentShell:
                     closed=True,
                     duration_ms=elapsed,
                 )
+            assert match is not None  # the loop ends on a match, or on the deadline above
             output = _text(self._buffer[: match.start()])
             self._buffer = self._buffer[match.end() :]
             self.working_dir = match.group(2).decode(errors="replace")

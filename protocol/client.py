@@ -103,7 +103,7 @@ class TroupeClient:
 
     def __init__(self, websocket: MessageSocket, encoding: Encoding, welcome: Welcome):
         self.websocket = websocket
-        self.encoding = encoding
+        self.encoding: Encoding = encoding
         self.welcome = welcome
         self._decoder = ServerDecoder(encoding)
         self._ids = itertools.count(1)
@@ -217,12 +217,15 @@ async def connect(
             raise single
 
 
-def _single(group: BaseExceptionGroup) -> BaseException:
+def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
     """The one error a group holds (the caller's own), or the group if it holds more."""
-    error: BaseException = group
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-        error = error.exceptions[0]
-    return error
+    current = group
+    while len(current.exceptions) == 1:
+        only = current.exceptions[0]
+        if not isinstance(only, BaseExceptionGroup):
+            return only
+        current = cast("BaseExceptionGroup[BaseException]", only)
+    return current
 
 
 def _open_websocket(url: str, headers: list[tuple[bytes, bytes]], max_frame_bytes: int) -> Any:

@@ -6,7 +6,7 @@ Imported only when a client connects from asyncio, so trio programs never load i
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -66,7 +66,7 @@ def _closed(closed: Any) -> ConnectionClosed:
 @asynccontextmanager
 async def open_asyncio_websocket(
     url: str, headers: list[tuple[bytes, bytes]], max_frame_bytes: int
-) -> AsyncIterator[AsyncioWebSocket]:
+) -> AsyncGenerator[AsyncioWebSocket]:
     """Connect with ``websockets``; refusals raise trio-websocket's handshake errors."""
     from websockets.asyncio.client import connect
     from websockets.exceptions import InvalidHandshake, InvalidStatus
@@ -84,7 +84,7 @@ async def open_asyncio_websocket(
     except InvalidStatus as refused:
         response = refused.response
         raw = tuple((name.encode(), value.encode()) for name, value in response.headers.raw_items())
-        raise ConnectionRejected(response.status_code, raw, response.body) from None
+        raise ConnectionRejected(response.status_code, raw, bytes(response.body)) from None
     except InvalidHandshake as error:
         raise HandshakeError(str(error)) from None
     except TimeoutError:

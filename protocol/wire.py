@@ -10,7 +10,7 @@ them with examples.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -165,7 +165,9 @@ class Codec:
                 loose = None
             if isinstance(loose, dict):
                 text = f"a string holds a lone surrogate, which is not Unicode text ({error})"
-                return FrameError("invalid_request", text, _readable_id(loose))
+                return FrameError(
+                    "invalid_request", text, _readable_id(cast("dict[Any, Any]", loose))
+                )
         return FrameError("bad_frame", f"not valid {self.encoding}: {error}")
 
     def _invalid(self, data: bytes, error: msgspec.ValidationError) -> FrameError:
@@ -174,7 +176,9 @@ class Codec:
             loose = self._loose.decode(data)
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             loose = None
-        request_id = _readable_id(loose) if isinstance(loose, dict) else None
+        request_id = (
+            _readable_id(cast("dict[Any, Any]", loose)) if isinstance(loose, dict) else None
+        )
         text = str(error)
         code = "unknown_type" if "Invalid value" in text and "$.type" in text else "invalid_request"
         if isinstance(loose, dict) and "type" not in loose:

@@ -18,8 +18,8 @@ count in C tells at once.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import Any, cast
 
 import msgspec
 
@@ -109,19 +109,21 @@ def msgpack_depth_exceeds(data: bytes, limit: int = MAX_NESTING) -> bool:
 
 def _walk_exceeds(data: bytes, limit: int) -> bool:
     """The header walk: iterative, so it cannot overflow the stack itself."""
-    pending = [1]  # items still to read at each open level
-    position, size = 0, len(data)
+    pending: list[int] = [1]  # items still to read at each open level
+    position: int = 0
+    size = len(data)
     while pending and position < size:
         if pending[-1] == 0:
             pending.pop()
             continue
         if pending[-1] > 1 and (run := _SCALARS.match(data, position)):
-            skipped = min(run.end() - position, pending[-1])  # one-byte items, in C
+            skipped: int = min(run.end() - position, pending[-1])  # one-byte items, in C
             pending[-1] -= skipped
             position += skipped
             continue
         pending[-1] -= 1
-        items, position = _msgpack_item(data, position)
+        items, after = _msgpack_item(data, position)
+        position = after
         if items:
             if len(pending) > limit:
                 return True
@@ -182,8 +184,10 @@ def out_of_range_integers(value: Any, path: str = "$") -> Iterator[tuple[str, in
         for name in value.__struct_fields__:
             yield from out_of_range_integers(getattr(value, name), f"{path}.{name}")
     elif isinstance(value, dict):
-        for key, item in value.items():
+        mapping = cast("dict[Any, Any]", value)
+        for key, item in mapping.items():
             yield from out_of_range_integers(item, f"{path}.{key}")
     elif isinstance(value, list | tuple | set | frozenset):
-        for index, item in enumerate(value):
+        members = cast("Iterable[Any]", value)
+        for index, item in enumerate(members):
             yield from out_of_range_integers(item, f"{path}[{index}]")

@@ -12,7 +12,8 @@ import trio
 
 from actors.acp.agent import AcpAgent
 from actors.commands.common import EXIT_ERROR
-from actors.commands.session_host import open_client
+from actors.commands.run import settings_for
+from actors.commands.session_host import open_host
 from protocol.client import ConnectionRefused
 
 
@@ -38,11 +39,12 @@ def run(args: argparse.Namespace) -> int:
 
 async def _serve(args: argparse.Namespace) -> int:
     try:
+        working_dir = Path.cwd()
         async with (
-            open_client(args, Path.cwd()) as client,
+            open_host(args, settings_for(args, working_dir), working_dir) as host,
             trio.lowlevel.FdStream(os.dup(1)) as output,
         ):
-            await AcpAgent(client, output).serve(stdin_lines())
+            await AcpAgent(host.client, output).serve(stdin_lines())
     except (ConnectionRefused, OSError) as error:
         print(f"troupe acp: {error}", file=sys.stderr)
         return EXIT_ERROR

@@ -21,7 +21,7 @@ import contextlib
 import functools
 import threading
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Generic, TypeVar
 
@@ -301,7 +301,7 @@ class TrioThread(Generic[H]):
 
     async def stream(
         self, produce: Callable[[Emit], Awaitable[None]], *, buffer: int = 1024
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[Any]:
         """Iterate, from asyncio, what ``produce(emit)`` emits on the trio side.
 
         Items are read ahead into a bounded buffer (``buffer`` items: the producer

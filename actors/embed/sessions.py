@@ -18,7 +18,7 @@ request), and leaving the block runs the shutdown ladder.
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -26,6 +26,7 @@ from actors.embed.bridge import TrioThread
 from actors.embed.runtime import BridgedRef
 from actors.embed.trio_sessions import HostConfig, Sessions, open_sessions
 from actors.kernel import Runtime
+from protocol.asks import Asks
 from protocol.wire import Event
 
 R = TypeVar("R")
@@ -59,12 +60,17 @@ class SessionHost:
     def running(self) -> bool:
         return self._bridge.running
 
-    async def request(self, kind: type[R], /, **fields: Any) -> R:
+    async def request(self, kind: type[Asks[R]], /, **fields: Any) -> R:
         """Answer ``kind(id=..., **fields)`` as the server would; raises
         :class:`protocol.client.RequestError` with the server's error code."""
-        return await self._bridge.call(functools.partial(self._bridge.host.request, kind, **fields))
+        host = self._bridge.host
 
-    def events(self, session: str, *, after_seq: int = 0) -> AsyncIterator[Event]:
+        async def ask() -> R:  # a closure, not functools.partial: it keeps the reply type
+            return await host.request(kind, **fields)
+
+        return await self._bridge.call(ask)
+
+    def events(self, session: str, *, after_seq: int = 0) -> AsyncGenerator[Event]:
         """The session's events after ``after_seq``: the stored ones, then live ones,
         as a WebSocket subscriber gets them (pending approvals sent again, marked
         ``resent``). Ends when the session closes; leaving the loop early only

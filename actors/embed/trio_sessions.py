@@ -17,11 +17,11 @@ thing on a thread of its own for asyncio hosts.
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import msgspec
 import trio
@@ -33,8 +33,9 @@ from actors.server.models import Models, ModelSettings
 from actors.server.registry import SessionRegistry
 from actors.server.subscription import SessionSubscription
 from actors.store import open_store
+from protocol.asks import Asks
 from protocol.client import RequestError
-from protocol.wire import ErrorReply, Event
+from protocol.wire import ErrorReply, Event, Request
 
 R = TypeVar("R")
 EVENT_BUFFER = 1024
@@ -61,19 +62,21 @@ class Sessions:
         self._ids = itertools.count(1)
         self._stop = trio.Event()
 
-    async def request(self, kind: type[R], /, **fields: Any) -> R:
+    async def request(self, kind: type[Asks[R]], /, **fields: Any) -> R:
         """Answer ``kind(id=..., **fields)`` as the server would, or raise
-        :class:`RequestError` with the server's error code."""
-        reply = await answer(self.services, kind(id=next(self._ids), **fields))  # type: ignore[call-arg]
+        :class:`RequestError` with the server's error code. Returns the reply the
+        request declares (``SessionCreated`` for ``CreateSession``)."""
+        make = cast(Callable[..., Request], kind)
+        reply = await answer(self.services, make(id=next(self._ids), **fields))
         if isinstance(reply, ErrorReply):
             raise RequestError(reply)
-        return reply  # type: ignore[return-value]
+        return cast(R, reply)
 
     async def subscribe(self, session: str, after_seq: int, emit: Any) -> None:
         """Hand the session's events after ``after_seq`` to ``emit`` (stored ones, then
         live ones, pending approvals sent again) until the session closes."""
         subscription = await self._open_subscription(session, after_seq, emit)
-        await subscription.run(None)
+        await subscription.run(next(self._ids))
 
     async def events(self, session: str, *, after_seq: int = 0) -> EventStream:
         """An async iterator of the session's events (close it, or use ``async with``).
@@ -89,7 +92,7 @@ class Sessions:
             with stream.scope:
                 async with send:
                     try:
-                        await subscription.run(None)
+                        await subscription.run(next(self._ids))
                     except Exception as error:  # the reader gets it, after what came before
                         stream.failure = error
 

@@ -259,7 +259,7 @@ class Cell:
         self.failure = None
         self.stop_requested = False
         self.restarting = False
-        self.nursery = None
+        self._nursery = None
         self._cancel_pending = False
         if self.inbox.statistics().open_send_channels == 0:  # closed by the failure
             self._reopen_mailbox()

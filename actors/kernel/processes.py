@@ -151,7 +151,7 @@ class GroupRecord(msgspec.Struct, frozen=True):
     owner_start: int | None
     host: str | None = None
     """None: this machine; otherwise where the group runs (an SSH target)."""
-    reach: dict[str, Any] = msgspec.field(default_factory=dict)
+    reach: dict[str, Any] = msgspec.field(default_factory=dict[str, Any])
     """How to get back to ``host`` (opaque to the kernel; no secrets)."""
 
 

@@ -38,7 +38,7 @@ async def _message_loop(cell: Cell) -> None:
     nursery = cell.nursery
     async for item in cell.mailbox:
         if not isinstance(item, Ask):
-            kind = type(item)
+            kind: type[object] = item.__class__
             if kind in concurrent:
                 nursery.start_soon(_run_concurrently, cell, handlers[kind], item)
             else:

@@ -157,7 +157,7 @@ class AnthropicAdapter(Adapter):
         options = self.options(request)
         auto_cache = options.pop("auto_cache", True)
         ttl = options.pop("cache_ttl", None)
-        cache = {**CACHE, "ttl": ttl} if ttl else CACHE
+        cache: dict[str, Any] = {**CACHE, "ttl": ttl} if ttl else dict(CACHE)
         betas: list[str] = list(options.pop("beta_headers", []))
         interleaved = options.pop("interleaved_thinking", True)
         lead = leading_system(request.messages)
@@ -172,7 +172,7 @@ class AnthropicAdapter(Adapter):
             "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
             "messages": messages,
         }
-        system = [
+        system: list[dict[str, Any]] = [
             {"type": "text", "text": m.text}
             for m in request.messages
             if m.role in ("system", "developer") and m.text
@@ -181,11 +181,11 @@ class AnthropicAdapter(Adapter):
             body["system"] = system
         choice = request.tool_choice
         if request.tools and not (choice and choice.mode == "none"):
-            body["tools"] = self.tool_list(request.tools[:-1], _tool)
             last_tool = _tool(request.tools[-1])
             if auto_cache:
                 last_tool["cache_control"] = cache
-            body["tools"].append(last_tool)
+            tools: list[Any] = [*self.tool_list(request.tools[:-1], _tool), last_tool]
+            body["tools"] = tools
             if choice is not None:
                 if choice.mode == "required":
                     body["tool_choice"] = {"type": "any"}

@@ -110,8 +110,7 @@ def message_items(message: Message) -> list[dict[str, Any]]:
         pending.clear()
 
     for part in message.content:
-        kind = type(part)
-        if kind is ToolCall:
+        if type(part) is ToolCall:
             flush()
             items.append(
                 {
@@ -121,7 +120,7 @@ def message_items(message: Message) -> list[dict[str, Any]]:
                     "arguments": part.raw_arguments or encode(part.arguments).decode(),
                 }
             )
-        elif kind is ToolResult:
+        elif type(part) is ToolResult:
             flush()
             items.append(
                 {
@@ -130,7 +129,7 @@ def message_items(message: Message) -> list[dict[str, Any]]:
                     "output": result_text(part),
                 }
             )
-        elif kind is ThinkingPart:
+        elif type(part) is ThinkingPart:
             flush()
             if part.provider == PROVIDER and part.id and part.signature:
                 summary = [{"type": "summary_text", "text": part.text}] if part.text else []

@@ -118,9 +118,12 @@ def decide(policy: Policy, facts: CallFacts, grants: Iterable[Grant] = ()) -> De
             refusal = confinement_refusal(facts.command, facts.root)
             if refusal is not None:
                 return Decision("deny", facts.category, refusal, "confinement", subject)
-    action: Action = {"read": policy.read, "write": policy.write, "admin": policy.admin}[
-        facts.category
-    ]
+    by_category: dict[str, Action] = {
+        "read": policy.read,
+        "write": policy.write,
+        "admin": policy.admin,
+    }
+    action = by_category[facts.category]
     reason = _category_reason(facts, verdict)
     rule = "category"
     if verdict is not None and action == "allow":

@@ -64,7 +64,7 @@ class Home:
                 env={**self.env, **env},
             )
 
-    def start(self, *args: str, cwd: Path | None = None, **options: Any) -> subprocess.Popen[bytes]:
+    def start(self, *args: str, cwd: Path | None = None, **options: Any) -> subprocess.Popen[Any]:
         """Start the command and leave it running."""
         return subprocess.Popen(self.argv(*args), cwd=cwd or self.work, env=self.env, **options)
 

@@ -39,15 +39,13 @@ def test_a_session_over_the_client(troupe_serve: Serve, backend: str, encoding: 
 async def _errors(serve: Serve) -> tuple[str, int, BaseException]:
     with anyio.fail_after(HANG_GUARD):
         async with connect(serve.url, serve.token) as client:
-            try:
+            with pytest.raises(RequestError) as refused:
                 await client.request(SubmitInput, session="s-nope", text="hi")
-            except RequestError as error:
-                code = error.code
-        try:
+            code = refused.value.code
+        with pytest.raises(ConnectionRejected) as rejected:
             async with connect(serve.url, "wrong-token"):
                 pass
-        except ConnectionRejected as rejected:
-            status = rejected.status_code
+        status = rejected.value.status_code
         try:
             async with connect(serve.url, serve.token):
                 raise KeyError("the caller's own error")

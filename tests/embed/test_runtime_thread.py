@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 import msgspec
 import pytest
@@ -22,6 +24,8 @@ from actors.kernel import (
 )
 from tests.embed.conftest import HANG_GUARD, running_in_group
 from tests.kernel.sample_actors import Add, Boom, Hang, Recorder, Total, Unknown
+
+T = TypeVar("T")
 
 
 class Slow(msgspec.Struct, frozen=True):
@@ -92,7 +96,7 @@ class Worker(Actor):
         return pid[0]
 
 
-def run(coroutine) -> object:
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(asyncio.wait_for(coroutine, HANG_GUARD))
 
 

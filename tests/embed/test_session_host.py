@@ -18,6 +18,7 @@ from protocol.wire import (
     Event,
     GetSession,
     ResolveApproval,
+    SessionDetail,
     SubmitInput,
 )
 from tests.embed.conftest import HANG_GUARD, kill_group, running_in_group
@@ -41,7 +42,7 @@ async def until(events, *kinds: str, into: list[Event]) -> list[Event]:
 
 
 def test_a_session_runs_to_completion(work: Path, mock_llm: str) -> None:
-    async def main() -> tuple[list[Event], list[Event], object]:
+    async def main() -> tuple[list[Event], list[Event], SessionDetail]:
         async with SessionHost(config(work, mock_llm)) as host:
             session = (await host.request(CreateSession)).session.session_id
             await host.request(SubmitInput, session=session, text="quick one please")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import trio
 
-from actors.kernel.processes import ProcessLedger, end_local_leftovers
+from actors.kernel.processes import GroupRecord, ProcessLedger, end_local_leftovers
 from protocol.client import connect
 from protocol.wire_requests import AddSSHEnvironment, ExecInEnvironment
 from tests.environments.conftest import owned_directory
@@ -119,8 +119,6 @@ def _start_of(pid: int) -> int:
     return start
 
 
-def _record(pgid: int, start_time: int) -> object:
-    from actors.kernel.processes import GroupRecord
-
+def _record(pgid: int, start_time: int) -> GroupRecord:
     # Owner: a pid that cannot be running with this start time (start time 0).
     return GroupRecord(pgid, start_time, owner_pid=os.getpid(), owner_start=0)

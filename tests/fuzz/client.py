@@ -127,7 +127,8 @@ class FuzzConnection:
                 self._receive(frame)
                 self._wake()
         except ConnectionClosed as closed:
-            self.closed = f"code {closed.reason.code}: {closed.reason.reason}"
+            reason = closed.reason
+            self.closed = f"code {reason.code}: {reason.reason}" if reason is not None else "closed"
             self._wake()
 
     def _wake(self) -> None:

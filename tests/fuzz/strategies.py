@@ -5,10 +5,20 @@ harmless list: the fuzzer runs real commands on this machine."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 from hypothesis import strategies as st
+
+T = TypeVar("T")
+
+
+class Draw(Protocol):
+    """What the helpers draw with: ``data.draw`` in a rule (hypothesis's ``DrawFn``
+    describes only ``@composite``'s argument, so a rule's ``data.draw`` is not one)."""
+
+    def __call__(self, strategy: st.SearchStrategy[T], label: Any = None) -> T: ...
+
 
 SAFE_COMMANDS = ["echo fuzz", "true", "exit 3", "printf '%s' x", "echo \x00", "echo " + "x" * 5000]
 PROFILES = ["openai", "anthropic", "gemini"]
@@ -68,14 +78,14 @@ def configs() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
-def pick(draw: st.DrawFn, options: list[str]) -> str:
+def pick(draw: Draw, options: list[str]) -> str:
     """One of ``options``, drawn so that the draw's shape never depends on how many
     there are (the server's state grows across examples)."""
     return options[draw(st.integers(0, 2**16)) % len(options)]
 
 
 def valid_request(
-    draw: st.DrawFn, kind: str, sessions: list[str], environments: list[str], work: str
+    draw: Draw, kind: str, sessions: list[str], environments: list[str], work: str
 ) -> dict[str, Any]:
     """A well-formed request of ``kind`` (its values may still be refused)."""
     # Every draw happens whatever the server's state, so that hypothesis sees the
@@ -111,7 +121,7 @@ def valid_request(
         case "abort":
             return {"session": session}
         case "update_config":
-            fields = {"session": session}
+            fields: dict[str, Any] = {"session": session}
             if draw(st.booleans()):
                 fields["model"] = draw(models)
             if draw(st.booleans()):
@@ -142,7 +152,7 @@ SAFE_FIELDS = {"path": relative_paths, "working_dir": relative_paths,
                "command": st.sampled_from(SAFE_COMMANDS)}  # fmt: skip
 
 
-def mutate(draw: st.DrawFn, frame: dict[str, Any]) -> dict[str, Any]:
+def mutate(draw: Draw, frame: dict[str, Any]) -> dict[str, Any]:
     """The frame with one thing wrong: a field's value, a missing or unknown field,
     or an unknown type. The id is kept, so exactly one reply must carry it."""
     mutated = dict(frame)

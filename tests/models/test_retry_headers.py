@@ -11,7 +11,7 @@ import trio
 from actors.kernel import Runtime
 from actors.mockllm import Fault, Script, Turn, serve_mock_llm
 from actors.models import ModelSession, RateLimitError, RetryPolicy, ServerError, open_gateway
-from actors.models.config import endpoint
+from actors.models.config import Wire, endpoint
 from protocol.llm import Message, Request
 from tests.models.conftest import HANG_GUARD, WIRES, Connect
 
@@ -72,7 +72,7 @@ CREDENTIAL_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key")
 
 @pytest.mark.parametrize("wire", WIRES)
 @pytest.mark.parametrize("mode", ["complete", "stream"])
-async def test_no_credentials_header_without_a_key(wire: str, mode: str) -> None:
+async def test_no_credentials_header_without_a_key(wire: Wire, mode: str) -> None:
     async with Runtime() as runtime, serve_mock_llm(Script([Turn(text="local")])) as server:
         ep = endpoint(wire, server.base_url, "")  # OPENAI_BASE_URL to a local server
         async with open_gateway(runtime, ep, RetryPolicy(max_retries=0)) as gateway:

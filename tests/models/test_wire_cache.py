@@ -9,7 +9,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from actors.models.config import endpoint
+from actors.models.config import Wire, endpoint
 from actors.models.registry import adapter_for
 from actors.models.wire_cache import ConversationCache
 from protocol.llm import (
@@ -34,25 +34,26 @@ def _round(number: int, provider: str) -> list[Message]:
     ]
 
 
-def _request(history: list[Message], wire: str) -> Request:
+def _request(history: list[Message], wire: Wire) -> Request:
     # The session rebuilds its system message on every round: a new object each time.
     tools = [ToolDefinition("read_file", "Read a file.", SCHEMA)]
     return Request("m", [Message.system("Be terse."), *history], tools=tools)
 
 
-def _fresh(wire: str, request: Request) -> bytes:
+def _fresh(wire: Wire, request: Request) -> bytes:
     return adapter_for(endpoint(wire, "http://127.0.0.1:9", "k")).build(request, stream=True).body
 
 
-def _provider(wire: str) -> str:
+def _provider(wire: Wire) -> str:
     return {"openai_responses": "openai", "openai_chat": "openai_chat"}.get(wire, wire)
 
 
 @pytest.mark.parametrize("wire", WIRES)
-def test_each_message_is_converted_once_and_bodies_stay_exact(wire: str) -> None:
+def test_each_message_is_converted_once_and_bodies_stay_exact(wire: Wire) -> None:
     adapter = adapter_for(endpoint(wire, "http://127.0.0.1:9", "k"))
     history = [Message.user("start")]
     sent = 0
+    body = b""
     for number in range(30):
         before = adapter.cache.converted
         request = _request(history, wire)
@@ -67,7 +68,7 @@ def test_each_message_is_converted_once_and_bodies_stay_exact(wire: str) -> None
 
 
 @pytest.mark.parametrize("wire", WIRES)
-def test_an_edited_history_is_converted_afresh(wire: str) -> None:
+def test_an_edited_history_is_converted_afresh(wire: Wire) -> None:
     adapter = adapter_for(endpoint(wire, "http://127.0.0.1:9", "k"))
     history = [Message.user("start"), *_round(1, _provider(wire)), *_round(2, _provider(wire))]
     adapter.build(_request(history, wire), stream=True)
@@ -79,7 +80,7 @@ def test_an_edited_history_is_converted_afresh(wire: str) -> None:
 
 
 @pytest.mark.parametrize("wire", WIRES)
-def test_the_cache_stays_within_its_byte_bound(wire: str) -> None:
+def test_the_cache_stays_within_its_byte_bound(wire: Wire) -> None:
     adapter = adapter_for(endpoint(wire, "http://127.0.0.1:9", "k"))
     adapter.cache = ConversationCache(max_bytes=4096)
     conversations = [[Message.user(f"conversation {n}")] for n in range(20)]

@@ -26,7 +26,7 @@ from actors.models.fallback import Route
 from actors.session.actor import SessionActor
 from actors.session.profiles import openai_profile
 from environments.local import LocalEnvironment
-from protocol.events import SessionEvent
+from protocol.events import AssistantTextEndEvent, ModelFallbackEvent, SessionEvent
 from protocol.session import Submit, Subscribe, WaitIdle
 
 HANG_GUARD = 30
@@ -103,7 +103,7 @@ async def test_a_primary_answering_500_every_time_completes_on_the_fallback(
     assert switch["from_wire"] == "openai_responses" and switch["to_wire"] == "anthropic"
     assert switch["from_model"] == "gpt-primary" and switch["to_model"] == "claude-fallback"
     assert switch["reason"] == "server" and "primary is down" in switch["message"]
-    texts = [e.data.text for e in seen if e.kind == "assistant_text_end" and e.data.text]
+    texts = [e.data.text for e in seen if isinstance(e.data, AssistantTextEndEvent) and e.data.text]
     assert texts == ["The notes say hello.", "Still hello."]
     assert not [e for e in seen if e.kind == "error"]
     # 1 attempt + 2 retries on the primary, then never again
@@ -130,8 +130,8 @@ async def test_history_from_the_first_wire_is_converted_for_the_next(workdir: Pa
     second = Script([Turn(text="Done on the fallback.")])
     async with session_on(workdir, first, second) as (ref, _, backup, seen):
         await run(ref, "read a.txt")
-    assert [e.data.to_wire for e in seen if e.kind == "model_fallback"] == ["anthropic"]
-    texts = [e.data.text for e in seen if e.kind == "assistant_text_end" and e.data.text]
+    assert [e.data.to_wire for e in seen if isinstance(e.data, ModelFallbackEvent)] == ["anthropic"]
+    texts = [e.data.text for e in seen if isinstance(e.data, AssistantTextEndEvent) and e.data.text]
     assert texts == ["Done on the fallback."]
     body = backup.requests[0].json()
     roles = [m["role"] for m in body["messages"]]

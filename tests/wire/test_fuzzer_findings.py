@@ -139,6 +139,7 @@ async def test_a_bad_model_name_from_inside_is_an_error_event_not_a_dead_session
         created = await client.request(CreateSession, profile="gemini")
         session = created.session.session_id
         ref = stack.server.registry.record(session).ref
+        assert ref is not None  # a live session has its actor
         await ref.ask(UpdateConfig(model="a\bb"))
         await subscribe(client, session)
         await client.request(SubmitInput, session=session, text="go")

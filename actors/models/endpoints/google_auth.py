@@ -100,6 +100,7 @@ class GoogleCredentials:
             if missing:
                 raise ConfigurationError(f"Google credentials {self.path}: missing {missing}")
             self.info = info
+            return info
         return self.info
 
     async def token(self, client: httpx.AsyncClient) -> str:

@@ -31,7 +31,8 @@ OPENROUTER_URL = "https://openrouter.ai/api/v1"
 
 def merge_details(gathered: dict[int, dict[str, Any]], details: Any) -> None:
     """Stream fragments of reasoning_details, merged entry by entry (by ``index``)."""
-    for position, detail in enumerate(details if isinstance(details, list) else ()):
+    entries: list[Any] = details if isinstance(details, list) else []
+    for position, detail in enumerate(entries):
         if not isinstance(detail, dict):
             continue
         index = detail.get("index", position)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import pytest
@@ -96,7 +96,7 @@ class Recorder(Middleware):
         self.log.append(f"{self.name}:response")
         return response
 
-    async def stream(self, request: Request, call_next: Any) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: Request, call_next: Any) -> AsyncGenerator[StreamEvent]:
         self.log.append(f"{self.name}:request")
         async for event in super().stream(request, call_next):
             if type(event) is Finish:

@@ -10,7 +10,15 @@ import pytest
 from actors.mockllm.replay import load_replies
 from actors.models.client import Tool, generate
 from actors.models.errors import InvalidRequestError
-from protocol.llm import ImagePart, Message, RedactedThinkingPart, Request, TextPart, ThinkingPart
+from protocol.llm import (
+    Finish,
+    ImagePart,
+    Message,
+    RedactedThinkingPart,
+    Request,
+    TextPart,
+    ThinkingPart,
+)
 from tests.models.checklist.conftest import MODEL, PROVIDERS, Spec
 from tests.models.conftest import SHARED
 
@@ -152,7 +160,9 @@ async def test_redacted_thinking_passes_through_verbatim(spec: Spec) -> None:
         request = Request("claude-opus-4-6", [Message.user("q")], provider="anthropic")
         async with client.stream(request) as events:
             seen = [e async for e in events]
-        message = seen[-1].response.message
+        final = seen[-1]
+        assert isinstance(final, Finish)
+        message = final.response.message
         redacted = [p for p in message.content if type(p) is RedactedThinkingPart]
         assert redacted and all(p.data for p in redacted)
         history = [Message.user("q"), message, Message.user("more")]

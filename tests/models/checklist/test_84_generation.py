@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import msgspec
 import pytest
@@ -95,7 +96,7 @@ async def test_streaming_follows_start_delta_end(spec: Spec) -> None:
         stream("gpt-5.2", "x", client=client) as result,
     ):
         seen = [event async for event in result]
-    text_events = [e for e in seen if type(e) in (TextStart, TextDelta, TextEnd)]
+    text_events = [e for e in seen if isinstance(e, TextStart | TextDelta | TextEnd)]
     assert type(text_events[0]) is TextStart and type(text_events[-1]) is TextEnd
     ids = {e.text_id for e in text_events}
     assert len(ids) == 1
@@ -103,13 +104,15 @@ async def test_streaming_follows_start_delta_end(spec: Spec) -> None:
     accumulator = StreamAccumulator()
     for event in seen:
         accumulator.process(event)
-    assert accumulator.response() == seen[-1].response
+    final = seen[-1]
+    assert isinstance(final, Finish)
+    assert accumulator.response() == final.response
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("schema", [PERSON, Person], ids=["json-schema", "msgspec-struct"])
 async def test_generate_object_returns_validated_output(
-    spec: Spec, provider: str, schema: object
+    spec: Spec, provider: str, schema: dict[str, Any] | type
 ) -> None:
     answer = {"name": "Alice", "age": 30}
     turn = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.llm import Message, Request, ThinkingPart
+from protocol.llm import Finish, Message, Request, ThinkingPart
 from tests.models.checklist.conftest import MODEL, PROVIDERS, Spec
 
 THINKING = {
@@ -49,7 +49,9 @@ async def test_anthropic_thinking_blocks_are_thinking_parts(spec: Spec) -> None:
         client.stream(ask("anthropic", reasoning_effort="high")) as events,
     ):
         seen = [e async for e in events]
-    response = seen[-1].response
+    final = seen[-1]
+    assert isinstance(final, Finish)
+    response = final.response
     (part,) = [p for p in response.message.content if type(p) is ThinkingPart]
     assert part.text == "First, consider the sum."
     assert response.reasoning == "First, consider the sum."

@@ -46,9 +46,9 @@ async def run(
             result = await generate(MODEL[provider], provider=provider, client=client, **kwargs)
         except ModelError as error:  # raised outside the mock's nursery, not in a group
             failure = error
-    if failure is not None:
-        raise failure
-    return server, result
+        else:
+            return server, result
+    raise failure if failure is not None else AssertionError("the mock server ate the call")
 
 
 @case("simple text generation")
