@@ -95,7 +95,7 @@ async def troupe_rate(count: int, clients: int) -> float:
             working_dir=root,
             models=ModelSettings("openai", "http://127.0.0.1:9", "bench"),
             advertise=False,
-            outbox_size=4096,
+            outbox_bytes=4 << 20,
         )
         async with trio.open_nursery() as nursery:
             server = await nursery.start(run_server, config)

@@ -170,11 +170,13 @@ class EventStream(Protocol):
 
 class Subscribe(msgspec.Struct, Asks[EventStream], frozen=True, tag=True, tag_field="type"):
     """In process: answered with a Subscription (an async iterator of events).
-    ``buffer`` bounds what a slow reader may fall behind by; ``after_seq`` starts
-    with the recent durable events numbered after it (0: from SESSION_START)."""
+    ``buffer`` and ``buffer_bytes`` bound what a slow reader may fall behind by (in
+    events, in encoded bytes); ``after_seq`` starts with the recent durable events
+    numbered after it (0: from SESSION_START)."""
 
     buffer: int = 1024
     after_seq: int | None = None
+    buffer_bytes: int = 1 << 20
 
 
 class SubscribeRef(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):

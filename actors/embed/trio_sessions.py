@@ -173,8 +173,8 @@ async def open_sessions(config: HostConfig) -> AsyncIterator[Sessions]:
         try:
             yield Sessions(runtime, Services(registry, environments, store), nursery)
         finally:
-            # As the server does: sessions stopped by the ladder resume next time.
-            registry.freeze()
+            # As the server does: the runtime suspends its sessions on the way down
+            # (no session_end), so what they emit is stored and they resume next time.
             nursery.cancel_scope.cancel()
 
 

@@ -2,17 +2,22 @@
 
 The actor reads frames, answers each request in a task of its own (so a long
 ``exec`` does not hold up a ``steer``), and writes everything through one bounded
-outbox. Nothing the connection does can slow a session: each subscription reads
-the session's events from its own bounded buffer (a lagging one is refilled from
-the store), and a client that does not drain the outbox is disconnected with
-close code 4008 (it resumes with ``after_seq``) once the outbox has stayed full
-for ``slow_timeout`` seconds, so a burst does not count as slowness. When the connection ends, the
-actor stops; the sessions it talked to keep running.
+outbox, bounded in bytes. Nothing the connection does can slow a session: each
+subscription reads the session's events from its own bounded buffer (a lagging one
+is refilled from the store).
+
+A client is judged on throughput over a window, not per frame: once the outbox is
+full, it must drain half of it within ``slow_timeout`` seconds. One that does not
+is disconnected with close code 4008 (it resumes with ``after_seq``): the queued
+frames are dropped at once (their memory returned) and the close frame goes out
+right after the frame already on the wire, never behind the queue. When the
+connection ends, the actor stops; the sessions it talked to keep running.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -46,6 +51,8 @@ log = logging.getLogger("troupe.server")
 MAX_IN_FLIGHT = 64
 """Requests a connection may have running at once; the reader waits beyond it."""
 CLOSE_GRACE = 2.0
+SLOW_CLOSE_GRACE = 30.0
+"""How long a client judged too slow has to read the frame on the wire and the close."""
 
 
 class Disconnect(msgspec.Struct, frozen=True):
@@ -83,14 +90,21 @@ class Connection(Actor):
         websocket: WebSocketConnection,
         codec: Codec,
         services: Services,
-        outbox_size: int,
+        outbox_bytes: int,
         slow_timeout: float,
     ) -> None:
         self.slow_timeout = slow_timeout
         self.websocket = websocket
         self.codec = codec
         self.services = services
-        self._send_out, self._receive_out = trio.open_memory_channel[str | bytes](outbox_size)
+        self.outbox_bytes = outbox_bytes
+        self._outbox: deque[str | bytes] = deque()
+        self._queued_bytes = 0
+        self._queued = trio.Event()
+        self._drained = trio.Event()
+        self._writer_done = trio.Event()
+        self._sending = False
+        self.peak_queued_bytes = 0
         self._subscriptions: dict[str, Running] = {}
         """By :func:`subscription_key`: at most one per session."""
         self._subscription_locks: dict[str, trio.Lock] = {}
@@ -117,9 +131,10 @@ class Connection(Actor):
     # -- outbound ------------------------------------------------------------
 
     async def send(self, frame: Any) -> None:
-        """Queue a frame; a client that leaves the outbox full for ``slow_timeout``
-        seconds is disconnected. Only this connection's tasks wait here: sessions
-        hand events over without waiting (see :mod:`.subscription`)."""
+        """Queue a frame. While the outbox is over its byte budget the sender waits;
+        a client that does not drain half of it within ``slow_timeout`` seconds is
+        disconnected (4008). Only this connection's tasks wait here: sessions hand
+        events over without waiting (see :mod:`.subscription`)."""
         if self._closing:
             return
         try:
@@ -133,32 +148,87 @@ class Connection(Actor):
                 return
             text = f"the reply cannot be sent in {self.codec.encoding}: {error}"
             data = self.codec.encode(ErrorReply(request_id, "internal", text))
-        try:
-            self._send_out.send_nowait(data)
+        if self._queued_bytes + len(data) > self.outbox_bytes and self._outbox:
+            with trio.move_on_after(self.slow_timeout):
+                while self._queued_bytes > self.outbox_bytes // 2 and not self._closing:
+                    await self._drained.wait()
+                self._enqueue(data)
+                return
+            reason = "outbound queue full: client too slow; resubscribe with after_seq"
+            self.ctx.nursery.start_soon(self._close, CLOSE_TOO_SLOW, reason)
+            await trio.sleep_forever()  # cancelled by the close
+        self._enqueue(data)
+
+    async def catch_up(self) -> None:
+        """A subscription of this client lost live events (the session outran it). If
+        the client is behind unless, within ``slow_timeout`` seconds, it drains what is
+        queued and answers a ping (so it has read what the socket buffers held);
+        otherwise it is disconnected (4008)."""
+        if self._closing:
             return
-        except trio.WouldBlock:
-            pass
         with trio.move_on_after(self.slow_timeout):
-            await self._send_out.send(data)
+            while (self._outbox or self._sending) and not self._closing:
+                await self._drained.wait()
+            try:  # the pong comes back only once the client has read what is in flight
+                await self.websocket.ping()
+            except ConnectionClosed:
+                return
             return
-        reason = "outbound queue full: client too slow; resubscribe with after_seq"
+        reason = "fell behind the session: client too slow; resubscribe with after_seq"
         self.ctx.nursery.start_soon(self._close, CLOSE_TOO_SLOW, reason)
         await trio.sleep_forever()  # cancelled by the close
 
+    def _enqueue(self, data: str | bytes) -> None:
+        if self._closing:
+            return
+        self._outbox.append(data)
+        self._queued_bytes += len(data)
+        self.peak_queued_bytes = max(self.peak_queued_bytes, self._queued_bytes)
+        self._queued.set()
+
     async def _writer(self) -> None:
         try:
-            async for data in self._receive_out:
+            while True:
+                while not self._outbox:
+                    if self._closing:
+                        return
+                    self._queued = trio.Event()
+                    await self._queued.wait()
+                data = self._outbox.popleft()
+                self._queued_bytes -= len(data)
+                self._wake_drained()
+                self._sending = True
                 await self.websocket.send_message(data)
+                self._sending = False
                 self.frames_out += 1
+                if not self._outbox:
+                    self._wake_drained()
         except ConnectionClosed:
             self._end()
+        finally:
+            self._writer_done.set()
+
+    def _wake_drained(self) -> None:
+        """Wake the senders waiting for room (they check what they wait for)."""
+        if self._queued_bytes <= self.outbox_bytes // 2:
+            drained, self._drained = self._drained, trio.Event()
+            drained.set()
 
     async def _close(self, code: int, reason: str) -> None:
+        """Drop what is queued, then close: the close frame follows the frame already
+        on the wire (if any), not the queue."""
         if self._closing:
             return
         self._closing = True
+        self._outbox.clear()
+        self._queued_bytes = 0
+        self._drained.set()
+        self._queued.set()
         for running in self._subscriptions.values():
             running.scope.cancel()
+        grace = SLOW_CLOSE_GRACE if code == CLOSE_TOO_SLOW else CLOSE_GRACE
+        with trio.move_on_after(grace):  # the frame on the wire, never cut in half
+            await self._writer_done.wait()
         with trio.move_on_after(CLOSE_GRACE):
             await self.websocket.aclose(code, reason)
         self._end()
@@ -247,6 +317,7 @@ class Connection(Actor):
                 request.session,
                 request.after_seq,
                 self.send,
+                self.catch_up,
             )
             try:
                 running = await self.ctx.nursery.start(self._forward, subscription, request.id, key)

@@ -26,6 +26,7 @@ class Record:
     row: SessionRow
     config: SessionConfig
     last_seq: int = 0
+    """The highest seq issued, durable or live-only."""
     state: str = "idle"
     interrupted: bool = False
     actor: SessionActor | None = None
@@ -39,6 +40,8 @@ class Record:
     iterations: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    seq_mark: int = 0
+    """The high-water mark reserved in the store (see :meth:`Store.reserve_seqs`)."""
 
     @property
     def live(self) -> bool:

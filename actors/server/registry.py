@@ -20,6 +20,7 @@ from actors.server.records import Record, SessionNotFound
 from actors.server.recovery import recover_session, repair_history
 from actors.server.store_sync import StoreSync
 from actors.session.actor import SessionActor
+from actors.session.events import KEEP_BYTES
 from actors.store import Store
 from actors.store.db import SessionRow
 from protocol.events import SessionEvent
@@ -47,18 +48,19 @@ class SessionRegistry:
         self._nursery = nursery
         self.records: dict[str, Record] = {}
         self.sync = StoreSync(store)
-
-    def freeze(self) -> None:
-        """Stop recording: the server is going down and its sessions will resume."""
-        self.sync.freeze()
+        self.replay_buffer_bytes = KEEP_BYTES
+        """What each live session keeps of its recent durable events, in bytes."""
 
     async def recover(self) -> None:
         """Load every stored session, closing what a crash left open."""
         seqs = await self.store.last_seqs()
+        marks = await self.store.seq_marks()
         for row in await self.store.sessions():
-            last_seq, interrupted = await recover_session(self.store, row, seqs.get(row.id, 0))
+            issued = max(seqs.get(row.id, 0), marks.get(row.id, 0))
+            last_seq, interrupted = await recover_session(self.store, row, issued)
             state = "closed" if row.state == "closed" else "idle"
-            record = Record(row, _config.decode(row.config), last_seq, state)
+            record = Record(row, _config.decode(row.config), last_seq, state=state)
+            record.seq_mark = marks.get(row.id, 0)
             record.interrupted = interrupted or row.interrupted
             record.history_saved = len(await self.store.history(row.id))
             self.records[row.id] = record
@@ -142,6 +144,7 @@ class SessionRegistry:
 
     async def _spawn(self, record: Record, actor: SessionActor) -> None:
         record.actor = actor
+        actor.hub.keep_bytes = self.replay_buffer_bytes
         record.approvals = actor.approvals
         actor.hub.add_sink(lambda event: self.sync.observe(record, event))
         record.ref = await self.runtime.spawn(actor, name=f"sessions/{record.row.id}")

@@ -44,10 +44,14 @@ class ServerConfig(msgspec.Struct, frozen=True):
     origins: frozenset[str] = frozenset({"loopback"})
     """Allowed browser origins; ``loopback`` admits any http(s) loopback origin."""
     max_frame_bytes: int = DEFAULT_MAX_FRAME
-    outbox_size: int = 2048
-    """Frames a client may fall behind by."""
+    outbox_bytes: int = 4 << 20
+    """Encoded bytes a client may fall behind by (one larger frame is always let in)."""
     slow_client_timeout: float = 5.0
-    """Seconds the outbox may stay full before the client is disconnected (4008)."""
+    """Once its outbox is full, a client must drain half of it within this many
+    seconds, or it is disconnected (4008) and resumes from its cursor."""
+    replay_buffer_bytes: int = 2 << 20
+    """Bytes of recent durable events each live session keeps for resubscribers
+    (older ones are read from the store)."""
     grace: float = 3.0
     kill_grace: float = 2.0
     """Seconds between SIGTERM and SIGKILL for the commands the server's sessions run."""
@@ -109,6 +113,7 @@ async def run_server(
         environments = Environments(runtime, config.working_dir, store, ledger)
         models = Models(runtime, config.models)
         registry = SessionRegistry(runtime, store, environments, models, nursery)
+        registry.replay_buffer_bytes = config.replay_buffer_bytes
         await environments.local()  # /environments/local, the server's directory
         await environments.restore_ssh()
         await registry.recover()
@@ -131,9 +136,8 @@ async def run_server(
         try:
             await server._stop.wait()
         finally:
-            # Sessions closed by the shutdown ladder are not closed for good: they
-            # resume on the next submit, so their farewell events are not stored.
-            registry.freeze()
+            # The runtime suspends its sessions on the way down (no session_end):
+            # what they emit while stopping is stored, and they resume next time.
             nursery.cancel_scope.cancel()
 
 
@@ -172,7 +176,7 @@ class Gateway:
                 websocket,
                 Codec(hello.encoding),
                 self.services,
-                self.config.outbox_size,
+                self.config.outbox_bytes,
                 self.config.slow_client_timeout,
             )
             ref = await self.runtime.spawn(actor, name=f"connections/{name}")

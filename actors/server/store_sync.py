@@ -3,8 +3,8 @@
 A hub sink (:meth:`StoreSync.observe`) queues every durable event for the store
 and follows the session's state; when events say the history grew, a task per
 session (:meth:`StoreSync.save_history`) asks the session for a snapshot and
-stores the new turns. Once frozen (the server is going down and its sessions will
-resume), nothing more is recorded.
+stores the new turns. A server going down needs no special case: the runtime
+suspends its sessions (no ``session_end``), so what they emit is simply recorded.
 """
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ _HISTORY_KINDS = frozenset(
      "loop_detection", "processing_end", "session_end", "turn_limit"}
 )  # fmt: skip
 """Events after which the session's history may have grown."""
+SEQ_BLOCK = 1024
+"""Sequence numbers reserved per store write; the next block is reserved halfway
+through this one, so the write is on disk long before the numbers are needed."""
 
 
 class StoreSync:
@@ -40,15 +43,12 @@ class StoreSync:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.frozen = False
-
-    def freeze(self) -> None:
-        self.frozen = True
 
     def observe(self, record: Record, event: SessionEvent) -> None:
         """A hub sink: quick, never raises (it runs inside the session's emit)."""
-        if self.frozen:
-            return
+        if event.seq > record.seq_mark - SEQ_BLOCK // 2:
+            record.seq_mark = event.seq + SEQ_BLOCK
+            self.store.reserve_seqs(record.row.id, record.seq_mark)
         self.store.append_event(event)
         if event.seq > record.last_seq:
             record.last_seq = event.seq

@@ -24,6 +24,8 @@ from protocol.session import EventStream, Subscribe
 from protocol.wire import Event, RequestId, Subscribed
 
 LIVE_BUFFER = 4096
+LIVE_BUFFER_BYTES = 8 << 20
+"""What a subscription may lag the session by before it refills from the store."""
 _data = msgspec.json.Decoder(dict[str, Any])
 
 Send = Callable[[Any], Awaitable[None]]
@@ -50,12 +52,16 @@ class SessionSubscription:
         session: str,
         after_seq: int,
         send: Send,
+        catch_up: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        """``catch_up`` is awaited when the live stream overflowed, before the gap is
+        refilled from the store: the connection judges whether its client is behind."""
         self.registry = registry
         self.store = store
         self.session = session
         self.cursor = max(0, after_seq)
         self.send = send
+        self.catch_up = catch_up
         self.session_id: str | None = None
         self._live: EventStream | None = None
         self._last_seq = 0
@@ -84,7 +90,9 @@ class SessionSubscription:
             # A subagent: not stored here; its hub still keeps its latest durable
             # events, so a client resuming from a cursor gets those first.
             ref = registry.ref_for(key)
-            live = await ref.ask(Subscribe(LIVE_BUFFER, self.cursor))
+            live = await ref.ask(
+                Subscribe(LIVE_BUFFER, self.cursor, buffer_bytes=LIVE_BUFFER_BYTES)
+            )
             self.session_id = live.session_id
             return live, 0
         record = registry.record(key)
@@ -97,7 +105,7 @@ class SessionSubscription:
         if not record.live:
             return None, record.last_seq
         assert record.ref is not None
-        live = await record.ref.ask(Subscribe(LIVE_BUFFER))
+        live = await record.ref.ask(Subscribe(LIVE_BUFFER, buffer_bytes=LIVE_BUFFER_BYTES))
         return live, record.last_seq
 
     async def _replay(self, upto: int) -> None:
@@ -130,6 +138,8 @@ class SessionSubscription:
         async for event in live:
             if isinstance(event.data, EventsMissedEvent):
                 assert self.session_id is not None
+                if self.catch_up is not None:
+                    await self.catch_up()
                 record = self.registry.records.get(self.session_id)
                 await self._replay(record.last_seq if record else 0)
                 continue
@@ -137,6 +147,8 @@ class SessionSubscription:
                 continue
             if event.data.durable:
                 await self.store.wait_committed(event.session_id, event.seq)
+            else:  # its number must never be issued again, even after a crash
+                await self.store.wait_reserved(event.session_id, event.seq)
             await self.send(self._frame(event))
             self.cursor = event.seq
 

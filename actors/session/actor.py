@@ -33,6 +33,7 @@ from environments.wrappers import ScopedEnvironment
 from protocol.events import (
     ErrorEvent,
     EventData,
+    InputInterruptedEvent,
     ModelFallbackEvent,
     ServiceRestartedEvent,
     SessionEndEvent,
@@ -162,7 +163,27 @@ class SessionActor(Actor):
         self.hub.emit(msgspec.convert(data, ModelFallbackEvent))
 
     async def on_stop(self) -> None:
-        await self._close("the runtime is stopping")
+        """Stopped on its own (``stop(ref)``), the session ends for good; stopped
+        because the whole runtime is going down, it is only suspended: the input in
+        progress is interrupted but no ``session_end`` is emitted, so a host with a
+        store resumes it next time."""
+        if self.ctx.runtime.closing:
+            await self._suspend()
+        else:
+            await self._close("the session was stopped")
+
+    async def _suspend(self) -> None:
+        if self.loop.state == "closed":
+            return
+        if self.loop.state == "processing":
+            self.hub.emit(InputInterruptedEvent("the runtime stopped while this input was running"))
+        self.loop.cancel()
+        await self.loop.wait_idle()
+        if self._tools is not None:
+            self._tools.close()
+        if self._mcp is not None:
+            await self._mcp.close()
+        self.hub.close()
 
     # -- requests ------------------------------------------------------------
 
@@ -239,7 +260,7 @@ class SessionActor(Actor):
 
     @handler
     async def subscribe(self, message: Subscribe) -> Subscription:
-        return self.hub.subscribe(message.buffer, message.after_seq)
+        return self.hub.subscribe(message.buffer, message.after_seq, message.buffer_bytes)
 
     @handler
     async def subscribe_ref(self, message: SubscribeRef) -> None:

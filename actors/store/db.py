@@ -38,6 +38,10 @@ CREATE TABLE IF NOT EXISTS ssh_environments (
     name TEXT PRIMARY KEY,
     spec BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS seq_marks (
+    session_id TEXT PRIMARY KEY,
+    mark INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS history (
     session_id TEXT NOT NULL,
     idx INTEGER NOT NULL,
@@ -74,7 +78,7 @@ class EventRow(msgspec.Struct, frozen=True, array_like=True):
 class Op(msgspec.Struct, frozen=True):
     """One queued write; the writer applies a batch of them in one transaction."""
 
-    kind: str  # "event" | "session" | "state" | "history" | "ssh_put" | "ssh_delete"
+    kind: str  # "event" | "session" | "state" | "history" | "mark" | "ssh_put" | "ssh_delete"
     args: tuple
 
 
@@ -108,6 +112,12 @@ def apply(connection: sqlite3.Connection, ops: list[Op]) -> None:
                 connection.execute("INSERT OR REPLACE INTO ssh_environments VALUES (?,?)", op.args)
             elif op.kind == "ssh_delete":
                 connection.execute("DELETE FROM ssh_environments WHERE name=?", op.args)
+            elif op.kind == "mark":
+                connection.execute(
+                    "INSERT INTO seq_marks VALUES (?,?) ON CONFLICT(session_id)"
+                    " DO UPDATE SET mark=max(mark, excluded.mark)",
+                    op.args,
+                )
         if events:
             connection.executemany("INSERT OR IGNORE INTO events VALUES (?,?,?,?,?)", events)
         connection.execute("COMMIT")
@@ -129,6 +139,11 @@ def sessions(connection: sqlite3.Connection) -> list[SessionRow]:
 def last_seqs(connection: sqlite3.Connection) -> dict[str, int]:
     rows = connection.execute("SELECT session_id, MAX(seq) FROM events GROUP BY session_id")
     return dict(rows.fetchall())
+
+
+def seq_marks(connection: sqlite3.Connection) -> dict[str, int]:
+    """Each session's reserved high-water mark: no seq at or below it may be issued again."""
+    return dict(connection.execute("SELECT session_id, mark FROM seq_marks").fetchall())
 
 
 def events_after(

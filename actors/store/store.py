@@ -5,6 +5,12 @@ raise) and applied by one writer task in batches, one transaction per batch, in 
 worker thread so the event loop never waits on the disk. Readers that must not
 get ahead of the disk (the gateway sends a durable event only once it is stored)
 wait with :meth:`Store.wait_committed`.
+
+Sequence numbers never go back, even for events that are not stored: a session
+reserves numbers in blocks (:meth:`Store.reserve_seqs`, one small write per
+block, none per event) and a live-only event is sent only once its number is
+reserved on disk (:meth:`Store.wait_reserved`). After a crash, numbering resumes
+above the reserved mark, so no number a client saw is ever used again.
 """
 
 from __future__ import annotations
@@ -62,6 +68,8 @@ class Store:
         self._queue: list[Op] = []
         self._queued_seq: dict[str, int] = {}
         self._committed: dict[str, int] = {}
+        self._queued_mark: dict[str, int] = {}
+        self._committed_mark: dict[str, int] = {}
         self._wake = trio.Event()
         self._progress = trio.Event()
         self._closed = False
@@ -76,6 +84,13 @@ class Store:
         row = (event.session_id, event.seq, event.timestamp, event.kind, _encode_data(event.data))
         self._put(Op("event", row))
         self._queued_seq[event.session_id] = event.seq
+
+    def reserve_seqs(self, session_id: str, mark: int) -> None:
+        """Queue the session's new high-water mark: numbers up to ``mark`` are taken."""
+        if mark <= self._queued_mark.get(session_id, 0):
+            return
+        if self._put(Op("mark", (session_id, mark))):
+            self._queued_mark[session_id] = mark
 
     def put_session(
         self,
@@ -109,12 +124,13 @@ class Store:
     def delete_ssh_environment(self, name: str) -> None:
         self._put(Op("ssh_delete", (name,)))
 
-    def _put(self, op: Op) -> None:
+    def _put(self, op: Op) -> bool:
         if self._closed:
             log.warning("store closed; dropping %s write", op.kind)
-            return
+            return False
         self._queue.append(op)
         self._wake.set()
+        return True
 
     # -- waiting for the disk ------------------------------------------------
 
@@ -125,6 +141,12 @@ class Store:
         """Return once every queued event of ``session_id`` up to ``seq`` is on disk."""
         target = min(seq, self._queued_seq.get(session_id, 0))
         while self._committed.get(session_id, 0) < target:
+            await self._progress.wait()
+
+    async def wait_reserved(self, session_id: str, seq: int) -> None:
+        """Return once ``seq`` is at or below a high-water mark that is on disk."""
+        target = min(seq, self._queued_mark.get(session_id, 0))
+        while self._committed_mark.get(session_id, 0) < target:
             await self._progress.wait()
 
     async def flush(self) -> None:
@@ -167,6 +189,10 @@ class Store:
                 if seq > self._committed.get(session_id, 0):
                     self._committed[session_id] = seq
                 self.events_written += 1
+            elif op.kind == "mark":
+                session_id, mark = op.args
+                if mark > self._committed_mark.get(session_id, 0):
+                    self._committed_mark[session_id] = mark
         progress, self._progress = self._progress, trio.Event()
         progress.set()
 
@@ -184,6 +210,13 @@ class Store:
         for session_id, seq in seqs.items():
             self._committed[session_id] = max(self._committed.get(session_id, 0), seq)
         return seqs
+
+    async def seq_marks(self) -> dict[str, int]:
+        marks: dict[str, int] = await self._read(db.seq_marks)
+        for session_id, mark in marks.items():
+            self._committed_mark[session_id] = max(self._committed_mark.get(session_id, 0), mark)
+            self._queued_mark[session_id] = max(self._queued_mark.get(session_id, 0), mark)
+        return marks
 
     async def events_after(
         self, session_id: str, after_seq: int, limit: int = 512
