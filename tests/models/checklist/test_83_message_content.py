@@ -69,7 +69,11 @@ async def test_image_input(spec: Spec, provider: str, how: str, tmp_path: Path) 
     media = "image/jpeg" if how == "local file" else "image/png"
     if how == "url":
         expected = {
-            "openai": {"type": "input_image", "image_url": "https://example.com/cat.png"},
+            "openai": {
+                "type": "input_image",
+                "image_url": "https://example.com/cat.png",
+                "detail": "auto",
+            },
             "anthropic": {
                 "type": "image",
                 "source": {"type": "url", "url": "https://example.com/cat.png"},
@@ -80,7 +84,11 @@ async def test_image_input(spec: Spec, provider: str, how: str, tmp_path: Path) 
         }[provider]
     else:
         expected = {
-            "openai": {"type": "input_image", "image_url": f"data:{media};base64,{encoded}"},
+            "openai": {
+                "type": "input_image",
+                "image_url": f"data:{media};base64,{encoded}",
+                "detail": "auto",
+            },
             "anthropic": {
                 "type": "image",
                 "source": {"type": "base64", "media_type": media, "data": encoded},

@@ -74,9 +74,11 @@ def test_exponential_backoff_with_jitter() -> None:
 
 
 def test_retry_after_overrides_backoff_within_max_delay() -> None:
-    policy = RetryPolicy(max_retries=3, max_delay=60.0)
+    policy = RetryPolicy(max_retries=3, max_delay=60.0, max_retry_after=120.0)
     assert policy.delay(0, RateLimitError("x", retry_after=12.5)) == 12.5
-    assert policy.delay(0, RateLimitError("x", retry_after=90.0)) is None  # raised at once
+    # A long Retry-After is waited out up to max_retry_after (issue 21), then raised.
+    assert policy.delay(0, RateLimitError("x", retry_after=90.0)) == 90.0
+    assert policy.delay(0, RateLimitError("x", retry_after=300.0)) is None
 
 
 async def test_max_retries_zero_disables_retries(spec: Spec) -> None:
