@@ -73,6 +73,7 @@ class Store:
         self._wake = trio.Event()
         self._progress = trio.Event()
         self._closed = False
+        self._writer_running = False
         self.events_written = 0
 
     # -- writes (never wait, never raise) ------------------------------------
@@ -140,26 +141,40 @@ class Store:
     async def wait_committed(self, session_id: str, seq: int) -> None:
         """Return once every queued event of ``session_id`` up to ``seq`` is on disk."""
         target = min(seq, self._queued_seq.get(session_id, 0))
-        while self._committed.get(session_id, 0) < target:
-            await self._progress.wait()
+        while self._committed.get(session_id, 0) < target and await self._await_progress():
+            pass
 
     async def wait_reserved(self, session_id: str, seq: int) -> None:
         """Return once ``seq`` is at or below a high-water mark that is on disk."""
         target = min(seq, self._queued_mark.get(session_id, 0))
-        while self._committed_mark.get(session_id, 0) < target:
-            await self._progress.wait()
+        while self._committed_mark.get(session_id, 0) < target and await self._await_progress():
+            pass
 
     async def flush(self) -> None:
         """Return once everything queued so far is committed."""
         targets = dict(self._queued_seq)
         for session_id, seq in targets.items():
             await self.wait_committed(session_id, seq)
-        while self._queue:
+        while self._queue and await self._await_progress():
+            pass
+
+    async def _await_progress(self) -> bool:
+        """Wait for the writer's next batch; once the writer has stopped (the scope
+        around the store was cancelled), write the next batch here, so what
+        sessions queue while they shut down is still saved and no waiter waits for
+        a writer that is gone. False when there is nothing left to wait for."""
+        if self._writer_running:
             await self._progress.wait()
+            return True
+        if self._queue:
+            await self._write_batch()
+            return True
+        return False
 
     # -- the writer ----------------------------------------------------------
 
     async def run_writer(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED):
+        self._writer_running = True
         task_status.started()
         try:
             while True:
@@ -171,6 +186,8 @@ class Store:
             with trio.CancelScope(shield=True):
                 while self._queue:
                     await self._write_batch()
+            self._writer_running = False
+            self._progress.set()  # waiters look again, and write for themselves
 
     async def _write_batch(self) -> None:
         batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import trio
 
+HANG_GUARD = 60
+
 
 def _take_terminal() -> None:  # runs in the child, before exec
     os.setsid()
@@ -57,7 +59,7 @@ class Terminal:
             if not chunk:
                 break
             self.screen += chunk.decode(errors="replace").replace("\r\n", "\n")
-        return await trio.to_thread.run_sync(self.process.wait)
+        return await trio.to_thread.run_sync(lambda: self.process.wait(HANG_GUARD))
 
     async def aclose(self) -> None:
         if self.process.poll() is None:

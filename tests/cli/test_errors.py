@@ -141,7 +141,7 @@ async def test_interrupt_run_exits_130_and_keeps_the_session(home: Home) -> None
         with trio.fail_after(HANG_GUARD):
             await mock.wait_until(lambda m: len(m.requests) >= 1)
         process.send_signal(signal.SIGINT)
-        _, err = await trio.to_thread.run_sync(process.communicate)
+        _, err = await trio.to_thread.run_sync(lambda: process.communicate(timeout=HANG_GUARD))
     assert process.returncode == 130
     line = one_line(err)
     assert "interrupted" in line and "--resume s-" in line
@@ -171,11 +171,11 @@ async def test_interrupt_attach_detaches_with_130(home: Home) -> None:
             first = await trio.to_thread.run_sync(attach.stdout.readline)
             assert f"attached to {session}".encode() in first
             attach.send_signal(signal.SIGINT)
-            _, err = await trio.to_thread.run_sync(attach.communicate)
+            _, err = await trio.to_thread.run_sync(lambda: attach.communicate(timeout=HANG_GUARD))
             assert attach.returncode == 130
             assert "detached" in one_line(err) and "keeps running" in one_line(err)
             runner.send_signal(signal.SIGINT)
-            await trio.to_thread.run_sync(runner.communicate)
+            await trio.to_thread.run_sync(lambda: runner.communicate(timeout=HANG_GUARD))
             assert runner.returncode == 130
         finally:
             stop(server)
