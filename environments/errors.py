@@ -111,3 +111,10 @@ class EnvironmentExists(EnvironmentError_):
     """An environment of that name is already there; the existing one is untouched."""
 
     code = "already_exists"
+
+
+class SandboxUnavailable(EnvironmentError_):
+    """The policy requires the OS sandbox and this environment cannot give it:
+    ``bwrap`` is not installed, or the environment is remote."""
+
+    code = "sandbox_unavailable"

@@ -7,6 +7,7 @@ run through :mod:`environments.local_exec`.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import platform
 import shutil
@@ -32,6 +33,7 @@ from environments.errors import (
     PermissionDenied,
 )
 from environments.local_exec import exit_status, run_local_command
+from environments.sandbox import find_bwrap, sandboxed_argv
 from environments.search import glob_local, grep_python
 from environments.textfiles import render_file
 from protocol.environment import (
@@ -57,6 +59,8 @@ from protocol.environment import (
 )
 
 T = TypeVar("T")
+
+log = logging.getLogger("troupe.environments")
 
 
 async def _in_thread(path: Path, work: Callable[[], T]) -> T:
@@ -140,6 +144,8 @@ class LocalEnvironment(EnvironmentActor):
         self.env_policy = env_policy or EnvPolicy()
         self.capture_cap = capture_cap
         self.ripgrep = shutil.which("rg") if use_ripgrep is not False else None
+        self.bwrap = find_bwrap()
+        self.said_unsandboxed = False
         if use_ripgrep and self.ripgrep is None:
             raise ValueError("use_ripgrep=True but ripgrep (rg) is not installed")
 
@@ -204,7 +210,15 @@ class LocalEnvironment(EnvironmentActor):
     async def exec_command(self, request: ExecCommand) -> ExecResult:
         env = command_environment(self.env_policy, os.environ, request.env_vars)
         cwd = self.resolve(request.working_dir)
-        return await run_local_command(self.ctx, request, cwd, env, self.capture_cap, self.ledger)
+        argv = ["bash", "-c", request.command]
+        if request.sandbox is not None:
+            argv = sandboxed_argv(self.bwrap, request.sandbox, argv)
+            if self.bwrap is None and not self.said_unsandboxed:
+                self.said_unsandboxed = True
+                log.warning("bwrap is not installed: commands run without the OS sandbox")
+        return await run_local_command(
+            self.ctx, request, cwd, env, self.capture_cap, self.ledger, argv
+        )
 
     async def grep(self, request: Grep) -> GrepResult:
         root = self.resolve(request.path)

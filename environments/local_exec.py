@@ -68,7 +68,10 @@ async def run_local_command(
     env: dict[str, str],
     capture_cap: int,
     ledger: ProcessLedger | None = None,
+    argv: list[str] | None = None,
 ) -> ExecResult:
+    """Run ``request.command`` (or ``argv``, the same command already wrapped, for
+    the sandbox) and collect what it prints."""
     timeout_ms = effective_timeout_ms(request.timeout_ms)
     stdout = OutputCollector("stdout", capture_cap, request.output_to)
     stderr = OutputCollector("stderr", capture_cap, request.output_to)
@@ -76,7 +79,7 @@ async def run_local_command(
     timed_out = False
     try:
         opened = owner.owned_process(
-            ["bash", "-c", request.command],
+            argv or ["bash", "-c", request.command],
             cwd=str(cwd),
             env=env,
             stdin=subprocess.DEVNULL,

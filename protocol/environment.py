@@ -79,12 +79,28 @@ class ListDirectory(_Request["list[DirEntry]"], frozen=True):
     depth: int = 1
 
 
+class Sandbox(msgspec.Struct, frozen=True, kw_only=True):
+    """How a command is confined by the OS (bubblewrap), beyond what the policy
+    judged: the filesystem read-only except ``writable``, ``hidden`` paths replaced
+    by empty ones, no network unless ``network``.
+
+    ``required``: refuse to run when the sandbox cannot be had (the ``sandboxed``
+    preset); otherwise the command runs unconfined and the environment says so once.
+    """
+
+    writable: tuple[str, ...]
+    hidden: tuple[str, ...] = ()
+    network: bool = False
+    required: bool = True
+
+
 class ExecCommand(_Request["ExecResult"], frozen=True):
     """Run ``command`` with ``bash -c`` in its own process group.
 
     ``timeout_ms`` defaults to 10 s and is capped at 10 minutes. ``output_to``, when
     given, is a ref (anything with an async ``tell``) that receives
     :class:`ExecOutput` deltas while the command runs; it is not sent over the wire.
+    ``sandbox``, when given, runs the command inside the OS sandbox (local only).
     """
 
     command: str
@@ -92,6 +108,7 @@ class ExecCommand(_Request["ExecResult"], frozen=True):
     working_dir: str | None = None
     env_vars: dict[str, str] | None = None
     output_to: Any = None
+    sandbox: Sandbox | None = None
 
 
 class Grep(_Request["GrepResult"], frozen=True):

@@ -1,42 +1,40 @@
-"""The OS sandbox for local commands: bubblewrap (Debian ``bubblewrap``).
+"""The policy's side of the OS sandbox: which paths a sandboxed command may write,
+which it must not see, and whether it has the network.
 
-Classification is advice; this is the boundary. The command sees the whole
-filesystem read-only except the writable paths (the working directory and a
-private /tmp), has no network unless the policy allows it, and dies with its
-parent. The sandbox does not start a new session or PID namespace, so the
-command stays in the process group Troupe created and the SIGTERM / SIGKILL
-ladder reaches it as before.
+The environment does the confining (:mod:`environments.sandbox`, bubblewrap);
+this module only turns a :class:`Policy` into the :class:`Sandbox` request field.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Sequence
+import posixpath
 
-import msgspec
+from actors.policy.engine import Policy
+from environments.sandbox import bwrap_argv, find_bwrap
+from protocol.environment import Sandbox
 
+__all__ = ["Sandbox", "bwrap_argv", "find_bwrap", "sandbox_for"]
 
-class SandboxSpec(msgspec.Struct, frozen=True):
-    """How to wrap one command: what may be written, and whether the network works."""
-
-    writable: tuple[str, ...]
-    network: bool = False
-
-
-def find_bwrap() -> str | None:
-    """The bubblewrap binary, or None where it is not installed."""
-    return shutil.which("bwrap")
+VISIBLE_ANYWAY = frozenset({"/etc/passwd"})
+"""Denied to the file tools but left visible inside the sandbox: user lookups
+(``id``, ``git``, ``ssh``) read it, and it holds no secret where shadow passwords
+are used."""
 
 
-def bwrap_argv(bwrap: str, spec: SandboxSpec, argv: Sequence[str]) -> list[str]:
-    """``argv`` wrapped in bubblewrap according to ``spec``."""
-    wrapped = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-               "--tmpfs", "/tmp", "--die-with-parent"]  # fmt: skip
-    if not spec.network:
-        wrapped.append("--unshare-net")
-    for path in spec.writable:
-        real = os.path.realpath(path)
-        if os.path.exists(real):
-            wrapped += ["--bind", real, real]
-    return [*wrapped, "--", *argv]
+def sandbox_for(policy: Policy, root: str) -> Sandbox | None:
+    """The sandbox a command of this policy runs in, or None when it is off.
+
+    Writable: the policy's allowed paths (relative ones from ``root``, ``~`` left
+    for the environment's host to expand). Hidden: its denied paths. ``auto`` asks
+    for the sandbox where it can be had; ``on`` refuses commands where it cannot.
+    """
+    if policy.sandbox == "off":
+        return None
+    writable = tuple(
+        path if path.startswith(("/", "~")) else posixpath.normpath(posixpath.join(root, path))
+        for path in policy.allowed_paths
+    )
+    hidden = tuple(path for path in policy.denied_paths if path not in VISIBLE_ANYWAY)
+    return Sandbox(
+        writable=writable, hidden=hidden, network=policy.network, required=policy.sandbox == "on"
+    )

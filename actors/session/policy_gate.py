@@ -17,9 +17,11 @@ import trio
 from actors.kernel import ActorError
 from actors.policy.engine import Decision, Grant, Policy, decide, facts_for, grant_for
 from actors.policy.presets import resolve_policy
+from actors.policy.sandbox import sandbox_for
 from actors.session.approvals import Approvals
 from actors.session.events import EventHub
 from actors.session.path_checks import PathJudge, call_paths
+from protocol.environment import Sandbox
 from protocol.events import PolicyDecisionEvent
 from protocol.llm import ToolCall
 from protocol.session import SessionConfig
@@ -40,6 +42,7 @@ class PolicyGate:
         self.root = root
         self.grants: list[Grant] = []
         self._resolved: tuple[str, dict[str, Any], Policy] | None = None
+        self._sandbox: tuple[Policy, Sandbox | None] | None = None
 
     def policy(self, config: SessionConfig) -> Policy:
         """The config's policy, resolved once per change of name or overrides."""
@@ -53,6 +56,17 @@ class PolicyGate:
         policy = resolve_policy(config.policy, config.policy_overrides)
         self._resolved = (config.policy, dict(config.policy_overrides), policy)
         return policy
+
+    def sandbox(self, config: SessionConfig) -> Sandbox | None:
+        """The OS sandbox the config's policy puts commands in (None when off, or
+        when the policy is invalid: then :meth:`refusal` denies every call)."""
+        try:
+            policy = self.policy(config)
+        except ValueError:
+            return None
+        if self._sandbox is None or self._sandbox[0] is not policy:
+            self._sandbox = (policy, sandbox_for(policy, self.root))
+        return self._sandbox[1]
 
     async def refusal(self, call: ToolCall, category: Any, config: SessionConfig) -> str | None:
         """None when the call may run; otherwise what the model is told."""

@@ -92,6 +92,7 @@ class ToolRunner:
             max_timeout_ms=config.max_command_timeout_ms,
             output_to=_DeltaSink(self._deltas_in, call.id),
             agents=self.agents,
+            sandbox=self.gate.sandbox(config) if self.gate is not None else None,
         )
         self.hub.emit(ToolCallStartEvent(call.id, call.name, call.arguments))
         gate = self.gate

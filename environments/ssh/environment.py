@@ -17,7 +17,7 @@ from actors.kernel.processes import ProcessLedger
 from environments.base import EnvironmentActor
 from environments.capture import DEFAULT_CAPTURE_CAP
 from environments.envvars import EnvPolicy
-from environments.errors import FileNotFound, InvalidRequest
+from environments.errors import FileNotFound, InvalidRequest, SandboxUnavailable
 from environments.search import SKIPPED_DIRECTORIES, file_filter, glob_to_regex
 from environments.ssh import sftp
 from environments.ssh.bridge import AsyncioLoop, SSHBridge
@@ -52,6 +52,11 @@ from protocol.environment import (
 _CLOSE_BOUND = KILL_GRACE + 30.0
 """Seconds stopping may take: end every remote group (TERM, grace, KILL, confirm),
 possibly over a fresh connection, then close the connections."""
+
+REMOTE_UNSANDBOXED = (
+    "the policy requires the OS sandbox, which confines local commands only; "
+    "an SSH host's commands cannot run under it (choose a policy without sandbox)"
+)
 
 
 class SSHEnvironment(EnvironmentActor):
@@ -157,6 +162,8 @@ class SSHEnvironment(EnvironmentActor):
         return await self.bridge.run(sftp.list_tree(self.pool, root, request.depth))
 
     async def exec_command(self, request: ExecCommand) -> ExecResult:
+        if request.sandbox is not None and request.sandbox.required:
+            raise SandboxUnavailable(REMOTE_UNSANDBOXED)
         cwd = await self.resolve(request.working_dir)
         return await run_remote_command(
             self.bridge, self.pool, request, cwd, self.env_policy, self.capture_cap

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.policy.sandbox import SandboxSpec, bwrap_argv, find_bwrap
+from actors.policy.sandbox import Sandbox, bwrap_argv, find_bwrap
 
 BWRAP = find_bwrap()
 pytestmark = pytest.mark.skipif(BWRAP is None, reason="bwrap missing (apt-get install bubblewrap)")
@@ -16,7 +16,8 @@ pytestmark = pytest.mark.skipif(BWRAP is None, reason="bwrap missing (apt-get in
 
 def run(workdir: Path, command: str, network: bool = False) -> subprocess.CompletedProcess[str]:
     assert BWRAP is not None
-    argv = bwrap_argv(BWRAP, SandboxSpec((str(workdir),), network), ["bash", "-c", command])
+    spec = Sandbox(writable=(str(workdir),), network=network)
+    argv = bwrap_argv(BWRAP, spec, ["bash", "-c", command])
     return subprocess.run(argv, cwd=workdir, capture_output=True, text=True, timeout=30)
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from actors.kernel import ActorRef
-from protocol.environment import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, ExecOutput
+from protocol.environment import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, ExecOutput, Sandbox
 from protocol.session import SubAgentResult
 
 
@@ -47,6 +47,8 @@ class ToolContext:
     output_to: OutputSink | None = None
     agents: Subagents | None = None
     """The session's subagent manager, for the subagent tools."""
+    sandbox: Sandbox | None = None
+    """The OS sandbox the policy puts commands in (None: commands run unconfined)."""
 
     def timeout_ms(self, requested: int | None) -> int:
         """The per-call timeout: the session default when unset, never past the cap."""

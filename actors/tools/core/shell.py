@@ -37,7 +37,12 @@ def format_exec_result(result: ExecResult) -> str:
 async def shell(arguments: ShellParams, context: ToolContext) -> str:
     timeout_ms = context.timeout_ms(arguments.timeout_ms)
     result = await context.environment.ask(
-        ExecCommand(arguments.command, timeout_ms=timeout_ms, output_to=context.output_to),
+        ExecCommand(
+            arguments.command,
+            timeout_ms=timeout_ms,
+            output_to=context.output_to,
+            sandbox=context.sandbox,
+        ),
         timeout=timeout_ms / 1000 + _ASK_MARGIN_S,
     )
     return format_exec_result(result)
