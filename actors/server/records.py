@@ -10,6 +10,7 @@ import trio
 from actors.kernel import ActorRef, Rejection
 from actors.session.actor import SessionActor
 from actors.session.approvals import Approvals
+from actors.session.resumed_round import ResumedRound
 from actors.store.db import SessionRow
 from protocol.session import SessionConfig
 from protocol.wire import SessionInfo
@@ -40,6 +41,8 @@ class Record:
     iterations: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    resumed: ResumedRound | None = None
+    """A tool round to carry on when the actor starts (an approval was open at a crash)."""
     seq_mark: int = 0
     """The high-water mark reserved in the store (see :meth:`Store.reserve_seqs`)."""
 

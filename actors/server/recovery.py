@@ -10,9 +10,12 @@ story: the input was interrupted.
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import msgspec
 
+from actors.server.reopen import reopenable_round
+from actors.session.resumed_round import ResumedRound
 from actors.store import Store
 from actors.store.db import EventRow, SessionRow
 from protocol.events import (
@@ -32,11 +35,25 @@ INTERRUPTED = "the server stopped while this input was running"
 _BOUNDARY_KINDS = ("user_input", "processing_end", "session_end")
 
 
+class Recovered(NamedTuple):
+    last_seq: int
+    interrupted: bool
+    resumed: ResumedRound | None = None
+    """The tool round to carry on: its approval request stays open."""
+
+
 async def recover_session(store: Store, row: SessionRow, last_seq: int) -> tuple[int, bool]:
     """Close what a crash left open; returns the new last seq and whether an input
     was interrupted."""
+    recovered = await recover_stored_session(store, row, last_seq)
+    return recovered.last_seq, recovered.interrupted
+
+
+async def recover_stored_session(store: Store, row: SessionRow, last_seq: int) -> Recovered:
+    """Close what a crash left open, except a tool round waiting for an approval
+    whose story is whole (:func:`actors.server.reopen.reopenable_round`)."""
     if row.state == "closed":
-        return last_seq, False
+        return Recovered(last_seq, False)
     seq = last_seq
     marks = await store.events_of_kinds(
         row.id, *_BOUNDARY_KINDS, "approval_request", "approval_resolved"
@@ -47,23 +64,29 @@ async def recover_session(store: Store, row: SessionRow, last_seq: int) -> tuple
         seq += 1
         store.append_event(SessionEvent(row.id, seq, time.time(), data))
 
+    boundaries = [m for m in marks if m.kind in _BOUNDARY_KINDS]
+    interrupted = bool(boundaries) and boundaries[-1].kind == "user_input"
+    resumed = await reopenable_round(store, row.id, boundaries[-1].seq) if interrupted else None
+    keep_open = resumed.request_id if resumed else None
     resolved = {_request_id(m) for m in marks if m.kind == "approval_resolved"}
     for mark in marks:
         if mark.kind == "approval_request":
             request_id = _request_id(mark)
-            if request_id and request_id not in resolved:
+            if request_id and request_id not in resolved and request_id != keep_open:
                 emit(ApprovalResolvedEvent(request_id, approved=False, message=INTERRUPTED))
-    boundaries = [m for m in marks if m.kind in _BOUNDARY_KINDS]
-    interrupted = bool(boundaries) and boundaries[-1].kind == "user_input"
     if boundaries and boundaries[-1].kind == "session_end":
         store.put_state(row.id, "closed")
-        return seq, False
+        return Recovered(seq, False)
+    if resumed is not None:
+        store.put_state(row.id, "processing")
+        await store.flush()
+        return Recovered(seq, False, resumed)
     if interrupted:
         emit(InputInterruptedEvent(INTERRUPTED))
         emit(ProcessingEndEvent("idle", interrupted=True))
     store.put_state(row.id, "idle", interrupted=interrupted or row.interrupted)
     await store.flush()
-    return seq, interrupted
+    return Recovered(seq, interrupted)
 
 
 def _request_id(row: EventRow) -> str | None:

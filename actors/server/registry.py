@@ -8,16 +8,17 @@ last stored one.
 
 from __future__ import annotations
 
+import logging
 import time
 
 import msgspec
 import trio
 
-from actors.kernel import ActorRef, Runtime, UnknownAddressError
+from actors.kernel import ActorRef, Rejection, Runtime, UnknownAddressError
 from actors.server.environments import Environments
 from actors.server.models import Models
 from actors.server.records import Record, SessionNotFound
-from actors.server.recovery import recover_session, repair_history
+from actors.server.recovery import recover_stored_session, repair_history
 from actors.server.store_sync import StoreSync
 from actors.session.actor import SessionActor
 from actors.session.events import KEEP_BYTES
@@ -28,6 +29,7 @@ from protocol.session import SessionConfig
 from protocol.wire import SessionInfo
 
 _config = msgspec.json.Decoder(SessionConfig)
+log = logging.getLogger("troupe.server")
 
 
 class SessionRegistry:
@@ -57,13 +59,24 @@ class SessionRegistry:
         marks = await self.store.seq_marks()
         for row in await self.store.sessions():
             issued = max(seqs.get(row.id, 0), marks.get(row.id, 0))
-            last_seq, interrupted = await recover_session(self.store, row, issued)
+            last_seq, interrupted, resumed = await recover_stored_session(self.store, row, issued)
             state = "closed" if row.state == "closed" else "idle"
+            if resumed is not None:
+                state = "processing"
             record = Record(row, _config.decode(row.config), last_seq, state=state)
             record.seq_mark = marks.get(row.id, 0)
             record.interrupted = interrupted or row.interrupted
             record.history_saved = len(await self.store.history(row.id))
+            record.resumed = resumed
             self.records[row.id] = record
+            if resumed is not None:  # back awaiting its approval, with or without a client
+                self._nursery.start_soon(self._resume_round, row.id)
+
+    async def _resume_round(self, session: str) -> None:
+        try:
+            await self.live(session)
+        except Rejection as exc:  # no model key or SSH host now: a subscriber retries
+            log.warning("session %s cannot resume its tool round yet: %s", session, exc)
 
     # -- lookup --------------------------------------------------------------
 
@@ -131,14 +144,16 @@ class SessionRegistry:
                 env = self.environments.resolve(row.environment)
             gateway = await self.models.routes(profile)
             history = await self.store.history(row.id)
-            repaired = repair_history(history)
+            resumed, record.resumed = record.resumed, None
+            repaired = [] if resumed is not None else repair_history(history)
             if repaired:
                 self.store.put_history(row.id, len(history), repaired)
                 history += repaired
             record.history_saved = len(history)
             actor = SessionActor(
-                profile, env, gateway, record.config, row.id, history, record.last_seq + 1
-            )
+                profile, env, gateway, record.config, row.id, history, record.last_seq + 1,
+                resumed=resumed,
+            )  # fmt: skip
             await self._spawn(record, actor)
         return record
 

@@ -49,6 +49,10 @@ class StoreSync:
         if event.seq > record.seq_mark - SEQ_BLOCK // 2:
             record.seq_mark = event.seq + SEQ_BLOCK
             self.store.reserve_seqs(record.row.id, record.seq_mark)
+        if isinstance(event.data, ApprovalRequestEvent) and record.actor is not None:
+            # The turn that asked for the tool goes to disk before the request,
+            # so a restart can carry the round on (actors/server/reopen.py).
+            self.store_turns(record, record.actor.loop.history)
         self.store.append_event(event)
         if event.seq > record.last_seq:
             record.last_seq = event.seq

@@ -25,6 +25,7 @@ from actors.session.path_checks import PathJudge
 from actors.session.policy_gate import PolicyGate
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, take_snapshot
+from actors.session.resumed_round import ResumedRound
 from actors.session.subagents import AgentManager
 from actors.session.tool_round import ToolRunner
 from actors.tools.core.agents import AGENT_TOOLS
@@ -87,6 +88,7 @@ class SessionActor(Actor):
         first_seq: int = 1,
         agent_depth: int = 0,
         snapshot: EnvironmentSnapshot | None = None,
+        resumed: ResumedRound | None = None,
     ) -> None:
         """``history`` and ``first_seq`` resume a stored session: the conversation so
         far, and the sequence number its next event takes. ``agent_depth`` is how
@@ -94,7 +96,10 @@ class SessionActor(Actor):
         ``gateway`` may be an ordered list of :class:`Route` (endpoint gateways and
         their models): the session falls back along it when one fails.
         ``snapshot`` reuses an environment snapshot (a subagent in its parent's
-        environment sees the same one) instead of taking a new one at start."""
+        environment sees the same one) instead of taking a new one at start.
+        ``resumed`` is a tool round a crash cut short while it waited for an
+        approval: its request is open again and the session carries on with it as
+        soon as it starts."""
         self.id = session_id or f"s-{secrets.token_hex(4)}"
         config = config or SessionConfig()
         self._agent_depth = agent_depth
@@ -117,6 +122,9 @@ class SessionActor(Actor):
         self._mcp: McpTools | None = None
         """MCP servers of a top-level session; subagents share the parent's tools."""
         self.approvals = Approvals(self.hub.emit)
+        if resumed is not None:
+            self.approvals.reopen(resumed.request, resumed.call_id)
+            self.loop.resumed = resumed
 
     @property
     def config(self) -> SessionConfig:
@@ -157,6 +165,9 @@ class SessionActor(Actor):
                 agent_depth=self.agent_depth,
             )
         )
+        if self.loop.resumed is not None:
+            self.loop.begin()
+            self.ctx.nursery.start_soon(self._process_resumed)
 
     def _model_switched(self, data: dict[str, object]) -> None:
         """The one place a fallback switch becomes an event."""
@@ -299,6 +310,14 @@ class SessionActor(Actor):
                     lambda message: self.hub.emit(WarningEvent(message, category="mcp_server")),
                 )
             fatal = await self.loop.run_inputs(text)
+        finally:
+            self.loop.settle()
+        if fatal is not None:
+            await self._close(fatal)
+
+    async def _process_resumed(self) -> None:
+        try:
+            fatal = await self.loop.run_inputs(None)
         finally:
             self.loop.settle()
         if fatal is not None:

@@ -55,6 +55,18 @@ class Approvals:
     def __init__(self, emit: Emit) -> None:
         self._emit = emit
         self.pending: dict[str, Pending] = {}
+        self._reopened: dict[str, str] = {}
+        """call id -> request id of requests open again after a restart."""
+        self._answered: dict[str, Answer] = {}
+
+    def reopen(self, event: SessionEvent, call_id: str) -> None:
+        """A stored request nobody answered before the server stopped: pending
+        again under its old id (clients see it as before), and the tool round's
+        next ask for ``call_id`` waits on it instead of asking anew."""
+        data = event.data
+        assert isinstance(data, ApprovalRequestEvent)
+        self.pending[data.request_id] = Pending(event)
+        self._reopened[call_id] = data.request_id
 
     async def ask(
         self, action: str, subject: str, timeout_s: float = float("inf"), **details: Any
@@ -62,10 +74,16 @@ class Approvals:
         """Ask the session's clients; the answer once one comes, a denial at the
         timeout. ``action`` is the kind of thing (``command``, ``write``),
         ``subject`` the thing itself (the command line)."""
-        request_id = f"ap-{secrets.token_hex(4)}"
-        event = self._emit(ApprovalRequestEvent(request_id, action, subject, details))
-        pending = Pending(event)
-        self.pending[request_id] = pending
+        reopened = self._reopened.pop(str(details.get("call_id", "")), None)
+        if reopened is not None and reopened in self.pending:
+            request_id, pending = reopened, self.pending[reopened]
+        elif reopened is not None:  # answered before the round came back to it
+            return self._answered.pop(reopened)
+        else:
+            request_id = f"ap-{secrets.token_hex(4)}"
+            event = self._emit(ApprovalRequestEvent(request_id, action, subject, details))
+            pending = Pending(event)
+            self.pending[request_id] = pending
         try:
             with trio.move_on_after(timeout_s):
                 await pending.done.wait()
@@ -96,6 +114,8 @@ class Approvals:
         pending.answer = Answer(approved, message, scope if approved else "once", by)
         self._emit(ApprovalResolvedEvent(request_id, approved, message, pending.answer.scope, by))
         pending.done.set()
+        if request_id in self._reopened.values():  # the round has not come back yet
+            self._answered[request_id] = pending.answer
 
     def _close(self, request_id: str, pending: Pending, message: str, by: str) -> None:
         self.pending.pop(request_id, None)

@@ -32,6 +32,7 @@ from actors.session.loop_detection import call_signature, detect_loop, loop_warn
 from actors.session.model_turn import call_model
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, build_system_prompt
+from actors.session.resumed_round import ResumedRound
 from actors.session.tool_round import ToolRunner
 from protocol.events import (
     AssistantTextEndEvent,
@@ -112,6 +113,8 @@ class AgenticLoop:
         self._last_error: str | None = None
         self._interrupting = False
         self._stop_after_step = False
+        self.resumed: ResumedRound | None = None
+        """A round a crash cut short, finished before the next model call."""
 
     @property
     def model_name(self) -> str:
@@ -223,6 +226,10 @@ class AgenticLoop:
             self.hub.emit(UserInputEvent(text))
         self._drain_steering()
         rounds = 0
+        resumed, self.resumed = self.resumed, None
+        if resumed is not None:
+            rounds = 1
+            await self._finish_round(resumed)
         context_warned = False
         while True:
             if self._limit_reached(rounds):
@@ -258,6 +265,18 @@ class AgenticLoop:
             return False
         self._stop_reason = "turn_limit"
         return True
+
+    async def _finish_round(self, resumed: ResumedRound) -> None:
+        """The round a crash cut short (see :mod:`actors.session.resumed_round`)."""
+        calls = resumed.to_run()
+        try:
+            ran = await self._parts().tools.run_round(calls, self.profile, self.config)
+        except trio.Cancelled:
+            cut = [ToolResult(c.id, INTERRUPTED_RESULT, True, c.name) for c in calls]
+            self.history.append(ToolResultsTurn(resumed.merged(cut), time.time()))
+            raise
+        self.history.append(ToolResultsTurn(resumed.merged(ran), time.time()))
+        self._drain_steering()
 
     async def _run_round(self, calls: list[ToolCall]) -> list[ToolResult]:
         try:

@@ -95,6 +95,7 @@ class PolicyGate:
                 subject,
                 timeout_s=policy.approval_timeout_s,
                 tool=call.name,
+                call_id=call.id,
                 category=facts.category,
                 reason=decision.reason,
             )
