@@ -13,7 +13,7 @@ from typing import Literal
 
 import msgspec
 
-EnvPolicyName = Literal["all", "core", "none"]
+EnvPolicyName = Literal["all", "core", "none", "listed"]
 
 SENSITIVE_PATTERNS = ("*_API_KEY", "*_SECRET", "*_TOKEN", "*_PASSWORD", "*_CREDENTIAL")
 
@@ -45,12 +45,21 @@ _CORE_PREFIXES = ("LC_",)
 
 
 class EnvPolicy(msgspec.Struct, frozen=True):
-    """``inherit``: all variables, the core set, or none; then the exclusions; then
-    ``extra`` (set by whoever configures the environment)."""
+    """``inherit``: all variables, the core set, none, or only the ``listed`` ones;
+    then the exclusions; then ``extra`` (set by whoever configures the environment)."""
 
     inherit: EnvPolicyName = "all"
     exclude: tuple[str, ...] = SENSITIVE_PATTERNS
     extra: dict[str, str] = msgspec.field(default_factory=dict)
+    listed: tuple[str, ...] = ()
+    """The names kept when ``inherit`` is ``listed`` (the policy's allowlist mode)."""
+
+
+def restricted_to(policy: EnvPolicy, names: tuple[str, ...] | None) -> EnvPolicy:
+    """``policy`` narrowed to an allowlist a command asks for (None: unchanged)."""
+    if names is None:
+        return policy
+    return msgspec.structs.replace(policy, inherit="listed", listed=names)
 
 
 def _excluded(name: str, patterns: tuple[str, ...]) -> bool:
@@ -70,6 +79,8 @@ def command_environment(
     """The variables a command runs with."""
     if policy.inherit == "none":
         chosen: dict[str, str] = {}
+    elif policy.inherit == "listed":
+        chosen = {k: inherited[k] for k in policy.listed if k in inherited}
     elif policy.inherit == "core":
         chosen = {k: v for k, v in inherited.items() if _is_core(k)}
     else:

@@ -21,7 +21,7 @@ import trio
 from actors.kernel.processes import ProcessLedger
 from environments.base import EnvironmentActor
 from environments.capture import DEFAULT_CAPTURE_CAP
-from environments.envvars import EnvPolicy, command_environment
+from environments.envvars import EnvPolicy, command_environment, restricted_to
 from environments.errors import (
     EnvironmentError_,
     FileNotFound,
@@ -208,9 +208,10 @@ class LocalEnvironment(EnvironmentActor):
         return await _in_thread(path, lambda: _list(path, request.depth))
 
     async def exec_command(self, request: ExecCommand) -> ExecResult:
-        env = command_environment(self.env_policy, os.environ, request.env_vars)
+        policy = restricted_to(self.env_policy, request.env_allowlist)
+        env = command_environment(policy, os.environ, request.env_vars)
         cwd = self.resolve(request.working_dir)
-        argv = ["bash", "-c", request.command]
+        argv = list(request.argv) if request.argv else ["bash", "-c", request.command]
         if request.sandbox is not None:
             argv = sandboxed_argv(self.bwrap, request.sandbox, argv)
             if self.bwrap is None and not self.said_unsandboxed:

@@ -109,6 +109,11 @@ class ExecCommand(_Request["ExecResult"], frozen=True):
     env_vars: dict[str, str] | None = None
     output_to: Any = None
     sandbox: Sandbox | None = None
+    env_allowlist: tuple[str, ...] | None = None
+    """When given, the command inherits only these variables (plus ``env_vars``)."""
+    argv: tuple[str, ...] | None = None
+    """When given, run this argument vector instead of ``command`` with no shell in
+    between (over SSH it is quoted word by word for the remote shell)."""
 
 
 class Grep(_Request["GrepResult"], frozen=True):

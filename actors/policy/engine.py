@@ -24,6 +24,10 @@ Mode = Literal["interactive", "unattended"]
 SandboxSetting = Literal["off", "auto", "on"]
 EnvSetting = Literal["deny_secrets", "allowlist"]
 
+ALLOWLIST_ENV = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR", "TZ")
+"""What a command inherits in allowlist mode (agent-loop-and-tool-system.md 6.4);
+a tool's declared variables are passed explicitly on top."""
+
 SHELL_TOOLS = frozenset({"shell", "bash", "terminal", "run_command", "exec_command"})
 """Tools whose ``command`` argument is a shell line, classified per call."""
 
@@ -47,9 +51,14 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True):
     deny_tools: tuple[str, ...] = ()
     tool_categories: dict[str, Category] = msgspec.field(default_factory=dict)
     allowed_paths: tuple[str, ...] = (".",)
+    confine_reads: bool = False
+    """Reads too must stay in ``allowed_paths`` (the seed's stance); otherwise only
+    writes are confined and reads are refused only in ``denied_paths``."""
     denied_paths: tuple[str, ...] = DEFAULT_DENIED
     confine_commands: bool = False
     env: EnvSetting = "deny_secrets"
+    env_allow: tuple[str, ...] = ()
+    """Names kept besides :data:`ALLOWLIST_ENV` when ``env`` is ``allowlist``."""
     sandbox: SandboxSetting = "off"
     network: bool = True
     approval_timeout_s: float = 600.0
@@ -182,6 +191,14 @@ def _granted(grants: Iterable[Grant], facts: CallFacts) -> bool:
         ):
             return True
     return False
+
+
+def env_allowlist(policy: Policy) -> tuple[str, ...] | None:
+    """The variables commands inherit under this policy (None: the environment's
+    own default, which drops secrets)."""
+    if policy.env != "allowlist":
+        return None
+    return ALLOWLIST_ENV + tuple(n for n in policy.env_allow if n not in ALLOWLIST_ENV)
 
 
 def grant_for(facts: CallFacts, scope: Literal["tool", "command"]) -> Grant:

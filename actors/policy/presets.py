@@ -2,7 +2,8 @@
 
 - ``interactive`` (the default): read and write run, admin asks.
 - ``agent-loop-and-tool-system``: the seed's blocklist on top of the categories,
-  commands get only allowlisted environment variables.
+  commands get only allowlisted environment variables, file tools (reads too)
+  stay in the allowed paths.
 - ``agentic-behavior-tool``: the seed's list of commands that need approval.
 - ``adr-040``: commands confined to the repository.
 - ``unattended``: no one to ask; admin denied, writes only where listed.
@@ -31,7 +32,10 @@ POLICY_PRESETS = MappingProxyType(
     {
         "interactive": Policy(name="interactive", blocklist=CATASTROPHIC),
         "agent-loop-and-tool-system": Policy(
-            name="agent-loop-and-tool-system", blocklist=SEED_BLOCKLIST, env="allowlist"
+            name="agent-loop-and-tool-system",
+            blocklist=SEED_BLOCKLIST,
+            env="allowlist",
+            confine_reads=True,
         ),
         "agentic-behavior-tool": Policy(
             name="agentic-behavior-tool", blocklist=CATASTROPHIC, ask_commands=APPROVAL_COMMANDS

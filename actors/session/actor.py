@@ -28,6 +28,7 @@ from actors.session.prompt import EnvironmentSnapshot, take_snapshot
 from actors.session.resumed_round import ResumedRound
 from actors.session.subagents import AgentManager
 from actors.session.tool_round import ToolRunner
+from actors.tools.cli_registry import load_cli_tools
 from actors.tools.core.agents import AGENT_TOOLS
 from actors.tools.mcp import McpTools
 from environments.wrappers import ScopedEnvironment
@@ -153,6 +154,9 @@ class SessionActor(Actor):
         paths = PathJudge(self.environment, root)
         gate = PolicyGate(self.hub, self.approvals, root, paths)
         self._tools = ToolRunner(self.hub, self.environment, root, self.agents, gate)
+        cli_tools, problems = await load_cli_tools(self.environment, root)
+        for tool in cli_tools:
+            self.profile.registry.register(tool)
         self.loop.parts = LoopParts(model, self._tools, self.snapshot)
         self.ctx.nursery.start_soon(self._tools.emit_deltas)
         if self.config.mcp_servers and self.agent_depth == 0:
@@ -165,6 +169,8 @@ class SessionActor(Actor):
                 agent_depth=self.agent_depth,
             )
         )
+        for problem in problems:
+            self.hub.emit(WarningEvent(problem, category="cli_tools"))
         if self.loop.resumed is not None:
             self.loop.begin()
             self.ctx.nursery.start_soon(self._process_resumed)

@@ -58,7 +58,7 @@ class PathJudge:
             return None
         if self._resolved_root is None:
             self._resolved_root = (await self._resolve(self.root)).path
-        allowed = policy.allowed_paths if writes else ("/",)
+        allowed = policy.allowed_paths if writes or policy.confine_reads else ("/",)
         for path in paths:
             resolved = await self._resolve(path)
             refusal = path_refusal(

@@ -12,10 +12,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import trio
 
 from actors.kernel import ActorError
-from actors.policy.engine import Decision, Grant, Policy, decide, facts_for, grant_for
+from actors.policy.engine import (
+    Decision,
+    Grant,
+    Policy,
+    decide,
+    env_allowlist,
+    facts_for,
+    grant_for,
+)
 from actors.policy.presets import resolve_policy
 from actors.policy.sandbox import sandbox_for
 from actors.session.approvals import Approvals
@@ -27,6 +36,13 @@ from protocol.llm import ToolCall
 from protocol.session import SessionConfig
 
 PATH_ARGUMENTS = ("path", "file_path", "paths")
+
+
+class CommandLimits(msgspec.Struct, frozen=True):
+    """How commands run under a policy (see :class:`ExecCommand`)."""
+
+    sandbox: Sandbox | None = None
+    env_allowlist: tuple[str, ...] | None = None
 
 
 class PolicyGate:
@@ -42,7 +58,7 @@ class PolicyGate:
         self.root = root
         self.grants: list[Grant] = []
         self._resolved: tuple[str, dict[str, Any], Policy] | None = None
-        self._sandbox: tuple[Policy, Sandbox | None] | None = None
+        self._limits: tuple[Policy, CommandLimits] | None = None
 
     def policy(self, config: SessionConfig) -> Policy:
         """The config's policy, resolved once per change of name or overrides."""
@@ -57,16 +73,18 @@ class PolicyGate:
         self._resolved = (config.policy, dict(config.policy_overrides), policy)
         return policy
 
-    def sandbox(self, config: SessionConfig) -> Sandbox | None:
-        """The OS sandbox the config's policy puts commands in (None when off, or
-        when the policy is invalid: then :meth:`refusal` denies every call)."""
+    def command_limits(self, config: SessionConfig) -> CommandLimits:
+        """What the config's policy imposes on commands: the OS sandbox and the
+        environment allowlist (none when the policy is invalid: then
+        :meth:`refusal` denies every call)."""
         try:
             policy = self.policy(config)
         except ValueError:
-            return None
-        if self._sandbox is None or self._sandbox[0] is not policy:
-            self._sandbox = (policy, sandbox_for(policy, self.root))
-        return self._sandbox[1]
+            return CommandLimits()
+        if self._limits is None or self._limits[0] is not policy:
+            limits = CommandLimits(sandbox_for(policy, self.root), env_allowlist(policy))
+            self._limits = (policy, limits)
+        return self._limits[1]
 
     async def refusal(self, call: ToolCall, category: Any, config: SessionConfig) -> str | None:
         """None when the call may run; otherwise what the model is told."""

@@ -19,7 +19,7 @@ import trio
 
 from actors.kernel import ActorRef
 from actors.session.events import EventHub
-from actors.session.policy_gate import PolicyGate
+from actors.session.policy_gate import CommandLimits, PolicyGate
 from actors.session.profiles import ProviderProfile
 from actors.tools.core.context import Subagents, ToolContext
 from actors.tools.registry import Tool
@@ -30,6 +30,7 @@ from protocol.llm import ToolCall, ToolResult
 from protocol.session import SessionConfig
 
 T = TypeVar("T")
+NO_LIMITS = CommandLimits()
 
 DELTA_BACKLOG = 1024
 _UNDELIVERABLE = (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError)
@@ -84,6 +85,7 @@ class ToolRunner:
     async def _execute(
         self, call: ToolCall, profile: ProviderProfile, config: SessionConfig
     ) -> ToolResult:
+        limits = self.gate.command_limits(config) if self.gate is not None else NO_LIMITS
         context = ToolContext(
             environment=self.environment,
             working_dir=self.working_dir,
@@ -92,7 +94,8 @@ class ToolRunner:
             max_timeout_ms=config.max_command_timeout_ms,
             output_to=_DeltaSink(self._deltas_in, call.id),
             agents=self.agents,
-            sandbox=self.gate.sandbox(config) if self.gate is not None else None,
+            sandbox=limits.sandbox,
+            env_allowlist=limits.env_allowlist,
         )
         self.hub.emit(ToolCallStartEvent(call.id, call.name, call.arguments))
         gate = self.gate

@@ -61,16 +61,25 @@ def load_tools_file(path: Path) -> list[CliToolSpec]:
     if not path.is_file():
         return []
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
-        specs = msgspec.convert(raw, type=_ToolsFile).tools
-    except (yaml.YAMLError, msgspec.ValidationError, OSError) as exc:
+        text = path.read_text()
+    except OSError as exc:
         raise CliToolError(f"{path}: {exc}") from None
+    return parse_tools_text(text, str(path))
+
+
+def parse_tools_text(text: str, origin: str) -> list[CliToolSpec]:
+    """The tools a YAML text declares, checked; errors name ``origin`` (the file)."""
+    try:
+        raw = yaml.safe_load(text) or {}
+        specs = msgspec.convert(raw, type=_ToolsFile).tools
+    except (yaml.YAMLError, msgspec.ValidationError) as exc:
+        raise CliToolError(f"{origin}: {exc}") from None
     for spec in specs:
-        _check_spec(spec, path)
+        _check_spec(spec, origin)
     return specs
 
 
-def _check_spec(spec: CliToolSpec, path: Path) -> None:
+def _check_spec(spec: CliToolSpec, path: str) -> None:
     if not _NAME.match(spec.name):
         raise CliToolError(f"{path}: tool name {spec.name!r} is not a valid tool name")
     for template in [*spec.args, *(w for ws in spec.optional_args.values() for w in ws)]:

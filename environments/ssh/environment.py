@@ -10,13 +10,14 @@ from __future__ import annotations
 import posixpath
 import shlex
 
+import msgspec
 import trio
 
 from actors.kernel import KILL_GRACE
 from actors.kernel.processes import ProcessLedger
 from environments.base import EnvironmentActor
 from environments.capture import DEFAULT_CAPTURE_CAP
-from environments.envvars import EnvPolicy
+from environments.envvars import EnvPolicy, restricted_to
 from environments.errors import FileNotFound, InvalidRequest, SandboxUnavailable
 from environments.search import SKIPPED_DIRECTORIES, file_filter, glob_to_regex
 from environments.ssh import sftp
@@ -165,8 +166,15 @@ class SSHEnvironment(EnvironmentActor):
         if request.sandbox is not None and request.sandbox.required:
             raise SandboxUnavailable(REMOTE_UNSANDBOXED)
         cwd = await self.resolve(request.working_dir)
+        if request.argv:  # the vector, each word quoted for the remote shell
+            request = msgspec.structs.replace(request, command=shlex.join(request.argv))
         return await run_remote_command(
-            self.bridge, self.pool, request, cwd, self.env_policy, self.capture_cap
+            self.bridge,
+            self.pool,
+            request,
+            cwd,
+            restricted_to(self.env_policy, request.env_allowlist),
+            self.capture_cap,
         )
 
     async def grep(self, request: Grep) -> GrepResult:

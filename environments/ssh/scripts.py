@@ -100,7 +100,11 @@ class Markers(msgspec.Struct, frozen=True):
 def _environment_lines(policy: EnvPolicy, explicit: Mapping[str, str] | None) -> list[str]:
     lines: list[str] = []
     if policy.inherit != "all":
-        keep = "" if policy.inherit == "none" else _REMOTE_CORE
+        keep = {
+            "none": "",
+            "core": _REMOTE_CORE,
+            "listed": "|".join(_variable_name(name) for name in policy.listed),
+        }[policy.inherit]
         keep_case = f"{keep}) ;; " if keep else ""
         lines.append(
             f'for __v in $(compgen -e); do case "$__v" in {keep_case}*) unset "$__v";; esac; done'

@@ -49,6 +49,8 @@ class ToolContext:
     """The session's subagent manager, for the subagent tools."""
     sandbox: Sandbox | None = None
     """The OS sandbox the policy puts commands in (None: commands run unconfined)."""
+    env_allowlist: tuple[str, ...] | None = None
+    """The only variables commands inherit (None: the environment's default)."""
 
     def timeout_ms(self, requested: int | None) -> int:
         """The per-call timeout: the session default when unset, never past the cap."""

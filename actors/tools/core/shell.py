@@ -42,6 +42,7 @@ async def shell(arguments: ShellParams, context: ToolContext) -> str:
             timeout_ms=timeout_ms,
             output_to=context.output_to,
             sandbox=context.sandbox,
+            env_allowlist=context.env_allowlist,
         ),
         timeout=timeout_ms / 1000 + _ASK_MARGIN_S,
     )
