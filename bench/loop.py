@@ -14,6 +14,10 @@ N rounds: the same system prompt and tool definitions (taken from the session's
 first request), its history grown by hand, the stream read line by line. The two
 alternate (which goes first swaps every repeat), both warmed alike; the figure is
 the session's client CPU over the raw loop's, per repeat, min and median.
+
+Last, the safety policy's own cost per tool call (``bench/policy_cost.py``): the
+figure is microseconds added over the same call without the policy gate, for a
+declared read tool, a repeated shell line, and a shell line never seen before.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from actors.session.profiles import (
     gemini_profile,
     openai_profile,
 )
+from bench import policy_cost
 from bench.mock_provider import NOOP_TOOL, start_mock_llm
 from bench.report import Figure, emit, parse_args
 from environments.local import LocalEnvironment
@@ -317,7 +322,29 @@ def main() -> None:
                 "x",
             ),
         ]
+    figures += policy_figures(*((100, 3) if args.quick else (300, 9)))
     emit("Troupe agentic loop, per wire", figures, args.json)
+
+
+def policy_figures(calls: int, repeats: int) -> list[Figure]:
+    """What the safety policy adds to a tool round (bench/policy_cost.py): the
+    same call through the registry with and without the policy gate, alternated."""
+    added = trio.run(policy_cost.measure, calls, repeats)
+    figures: list[Figure] = []
+    for kind, (low, middle) in added.items():
+        target = "" if kind == "noop" else "< 100"
+        figures += [
+            Figure(f"policy_{kind}_us_min", f"policy cost, {kind} call (min)", low, "us"),
+            Figure(
+                f"policy_{kind}_us_median",
+                f"policy cost, {kind} call (median)",
+                middle,
+                "us",
+                target,
+                middle < 100 if target else None,
+            ),
+        ]
+    return figures
 
 
 if __name__ == "__main__":

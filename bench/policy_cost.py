@@ -40,11 +40,24 @@ def _tools() -> ToolRegistry:
     )
 
 
-async def _per_call_us(registry: ToolRegistry, call: ToolCall, calls: int, gate: Any) -> float:
+async def _per_call_us(
+    registry: ToolRegistry, call: ToolCall | list[ToolCall], calls: int, gate: Any
+) -> float:
+    """Microseconds per call; a list of calls is run in turn (distinct lines)."""
+    each = call if isinstance(call, list) else [call] * calls
     started = time.perf_counter()
-    for _ in range(calls):
-        await registry.run(call, None, gate)
+    for one in each[:calls]:
+        await registry.run(one, None, gate)
     return (time.perf_counter() - started) / calls * 1e6
+
+
+def _fresh_lines(count: int, salt: int) -> list[ToolCall]:
+    """Shell calls that each carry a line never classified before (the
+    classifier remembers repeated lines, so this is the cost of a new one)."""
+    return [
+        ToolCall(f"f{salt}-{n}", "shell", {"command": f"{SHELL_LINE} {salt}-{n}"})
+        for n in range(count)
+    ]
 
 
 async def measure(calls: int = 300, repeats: int = 9) -> dict[str, tuple[float, float]]:
@@ -57,16 +70,18 @@ async def measure(calls: int = 300, repeats: int = 9) -> dict[str, tuple[float, 
     async def gate(tool: Tool, call: ToolCall) -> str | None:
         return await policy_gate.refusal(call, tool.category, config)
 
-    kinds = {
-        "noop": ToolCall("c1", "noop", {}),
-        "shell": ToolCall("c2", "shell", {"command": SHELL_LINE}),
+    kinds: dict[str, Any] = {
+        "noop": lambda _: ToolCall("c1", "noop", {}),
+        "shell": lambda _: ToolCall("c2", "shell", {"command": SHELL_LINE}),
+        "shell_new_line": lambda salt: _fresh_lines(calls, salt),
     }
     figures: dict[str, tuple[float, float]] = {}
-    for kind, call in kinds.items():
-        await _per_call_us(registry, call, calls, None)  # warm both alike
-        await _per_call_us(registry, call, calls, gate)
+    for kind, make in kinds.items():
+        await _per_call_us(registry, make(-1), calls, None)  # warm both alike
+        await _per_call_us(registry, make(-2), calls, gate)
         added: list[float] = []
         for repeat in range(repeats):
+            call = make(repeat)
             if repeat % 2:
                 with_gate = await _per_call_us(registry, call, calls, gate)
                 without = await _per_call_us(registry, call, calls, None)

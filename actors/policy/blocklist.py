@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import re
 import shlex
 from collections.abc import Iterable
 
@@ -46,13 +47,48 @@ def matches(pattern: str, invocation: Invocation) -> bool:
     return True
 
 
+class PatternIndex:
+    """A list of patterns indexed by command name: a call looks only at the
+    patterns for the names it runs (and at the few whose name is a glob), instead
+    of matching every pattern against every invocation."""
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        self.by_name: dict[str, list[tuple[int, str]]] = {}
+        self.globbed: list[tuple[int, re.Pattern[str], str]] = []
+        for order, pattern in enumerate(patterns):
+            words = pattern_words(pattern)
+            if not words:
+                continue
+            if any(char in words[0] for char in "*?["):
+                compiled = re.compile(fnmatch.translate(words[0]))
+                self.globbed.append((order, compiled, pattern))
+            else:
+                self.by_name.setdefault(words[0], []).append((order, pattern))
+
+    def first_match(self, invocations: Iterable[Invocation]) -> str | None:
+        """The first pattern (in list order) any invocation matches, or None."""
+        found: tuple[int, str] | None = None
+        for invocation in invocations:
+            if not invocation.argv:
+                continue
+            name = invocation.argv[0]
+            candidates = list(self.by_name.get(name, ()))
+            candidates += [(o, p) for o, rx, p in self.globbed if rx.match(name)]
+            for order, pattern in candidates:
+                if (found is None or order < found[0]) and matches(pattern, invocation):
+                    found = (order, pattern)
+        return None if found is None else found[1]
+
+
+@functools.lru_cache(maxsize=64)
+def pattern_index(patterns: tuple[str, ...]) -> PatternIndex:
+    """The index of a policy's pattern list, built once per list."""
+    return PatternIndex(patterns)
+
+
 def first_match(patterns: Iterable[str], invocations: Iterable[Invocation]) -> str | None:
     """The first pattern any invocation matches, or None."""
-    invocations = tuple(invocations)
-    for pattern in patterns:
-        if any(matches(pattern, invocation) for invocation in invocations):
-            return pattern
-    return None
+    return pattern_index(tuple(patterns)).first_match(invocations)
 
 
 def command_prefix_matches(prefix: str, invocation: Invocation) -> bool:

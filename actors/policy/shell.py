@@ -13,6 +13,7 @@ docs/decisions.md, and the OS sandbox is the boundary that holds.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import shlex
@@ -101,8 +102,21 @@ def split_flags(args: Sequence[str]) -> set[str]:
 # --- parsing ---------------------------------------------------------------------
 
 
+CACHED_LINE_CHARS = 2048
+"""Lines up to this long are remembered (512 of them at most, so the cache stays
+around a megabyte): models run the same commands again and again."""
+
+
 def classify_command(command: str) -> ShellVerdict:
     """The category of ``command`` and the reasons for it."""
+    if len(command) <= CACHED_LINE_CHARS:
+        return _classify_remembered(command)
+    return _Classifier().run(command, depth=0)
+
+
+@functools.lru_cache(maxsize=512)
+def _classify_remembered(command: str) -> ShellVerdict:
+    """The verdict is pure data of the line alone, so a repeated line costs a lookup."""
     return _Classifier().run(command, depth=0)
 
 
