@@ -270,3 +270,14 @@ async def test_s6_14_admin_tool_in_an_unattended_session(start_stack, request, t
     (end,) = ends(listed)
     assert not end["is_error"] and end["output"].startswith("deployed\n")
     assert [(d["action"], d["rule"]) for d in decisions(listed)] == [("allow", "allow_list")]
+
+
+async def test_a_bad_tools_file_is_a_warning_not_a_failed_session(start_stack, request, tmp_path):
+    """Beside the scenarios: the README's promise for an unusable tools file."""
+    async with scenario(start_stack, request, "local", tmp_path, shell("echo fine")) as run:
+        (run.work / ".troupe" / "tools.yaml").write_text("tools: [ {name: x, cmd: y, bogus: 1} ]")
+        events = await run.submit()
+    warnings = [e.data for e in events if e.kind == "warning"]
+    assert any("CLI tools not loaded" in w["message"] and "bogus" in w["message"] for w in warnings)
+    (end,) = ends(events)
+    assert end["output"].startswith("fine\n")
