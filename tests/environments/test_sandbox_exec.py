@@ -4,6 +4,7 @@ typed refusals where the sandbox cannot be had."""
 
 from __future__ import annotations
 
+import logging
 import socket
 from pathlib import Path
 
@@ -95,7 +96,10 @@ def _read(path: Path) -> str:
 
 
 async def test_missing_bwrap_is_a_typed_refusal_when_required(
-    tmp_path: Path, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    runtime: Runtime,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -107,8 +111,12 @@ async def test_missing_bwrap_is_a_typed_refusal_when_required(
         await ref.ask(ExecCommand("echo hi > made.txt", sandbox=confined(tmp_path)))
     assert not (tmp_path / "made.txt").exists()
     optional = confined(tmp_path, required=False)
-    ran = await ref.ask(ExecCommand("echo hi", sandbox=optional))
-    assert ran.stdout == "hi\n"
+    with caplog.at_level(logging.WARNING, logger="troupe.environments"):
+        ran = await ref.ask(ExecCommand("echo hi", sandbox=optional))
+        again = await ref.ask(ExecCommand("echo again", sandbox=optional))
+    assert (ran.stdout, again.stdout) == ("hi\n", "again\n")
+    said = [r.message for r in caplog.records if "without the OS sandbox" in r.message]
+    assert len(said) == 1, "said once, not per command"
 
 
 async def test_ssh_refuses_a_required_sandbox(
