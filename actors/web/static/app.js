@@ -582,14 +582,14 @@ class App {
     };
     input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); send("send"); }
-      if (e.key === "Escape") { e.preventDefault(); this.link.request("interrupt", { session: key }).catch((err) => toast(err.message)); }
+      if (e.key === "Escape") { e.preventDefault(); this.link.request("interrupt", { session: key, immediate: true }).catch((err) => toast(err.message)); }
     });
     const act = (label, cls, fn, title) => h("button", { type: "button", class: cls, title, onclick: fn }, label);
     return h("div", { class: "composer" }, input,
       h("div", { class: "buttons" },
         act("Send", "primary", () => send("send"), "Submit, or steer while it works (Enter)"),
         act("Follow-up", "", () => send("follow_up"), "Queue after the current input"),
-        act("Interrupt", "", () => this.link.request("interrupt", { session: key }).catch((e) => toast(e.message)), "Stop after the current step (Esc)"),
+        act("Interrupt", "", () => this.link.request("interrupt", { session: key, immediate: true }).catch((e) => toast(e.message)), "Stop now, running commands included; the session stays open (Esc)"),
         act("Extend limit", "", () => this.extendLimit(key), "Allow more turns"),
         act("Abort", "danger", () => { if (confirm("Abort this session? It will be closed.")) this.link.request("abort", { session: key, reason: "aborted from the web page" }).catch((e) => toast(e.message)); }, "Cancel and close the session")));
   }
