@@ -24,6 +24,7 @@ from protocol.wire_replies import (
     FileReply,
     Ok,
     RequestId,
+    ServerOptions,
     SessionCreated,
     SessionDetail,
     SessionList,
@@ -186,6 +187,10 @@ class RemoveEnvironment(_Request[Ok], frozen=True, tag="remove_environment"):
     environment: str
 
 
+class GetServerOptions(_Request[ServerOptions], frozen=True, tag="get_server_options"):
+    """The choices for a new session (profiles, policy presets, models, efforts)."""
+
+
 Request = (
     CreateSession
     | ListSessions
@@ -205,6 +210,7 @@ Request = (
     | ListEnvironments
     | AddSSHEnvironment
     | RemoveEnvironment
+    | GetServerOptions
 )
 
 ClientFrame = Hello | Request
