@@ -132,8 +132,16 @@ class WriteReply(_Reply, frozen=True, tag="file_written"):
 
 
 class EnvironmentSummary(msgspec.Struct, frozen=True):
+    """An environment; the fields after ``kind`` are filled by a ``list_environments``
+    with ``check`` (a probe that reaches the host), else ``state`` is ``unchecked``."""
+
     address: str
     kind: Literal["local", "ssh", "other"]
+    state: Literal["unchecked", "reachable", "unreachable"] = "unchecked"
+    working_directory: str | None = None
+    platform: str | None = None
+    error: str | None = None
+    """Why an ``unreachable`` environment did not answer the probe."""
 
 
 class EnvironmentList(_Reply, frozen=True, tag="environment_list"):

@@ -167,7 +167,10 @@ class WriteEnvironmentFile(_Request[WriteReply], frozen=True, tag="write_file"):
 
 
 class ListEnvironments(_Request[EnvironmentList], frozen=True, tag="list_environments"):
-    pass
+    """``check`` probes each environment (its working directory, over the network for
+    an SSH host, each within a few seconds) and reports whether it answered."""
+
+    check: bool = False
 
 
 class AddSSHEnvironment(_Request[EnvironmentAdded], frozen=True, tag="add_ssh_environment"):

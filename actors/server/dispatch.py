@@ -211,6 +211,8 @@ async def _environment_request(environments: Environments, request: Request) -> 
             write = WriteFile(request.path, request.content)
             return WriteReply(request.id, await ref.ask(write, timeout=ENV_ASK_MARGIN))
         case ListEnvironments():
+            if request.check:
+                return EnvironmentList(request.id, await environments.checked_summaries())
             return EnvironmentList(request.id, environments.summaries())
         case AddSSHEnvironment():
             host = AddSSHHost(

@@ -20,15 +20,28 @@ export class EnvironmentsView {
   }
 
   async paintEnvironments() {
+    // Listed at once, then again with each host probed (a few seconds at most).
+    await this.listEnvironments(false);
+    await this.listEnvironments(true);
+  }
+
+  async listEnvironments(check) {
     const list = $("#env-list");
     if (!list || !this.link.open) return;
     let environments = [];
-    try { environments = (await this.link.request("list_environments")).environments; } catch (error) { list.textContent = error.message; return; }
+    try { environments = (await this.link.request("list_environments", { check })).environments; } catch (error) { list.textContent = error.message; return; }
+    if (!$("#env-list")) return;
+    const state = (env) => env.state === "unchecked" ? "checking…" : env.state;
     list.replaceChildren(h("table", { class: "sessions" },
-      h("thead", {}, h("tr", {}, h("th", {}, "Address"), h("th", {}, "Kind"), h("th", {}, "State"), h("th", {}, ""))),
+      h("thead", {}, h("tr", {}, ["Address", "Kind", "State", "Working directory", ""].map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, environments.map((env) => h("tr", { "data-environment": env.address },
-        h("td", {}, env.address), h("td", {}, env.kind), h("td", {}, h("span", { class: "state idle" }, "connected")),
-        h("td", {}, env.kind === "ssh" ? h("button", { type: "button", class: "danger", onclick: () => this.removeHost(env.address) }, "Remove") : ""))))));
+        h("td", { class: "env" }, env.address),
+        h("td", {}, env.kind),
+        h("td", { class: "env-state" }, h("span", { class: `state ${env.state}` }, state(env)),
+          env.error ? h("div", { class: "sub error" }, env.error) : null),
+        h("td", { class: "env" }, env.working_directory || "", env.platform ? h("div", { class: "sub" }, env.platform) : null),
+        h("td", {}, env.kind === "ssh" ? h("button", { type: "button", class: "danger", "aria-label": `Remove ${env.address}`, onclick: () => this.removeHost(env.address) }, "Remove") : ""))))),
+      h("button", { type: "button", class: "recheck", onclick: () => this.listEnvironments(true) }, "Check again"));
   }
 
   async addHost(form) {
