@@ -56,6 +56,7 @@ def test_follow_up_is_queued_and_runs_after_the_current_input(
 LONG_COMMAND = {
     "conversations": [{"match": "a long job", "turns": [
         {"tool_calls": [shell_call("echo started; sleep 60; echo never")]},
+        {"tool_calls": [shell_call("echo again; sleep 60; echo never")]},
         {"text": "Back after the interruption."},
     ]}],
     "turns": [{"text": "unexpected"}],
@@ -74,9 +75,16 @@ def test_interrupt_stops_a_running_command_and_the_session_takes_new_input(
         expect(page.locator("#session-state")).to_have_text("interrupted")
         expect(timeline.locator(".alert.warn").last).to_contain_text("Interrupted")
         expect(timeline.locator(".tool pre.output")).not_to_contain_text("never")
-        # Still open: a new message is a new input, answered by the model.
-        page.locator("#composer-text").fill("carry on")
-        page.locator("#composer-text").press("Enter")
+        # Still open: a new message is a new input; Esc in the composer interrupts too.
+        composer = page.locator("#composer-text")
+        composer.fill("carry on")
+        composer.press("Enter")
+        expect(timeline.locator(".tool pre.output").nth(1)).to_contain_text("again")
+        expect(page.locator("#session-state")).to_have_text("running a tool")
+        composer.press("Escape")
+        expect(page.locator("#session-state")).to_have_text("interrupted")
+        composer.fill("and now answer")
+        composer.press("Enter")
         expect(timeline.locator(".assistant").last).to_contain_text("Back after the interruption.")
         expect(page.locator("#session-state")).to_have_text("idle")
 
