@@ -60,13 +60,17 @@ def test_new_session_form_and_the_row_it_makes(
             "permissive", "gpt-5.2-codex", "high"
         )  # fmt: skip
 
+        expect(page.locator("#session-state")).to_have_text("idle")
+        info = stack.server.registry.record(session).info()
+        assert info.cost_usd is not None and info.cost_usd > 0
+        shown = f"${info.cost_usd:.4f}" if info.cost_usd < 0.01 else f"${info.cost_usd:.2f}"
+        expect(page.locator("#session-meta")).to_contain_text("iteration 2 · tokens 20 in")
+        expect(page.locator("#session-meta")).to_contain_text(shown)
+
         page.get_by_role("link", name="← Sessions").click()
         row = page.locator(f"tr[data-session='{session}']")
         expect(row.locator(".env .dir")).to_have_text(str(elsewhere))
         expect(row.locator(".state")).to_have_text("idle")
-        info = stack.server.registry.record(session).info()
-        assert info.cost_usd is not None and info.cost_usd > 0
-        shown = f"${info.cost_usd:.4f}" if info.cost_usd < 0.01 else f"${info.cost_usd:.2f}"
         expect(row.locator(".cost")).to_have_text(shown)
         expect(row.locator(".when")).to_contain_text("ago")
 

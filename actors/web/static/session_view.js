@@ -1,6 +1,6 @@
 // One session's page: its timeline, composer, approvals banner and agent tree.
 // Methods of the App (see app.js).
-import { $, h, toast } from "./dom.js";
+import { $, h, money, toast } from "./dom.js";
 
 export class SessionView {
   showSession(main, key) {
@@ -103,7 +103,7 @@ export class SessionView {
     if (!state) return;
     state.textContent = stream.state;
     state.className = `state ${stream.state.replace(/ /g, "-")}`;
-    $("#session-meta").textContent = `iteration ${stream.iterations} · tokens ${stream.usage.input.toLocaleString()} in / ${stream.usage.output.toLocaleString()} out`;
+    $("#session-meta").textContent = `iteration ${stream.iterations} · tokens ${stream.usage.input.toLocaleString()} in / ${stream.usage.output.toLocaleString()} out · ${money(stream.cost)}`;
     const task = stream.task || rootStream.children.get(stream.key)?.task || "";
     if (task) $("#session-title").textContent = task.split("\n")[0].slice(0, 120);
     this.paintApprovals(stream);

@@ -26,6 +26,7 @@ export class Stream {
     this.closed = false;
     this.running = 0;
     this.usage = { input: 0, output: 0 };
+    this.cost = 0;
     this.task = "";
     this.queue = [];
     this.scheduled = false;
@@ -107,6 +108,8 @@ export class Stream {
         this.iterations += 1;
         this.usage.input += data.usage?.input_tokens || 0;
         this.usage.output += data.usage?.output_tokens || 0;
+        // List-price cost; unknown (null) once one call had no price.
+        this.cost = this.cost === null || data.cost_usd == null ? null : this.cost + data.cost_usd;
         block.iteration = this.iterations;
         this.paintAssistant(true);
         this.current = null;
