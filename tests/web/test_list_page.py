@@ -28,6 +28,9 @@ def test_new_session_form_and_the_row_it_makes(
     elsewhere.mkdir()
     with start_web(SCRIPT) as stack:
         assert stack.server is not None
+        requested: list[str] = []
+        page.on("request", lambda request: requested.append(request.url))
+        page.on("websocket", lambda socket: requested.append(socket.url))
         page.goto(stack.login_url)
         expect(page.locator("#link")).to_have_text("connected")
         page.get_by_role("button", name="New session").click()
@@ -86,6 +89,12 @@ def test_new_session_form_and_the_row_it_makes(
         expect(page.locator(".empty")).to_have_text("No session matches the filter.")
         state.select_option("idle")
         expect(row).to_have_count(1)
+        # Everything the page loaded came from the server itself: no CDN, no fonts.
+        origin = stack.login_url.split("/login", 1)[0].split("://", 1)[1]
+        assert requested and all(
+            url.split("://", 1)[1].startswith(origin + "/") for url in requested
+        ), requested
+        assert any(url.endswith("/stream.js") for url in requested), requested
 
 
 def test_the_keyboard_alone_starts_a_session_and_narrow_screens_fit(
