@@ -40,6 +40,8 @@ class Record:
     iterations: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float | None = 0.0
+    """List-price USD of the model calls counted above; None once one had no price."""
     seq_mark: int = 0
     """The high-water mark reserved in the store (see :meth:`Store.reserve_seqs`)."""
 
@@ -67,4 +69,6 @@ class Record:
             iterations=self.iterations,
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
+            working_dir=self.row.working_dir,
+            cost_usd=self.cost_usd,
         )
