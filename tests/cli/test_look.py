@@ -1,0 +1,94 @@
+"""How ``troupe run`` looks: at a colour terminal (a pseudo-terminal, TERM set,
+no NO_COLOR) a spinner while the model thinks with its reasoning streaming dim,
+parallel results labelled with their call, the answer rendered as Markdown and the
+status in green or red; through a pipe, the same lines plain."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import trio
+
+from tests.cli.conftest import HANG_GUARD, Home, mock_llm
+from tests.cli.terminal import Terminal
+
+CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+REASONING = "Checking both files first, one shell each."
+ANSWER = "# Report\n\n- **one** is fine\n- `two` is fine too\n"
+
+
+def look_script() -> dict[str, Any]:
+    shell = [
+        {"name": "shell", "arguments": {"command": "echo one"}},
+        {"name": "shell", "arguments": {"command": "echo two"}},
+    ]
+    return {
+        "turns": [
+            {"reasoning": REASONING, "tool_calls": shell, "delay": 0.5, "event_delay": 0.3},
+            {"text": ANSWER, "delay": 0.5},
+        ],
+        "repeat": False,
+        "delta_size": 8,
+    }
+
+
+def colour_env(home: Home) -> dict[str, str]:
+    env = {k: v for k, v in home.env.items() if k != "NO_COLOR"}
+    return {**env, "TERM": "xterm-256color"}
+
+
+async def test_a_colour_terminal_gets_spinner_markdown_and_status(home: Home) -> None:
+    async with mock_llm(look_script()) as mock:
+        argv = home.argv("run", "--base-url", mock.base_url, "check the files")
+        terminal = Terminal(argv, home.work, colour_env(home))
+        try:
+            with trio.fail_after(HANG_GUARD):
+                await terminal.expect("✓ done")
+                assert await terminal.finish() == 0
+        finally:
+            await terminal.aclose()
+    raw = terminal.screen
+    text = CONTROL.sub("", raw)
+    assert "\x1b[" in raw, "styled"
+    assert "thinking 0." in text, "the working indicator"
+    # Reasoning streams (dim) while the model thinks, before the answer is complete.
+    assert "\x1b[2;3m  Checking" in raw
+    assert text.index("Checking both") < text.index("── iteration 1 ──")
+    # Parallel results name their call.
+    assert "← shell(echo one): one" in text and "← shell(echo two): two" in text
+    # The answer is rendered as Markdown: no markup characters left, a bullet for
+    # each item.
+    answer = text[text.index("── iteration 2 ──") : text.index("✓ done")]
+    assert "**one**" not in answer and "# Report" not in answer and "`two`" not in answer
+    assert "Report" in answer and "• one is fine" in answer and "• two is fine too" in answer
+    assert "\x1b[1;32m✓ done" in raw, "success in green"
+    assert "Traceback" not in text
+
+
+async def test_a_failure_ends_in_red(home: Home) -> None:
+    failing = {"turns": [{"fault": {"status": 400, "message": "bad model name"}}]}
+    async with mock_llm(failing) as mock:
+        argv = home.argv("run", "--base-url", mock.base_url, "fail please")
+        terminal = Terminal(argv, home.work, colour_env(home))
+        try:
+            with trio.fail_after(HANG_GUARD):
+                await terminal.expect("✗ error")
+                assert await terminal.finish() == 1
+        finally:
+            await terminal.aclose()
+    assert "\x1b[1;31m✗ error" in terminal.screen
+    assert "bad model name" in CONTROL.sub("", terminal.screen)
+
+
+async def test_a_pipe_gets_plain_lines(home: Home) -> None:
+    async with mock_llm(look_script()) as mock:
+        done = await home.troupe("run", "--base-url", mock.base_url, "check the files")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    assert "\x1b" not in out, "no escape codes in a pipe"
+    assert "thinking 0." not in out, "no spinner"
+    assert f"thinking: {REASONING}" in out
+    assert "← shell(echo one): one" in out and "← shell(echo two): two" in out
+    assert "- **one** is fine" in out, "Markdown left as written"
+    assert out.splitlines()[-1].startswith("✓ done · 2 turns")
