@@ -10,7 +10,7 @@ from typing import Any
 
 import trio
 
-from tests.cli.conftest import HANG_GUARD, Home, mock_llm
+from tests.cli.conftest import HANG_GUARD, Home, mock_llm, request_bodies, text_of
 from tests.cli.terminal import Terminal
 
 CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
@@ -92,3 +92,43 @@ async def test_a_pipe_gets_plain_lines(home: Home) -> None:
     assert "← shell(echo one): one" in out and "← shell(echo two): two" in out
     assert "- **one** is fine" in out, "Markdown left as written"
     assert out.splitlines()[-1].startswith("✓ done · 2 turns")
+
+
+async def test_typing_at_a_colour_terminal_approve_steer_stop_ctrl_c(home: Home) -> None:
+    """The spinner never hides the questions: an approval answered, a steer, "stop"
+    and Ctrl-C, typed at a colour terminal while the model thinks or a tool runs."""
+    (home.work / "build").mkdir()
+
+    def shell(command: str) -> dict[str, Any]:
+        return {"tool_calls": [{"name": "shell", "arguments": {"command": command}}]}
+
+    wait_for_go = "while [ ! -f go ]; do sleep 0.05; done; echo released"
+    script = {
+        "turns": [shell("rm -rf build"), shell(wait_for_go), shell("sleep 600"), {"text": "x"}],
+        "repeat": False,
+    }
+    async with mock_llm(script) as mock:
+        argv = home.argv("run", "--base-url", mock.base_url, "clean up")
+        terminal = Terminal(argv, home.work, colour_env(home))
+        try:
+            with trio.fail_after(HANG_GUARD):
+                seen = await terminal.expect("Approve command: rm -rf build? (yes/no)")
+                await terminal.type("yes\n")
+                seen = await terminal.expect("[approval approved]", seen)
+                seen = await terminal.expect(f"→ shell({wait_for_go})", seen)
+                await terminal.type("use tabs\n")
+                seen = await terminal.expect("[steering queued] use tabs", seen)
+                (home.work / "go").write_text("")
+                seen = await terminal.expect("[steering] use tabs", seen)
+                seen = await terminal.expect("→ shell(sleep 600)", seen)
+                await terminal.type("stop\n")
+                seen = await terminal.expect("[stopping after the current step]", seen)
+                await terminal.type("\x03")
+                await terminal.expect("interrupted; session s-", seen)
+                assert await terminal.finish() == 130
+        finally:
+            await terminal.aclose()
+        bodies = request_bodies(mock)
+    assert not (home.work / "build").exists(), "approved, so it ran"
+    assert len(bodies) == 3 and "use tabs" in text_of(bodies[2])
+    assert "thinking" in CONTROL.sub("", terminal.screen) and "Traceback" not in terminal.screen
