@@ -132,3 +132,17 @@ async def test_typing_at_a_colour_terminal_approve_steer_stop_ctrl_c(home: Home)
     assert not (home.work / "build").exists(), "approved, so it ran"
     assert len(bodies) == 3 and "use tabs" in text_of(bodies[2])
     assert "thinking" in CONTROL.sub("", terminal.screen) and "Traceback" not in terminal.screen
+
+
+async def test_the_demo_shows_subagents_in_words(home: Home) -> None:
+    """``troupe demo`` through the same renderer: calls and subagent reports in
+    words, not the JSON the model sent."""
+    done = await home.troupe("demo", "--pace", "0")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    assert "→ spawn_agent(Write fib.py and run it; keep its output in fib.out.)" in out
+    assert "→ wait(agent_ids=a-1, a-2, a-3, timeout_ms=60000)" in out
+    assert "→ write_file(file_path=fib.py, content=<5 lines>)" in out
+    assert re.search(r"subagent completed: \S+/a-\d after 3 turns: fib\.py written and run", out)
+    assert '{"' not in out, "no raw JSON"
+    assert out.splitlines()[-1].startswith("done in ")
