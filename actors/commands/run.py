@@ -24,6 +24,7 @@ from actors.commands.errors import (
     EXIT_BAD_INPUT,
     EXIT_ERROR,
     EXIT_INTERRUPTED,
+    EXIT_OK,
     CommandError,
 )
 from actors.commands.interact import Follower, Outcome
@@ -132,6 +133,8 @@ async def _run(
             verb = "resuming" if resumed else "session"
             follower.renderer.note(f"{verb} {session} in {where} ({host.label})")
         outcome = await _follow(follower, args, task, after_seq)
+        if text and outcome.status != "disconnected":
+            follower.renderer.status(outcome.exit_code == EXIT_OK, outcome.status_line())
     _write_last_message(args, outcome)
     if outcome.status == "disconnected":
         raise CommandError(
