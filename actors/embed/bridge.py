@@ -29,7 +29,8 @@ import trio
 
 from actors.embed.errors import unwrap
 from actors.embed.streams import Emit, Pump
-from actors.kernel import StoppingError
+from actors.kernel import ActorRef, AskTimeoutError, StoppingError
+from actors.kernel.ref import Ask
 
 T = TypeVar("T")
 H = TypeVar("H")
@@ -57,35 +58,64 @@ class _Crossing:
     concurrent calls share a wake-up. Correct under the GIL: the sender appends
     before it reads the flag, the receiver clears the flag before it drains."""
 
-    __slots__ = ("_handle", "_items", "_schedule", "_scheduled")
+    __slots__ = ("_handle", "_schedule", "_scheduled", "items")
 
     def __init__(
         self, schedule: Callable[[Callable[[], None]], Any], handle: Callable[[Any], None]
     ) -> None:
-        self._items: collections.deque[Any] = collections.deque()
+        self.items: collections.deque[Any] = collections.deque()
         self._scheduled = False
         self._schedule = schedule
         self._handle = handle
 
     def put(self, item: Any) -> None:
-        """On the sending thread; raises what ``schedule`` raises if the loop is gone."""
-        self._items.append(item)
+        """On the sending thread; raises what ``schedule`` raises if the loop is gone
+        (and then the item is not kept)."""
+        self.items.append(item)
         if not self._scheduled:
             self._scheduled = True
-            self._schedule(self._drain)
+            try:
+                self._schedule(self._drain)
+            except BaseException:
+                self._scheduled = False
+                with contextlib.suppress(ValueError):
+                    self.items.remove(item)
+                raise
 
     def _drain(self) -> None:
         """On the receiving loop; ``handle`` must not raise."""
         self._scheduled = False
-        items, handle = self._items, self._handle
+        items, handle = self.items, self._handle
         while items:
             handle(items.popleft())
 
 
-class _Call:
-    """One asyncio caller's request, running as a trio task."""
+class _Outcome:
+    """What an item crossing into trio needs to bring its outcome back to asyncio."""
 
-    __slots__ = ("args", "cancelled", "fn", "future", "returns", "scope")
+    __slots__ = ("future", "returns")
+
+    def __init__(self, future: asyncio.Future[Any], returns: _Crossing) -> None:
+        self.future = future
+        self.returns = returns
+
+    def post(self, value: Any, error: BaseException | None) -> None:
+        """On trio's thread; never raises."""
+        with contextlib.suppress(RuntimeError):  # the asyncio loop is closed: nobody waits
+            self.returns.put((self.future, value, error))
+
+    def deliver(self, nursery: trio.Nursery) -> None:
+        """On trio's thread, from the crossing's drain: start the work; never raises."""
+        raise NotImplementedError
+
+    def abandon(self) -> None:
+        """On trio's thread: the asyncio caller gave up."""
+
+
+class _Call(_Outcome):
+    """An asyncio caller's coroutine function, run as a trio task of its own."""
+
+    __slots__ = ("args", "cancelled", "fn", "scope")
 
     def __init__(
         self,
@@ -94,22 +124,19 @@ class _Call:
         future: asyncio.Future[Any],
         returns: _Crossing,
     ) -> None:
+        super().__init__(future, returns)
         self.fn = fn
         self.args = args
-        self.future = future
-        self.returns = returns
         self.scope: trio.CancelScope | None = None
         self.cancelled = False
 
-    def start(self, nursery: trio.Nursery) -> None:
-        """On trio's thread, from ``run_sync_soon``: must not raise."""
+    def deliver(self, nursery: trio.Nursery) -> None:
         try:
             nursery.start_soon(self._run)
         except RuntimeError:  # the nursery has closed: the runtime is gone
-            self._post(None, StoppingError("the embedded runtime has stopped"))
+            self.post(None, StoppingError("the embedded runtime has stopped"))
 
-    def cancel(self) -> None:
-        """On trio's thread: the asyncio caller gave up."""
+    def abandon(self) -> None:
         self.cancelled = True
         if self.scope is not None:
             self.scope.cancel()
@@ -122,22 +149,89 @@ class _Call:
                 if self.cancelled:
                     scope.cancel()
                 value = await self.fn(*self.args)
-                self._post(value, None)
+                self.post(value, None)
                 settled = True
         except Exception as error:
-            self._post(None, unwrap(error))
+            self.post(None, unwrap(error))
             settled = True
         finally:
             if not settled:  # cancelled from outside (the runtime is stopping)
-                self._post(None, StoppingError("the embedded runtime stopped before answering"))
-
-    def _post(self, value: Any, error: BaseException | None) -> None:
-        with contextlib.suppress(RuntimeError):  # the asyncio loop is closed: nobody waits
-            self.returns.put((self.future, value, error))
+                self.post(None, StoppingError("the embedded runtime stopped before answering"))
 
 
-def _start(nursery: trio.Nursery, call: _Call) -> None:
-    call.start(nursery)
+class _Offer(_Outcome):
+    """A tell or an ask from asyncio, put straight into the actor's mailbox.
+
+    No trio task runs for it while the mailbox has room: the drain callback queues
+    it, and an ask's reply is posted back by :meth:`Ask.notify` from the actor's own
+    handler. Only a full mailbox costs a task, which waits for space (backpressure)."""
+
+    __slots__ = ("abandoned", "item", "ref", "scope")
+
+    def __init__(self, ref: ActorRef, future: asyncio.Future[Any], returns: _Crossing) -> None:
+        super().__init__(future, returns)
+        self.ref = ref
+        self.item: Any = None
+        self.scope: trio.CancelScope | None = None
+        self.abandoned = False
+
+    def replied(self, request: Ask) -> None:
+        self.post(request.value, request.error)
+
+    def deliver(self, nursery: trio.Nursery) -> None:
+        try:
+            queued = self.ref.offer(self.item)
+        except Exception as error:  # UnhandledMessageError, DeadActorError
+            self.post(None, error)
+            return
+        if not queued:
+            try:
+                nursery.start_soon(self._deliver_waiting)
+            except RuntimeError:
+                self.post(None, StoppingError("the embedded runtime has stopped"))
+        elif not isinstance(self.item, Ask):
+            self.post(None, None)  # a tell is done once it is queued
+
+    def abandon(self) -> None:
+        self.abandoned = True
+        if isinstance(self.item, Ask):
+            self.item.abandon()
+        if self.scope is not None:
+            self.scope.cancel()
+
+    async def _deliver_waiting(self) -> None:
+        settled = False
+        try:
+            with trio.CancelScope() as scope:
+                self.scope = scope
+                if self.abandoned:
+                    return
+                await self.ref.deliver(self.item)
+                if not isinstance(self.item, Ask):
+                    self.post(None, None)
+                settled = True
+        except Exception as error:
+            self.post(None, error)
+            settled = True
+        finally:
+            if not settled and not self.abandoned:  # the runtime is stopping
+                self.post(None, StoppingError("the embedded runtime stopped before answering"))
+
+
+class _Abandon:
+    """Crosses into trio after the item it abandons (the crossing is FIFO)."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, target: _Outcome) -> None:
+        self.target = target
+
+    def deliver(self, nursery: trio.Nursery) -> None:
+        self.target.abandon()
+
+
+def _deliver(nursery: trio.Nursery, item: _Outcome | _Abandon) -> None:
+    item.deliver(nursery)
 
 
 class TrioThread(Generic[H]):
@@ -253,11 +347,22 @@ class TrioThread(Generic[H]):
             outcome = unwrap(error)
         finally:
             self._host = None
+            self._refuse_leftovers()
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
                 loop.call_soon_threadsafe(_settle, started, None, outcome or StoppingError(
                     "the embedded runtime stopped while starting"))  # fmt: skip
                 assert self._finished is not None
                 loop.call_soon_threadsafe(_settle, self._finished, None, outcome)
+
+    def _refuse_leftovers(self) -> None:
+        """After trio has ended: whatever was handed over but never drained fails."""
+        if self._calls is None:
+            return
+        stopped = StoppingError("the embedded runtime has stopped")
+        while self._calls.items:
+            item = self._calls.items.popleft()
+            if isinstance(item, _Outcome):
+                item.post(None, stopped)
 
     async def _main(self, loop: asyncio.AbstractEventLoop, started: asyncio.Future[H]) -> None:
         self._stop = trio.Event()
@@ -266,7 +371,7 @@ class TrioThread(Generic[H]):
             self._stop.set()
         async with trio.open_nursery() as calls:
             self._nursery = calls
-            self._calls = _Crossing(self._token.run_sync_soon, functools.partial(_start, calls))
+            self._calls = _Crossing(self._token.run_sync_soon, functools.partial(_deliver, calls))
             try:
                 async with self._open_host() as host:
                     self._host = host
@@ -277,27 +382,79 @@ class TrioThread(Generic[H]):
 
     # -- crossing (from any asyncio loop) -------------------------------------
 
-    async def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        """Await ``fn(*args)`` on the trio thread; cancelling this cancels it there."""
-        token, calls = self._token, self._calls
-        if token is None or calls is None or not self.running:
-            raise StoppingError("the embedded runtime is not running")
-        loop = asyncio.get_running_loop()
+    def _returns_to(self, loop: asyncio.AbstractEventLoop) -> _Crossing:
+        """The crossing that brings outcomes back to ``loop`` (one per calling loop)."""
         returns = self._returns.get(loop)
         if returns is None:
             returns = self._returns[loop] = _Crossing(loop.call_soon_threadsafe, _settle_outcome)
-        future: asyncio.Future[T] = loop.create_future()
-        call = _Call(fn, args, future, returns)
+        return returns
+
+    def _send(self, item: _Outcome | _Abandon) -> None:
+        calls = self._calls
+        if calls is None or not self.running:
+            raise StoppingError("the embedded runtime is not running")
         try:
-            calls.put(call)
+            calls.put(item)
         except trio.RunFinishedError:
             raise StoppingError("the embedded runtime has stopped") from None
+
+    def _abandon(self, target: _Outcome) -> None:
+        with contextlib.suppress(StoppingError):  # the runtime is gone, and the work with it
+            self._send(_Abandon(target))
+
+    async def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Await ``fn(*args)`` on the trio thread; cancelling this cancels it there."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        call = _Call(fn, args, future, self._returns_to(loop))
+        self._send(call)
         try:
             return await future
         except asyncio.CancelledError:
-            with contextlib.suppress(trio.RunFinishedError):
-                token.run_sync_soon(call.cancel)
+            self._abandon(call)
             raise
+
+    async def tell(self, ref: ActorRef, message: Any) -> None:
+        """``ref.tell(message)`` from asyncio: returns once the message is queued."""
+        loop = asyncio.get_running_loop()
+        offer = _Offer(ref, loop.create_future(), self._returns_to(loop))
+        offer.item = message
+        self._send(offer)
+        try:
+            await offer.future
+        except asyncio.CancelledError:
+            self._abandon(offer)
+            raise
+
+    async def ask(self, ref: ActorRef, message: Any, timeout: float | None) -> Any:
+        """``ref.ask(message, timeout=timeout)`` from asyncio, with the same errors.
+
+        One crossing each way and no trio task (see :class:`_Offer`); the deadline
+        is an asyncio timer, and missing it or cancelling the caller abandons the
+        ask on the trio side (cancelling a concurrent handler's work)."""
+        loop = asyncio.get_running_loop()
+        offer = _Offer(ref, loop.create_future(), self._returns_to(loop))
+        offer.item = Ask(message, offer.replied)
+        self._send(offer)
+        timer = None
+        if timeout is not None:
+            timer = loop.call_later(timeout, self._expire, offer, message, timeout)
+        try:
+            return await offer.future
+        except asyncio.CancelledError:
+            self._abandon(offer)
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _expire(self, offer: _Offer, message: Any, timeout: float) -> None:
+        """On the asyncio loop: the ask's deadline passed before its reply came."""
+        if offer.future.done():
+            return
+        error = AskTimeoutError(offer.ref.address, type(message).__name__, timeout)
+        offer.future.set_exception(error)
+        self._abandon(offer)
 
     async def stream(
         self, produce: Callable[[Emit], Awaitable[None]], *, buffer: int = 1024
