@@ -1,5 +1,6 @@
 """MCP tests run real sessions (the session tests' fixture) against real servers."""
 
 from tests.session.conftest import start_agent
+from tests.wire.conftest import start_stack
 
-__all__ = ["start_agent"]
+__all__ = ["start_agent", "start_stack"]
