@@ -275,7 +275,7 @@ class AcpAgent:
                     await self.notify("session/update", {"sessionId": session.id, "update": update})
                 prompt = session.prompt
                 match data:
-                    case ToolCallStartEvent() if prompt is not None:
+                    case ToolCallStartEvent() if prompt is not None and _is_call(update):
                         prompt.open_calls.add(data.call_id)
                     case ToolCallEndEvent() if prompt is not None:
                         prompt.open_calls.discard(data.call_id)
@@ -385,3 +385,8 @@ def _in_directory(server: McpServerConfig, cwd: Path) -> McpServerConfig:
     if server.cwd is not None or server.url is not None:
         return server
     return msgspec.structs.replace(server, cwd=str(cwd))
+
+
+def _is_call(update: dict[str, Any] | None) -> bool:
+    """A tool call the editor shows (an ``update_plan`` call is a plan instead)."""
+    return update is not None and update["sessionUpdate"] == "tool_call"
