@@ -1,13 +1,15 @@
 """The crossing from asyncio into a trio run on a thread of its own.
 
-A call from asyncio becomes a trio task: it is handed to trio with
-``TrioToken.run_sync_soon`` (thread-safe, never blocks) and its outcome comes back
-into an asyncio future with ``loop.call_soon_threadsafe``. Neither loop ever waits on
-a lock and no thread sits blocked per call: both threads stay in their own event
-loops. Cancelling the asyncio caller cancels the trio task's scope, so abandoning a
-call abandons its work, as it does inside trio; trio's ``Cancelled`` never reaches
-asyncio and asyncio's ``CancelledError`` never reaches trio. Errors cross as
-themselves; an ``ExceptionGroup`` of one is unwrapped to its member.
+A call from asyncio is handed to trio with ``TrioToken.run_sync_soon`` (thread-safe,
+never blocks) and its outcome comes back into an asyncio future with
+``loop.call_soon_threadsafe`` (see :mod:`actors.embed.crossing`). A tell or an ask
+goes straight into the actor's mailbox; any other call runs as a trio task. Neither
+loop ever waits on a lock and no thread sits blocked per call: both threads stay in
+their own event loops. Cancelling the asyncio caller abandons the call on the trio
+side (cancelling its task, or a concurrent handler's work), as it does inside trio;
+trio's ``Cancelled`` never reaches asyncio and asyncio's ``CancelledError`` never
+reaches trio. Errors cross as themselves; an ``ExceptionGroup`` of one is unwrapped
+to its member.
 
 This is the SSH bridge (``environments/ssh/bridge.py``) turned around: there a
 trio actor owns an asyncio loop on a thread; here an asyncio host owns a trio run.
@@ -16,7 +18,6 @@ trio actor owns an asyncio loop on a thread; here an asyncio host owns a trio ru
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import functools
 import threading
@@ -27,6 +28,16 @@ from typing import Any, Generic, TypeVar
 
 import trio
 
+from actors.embed.crossing import (
+    Abandon,
+    Call,
+    Crossing,
+    Offer,
+    Outcome,
+    deliver,
+    settle,
+    settle_outcome,
+)
 from actors.embed.errors import unwrap
 from actors.embed.streams import Emit, Pump
 from actors.kernel import ActorRef, AskTimeoutError, StoppingError
@@ -34,204 +45,6 @@ from actors.kernel.ref import Ask
 
 T = TypeVar("T")
 H = TypeVar("H")
-
-
-def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
-    """On the asyncio loop: complete the future unless its caller gave up."""
-    if future.done():
-        return
-    if error is None:
-        future.set_result(value)
-    else:
-        future.set_exception(error)
-
-
-def _settle_outcome(outcome: tuple[asyncio.Future[Any], Any, BaseException | None]) -> None:
-    _settle(*outcome)
-
-
-class _Crossing:
-    """Items handed from one thread to an event loop on another, one wake-up per batch.
-
-    The sender asks the receiving loop to ``drain`` (``run_sync_soon`` into trio,
-    ``call_soon_threadsafe`` into asyncio) only when no drain is pending, so many
-    concurrent calls share a wake-up. Correct under the GIL: the sender appends
-    before it reads the flag, the receiver clears the flag before it drains."""
-
-    __slots__ = ("_handle", "_schedule", "_scheduled", "items")
-
-    def __init__(
-        self, schedule: Callable[[Callable[[], None]], Any], handle: Callable[[Any], None]
-    ) -> None:
-        self.items: collections.deque[Any] = collections.deque()
-        self._scheduled = False
-        self._schedule = schedule
-        self._handle = handle
-
-    def put(self, item: Any) -> None:
-        """On the sending thread; raises what ``schedule`` raises if the loop is gone
-        (and then the item is not kept)."""
-        self.items.append(item)
-        if not self._scheduled:
-            self._scheduled = True
-            try:
-                self._schedule(self._drain)
-            except BaseException:
-                self._scheduled = False
-                with contextlib.suppress(ValueError):
-                    self.items.remove(item)
-                raise
-
-    def _drain(self) -> None:
-        """On the receiving loop; ``handle`` must not raise."""
-        self._scheduled = False
-        items, handle = self.items, self._handle
-        while items:
-            handle(items.popleft())
-
-
-class _Outcome:
-    """What an item crossing into trio needs to bring its outcome back to asyncio."""
-
-    __slots__ = ("future", "returns")
-
-    def __init__(self, future: asyncio.Future[Any], returns: _Crossing) -> None:
-        self.future = future
-        self.returns = returns
-
-    def post(self, value: Any, error: BaseException | None) -> None:
-        """On trio's thread; never raises."""
-        with contextlib.suppress(RuntimeError):  # the asyncio loop is closed: nobody waits
-            self.returns.put((self.future, value, error))
-
-    def deliver(self, nursery: trio.Nursery) -> None:
-        """On trio's thread, from the crossing's drain: start the work; never raises."""
-        raise NotImplementedError
-
-    def abandon(self) -> None:
-        """On trio's thread: the asyncio caller gave up."""
-
-
-class _Call(_Outcome):
-    """An asyncio caller's coroutine function, run as a trio task of its own."""
-
-    __slots__ = ("args", "cancelled", "fn", "scope")
-
-    def __init__(
-        self,
-        fn: Callable[..., Awaitable[Any]],
-        args: tuple[Any, ...],
-        future: asyncio.Future[Any],
-        returns: _Crossing,
-    ) -> None:
-        super().__init__(future, returns)
-        self.fn = fn
-        self.args = args
-        self.scope: trio.CancelScope | None = None
-        self.cancelled = False
-
-    def deliver(self, nursery: trio.Nursery) -> None:
-        try:
-            nursery.start_soon(self._run)
-        except RuntimeError:  # the nursery has closed: the runtime is gone
-            self.post(None, StoppingError("the embedded runtime has stopped"))
-
-    def abandon(self) -> None:
-        self.cancelled = True
-        if self.scope is not None:
-            self.scope.cancel()
-
-    async def _run(self) -> None:
-        settled = False
-        try:
-            with trio.CancelScope() as scope:
-                self.scope = scope
-                if self.cancelled:
-                    scope.cancel()
-                value = await self.fn(*self.args)
-                self.post(value, None)
-                settled = True
-        except Exception as error:
-            self.post(None, unwrap(error))
-            settled = True
-        finally:
-            if not settled:  # cancelled from outside (the runtime is stopping)
-                self.post(None, StoppingError("the embedded runtime stopped before answering"))
-
-
-class _Offer(_Outcome):
-    """A tell or an ask from asyncio, put straight into the actor's mailbox.
-
-    No trio task runs for it while the mailbox has room: the drain callback queues
-    it, and an ask's reply is posted back by :meth:`Ask.notify` from the actor's own
-    handler. Only a full mailbox costs a task, which waits for space (backpressure)."""
-
-    __slots__ = ("abandoned", "item", "ref", "scope")
-
-    def __init__(self, ref: ActorRef, future: asyncio.Future[Any], returns: _Crossing) -> None:
-        super().__init__(future, returns)
-        self.ref = ref
-        self.item: Any = None
-        self.scope: trio.CancelScope | None = None
-        self.abandoned = False
-
-    def replied(self, request: Ask) -> None:
-        self.post(request.value, request.error)
-
-    def deliver(self, nursery: trio.Nursery) -> None:
-        try:
-            queued = self.ref.offer(self.item)
-        except Exception as error:  # UnhandledMessageError, DeadActorError
-            self.post(None, error)
-            return
-        if not queued:
-            try:
-                nursery.start_soon(self._deliver_waiting)
-            except RuntimeError:
-                self.post(None, StoppingError("the embedded runtime has stopped"))
-        elif not isinstance(self.item, Ask):
-            self.post(None, None)  # a tell is done once it is queued
-
-    def abandon(self) -> None:
-        self.abandoned = True
-        if isinstance(self.item, Ask):
-            self.item.abandon()
-        if self.scope is not None:
-            self.scope.cancel()
-
-    async def _deliver_waiting(self) -> None:
-        settled = False
-        try:
-            with trio.CancelScope() as scope:
-                self.scope = scope
-                if self.abandoned:
-                    return
-                await self.ref.deliver(self.item)
-                if not isinstance(self.item, Ask):
-                    self.post(None, None)
-                settled = True
-        except Exception as error:
-            self.post(None, error)
-            settled = True
-        finally:
-            if not settled and not self.abandoned:  # the runtime is stopping
-                self.post(None, StoppingError("the embedded runtime stopped before answering"))
-
-
-class _Abandon:
-    """Crosses into trio after the item it abandons (the crossing is FIFO)."""
-
-    __slots__ = ("target",)
-
-    def __init__(self, target: _Outcome) -> None:
-        self.target = target
-
-    def deliver(self, nursery: trio.Nursery) -> None:
-        self.target.abandon()
-
-
-def _deliver(nursery: trio.Nursery, item: _Outcome | _Abandon) -> None:
-    item.deliver(nursery)
 
 
 class TrioThread(Generic[H]):
@@ -255,8 +68,8 @@ class TrioThread(Generic[H]):
         self._host: H | None = None
         self._guard: asyncio.Task[None] | None = None
         self._stop_requested = False
-        self._calls: _Crossing | None = None
-        self._returns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Crossing] = (
+        self._calls: Crossing | None = None
+        self._returns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Crossing] = (
             weakref.WeakKeyDictionary()
         )
         """Per asyncio loop that has called: the crossing that brings outcomes back."""
@@ -349,10 +162,10 @@ class TrioThread(Generic[H]):
             self._host = None
             self._refuse_leftovers()
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
-                loop.call_soon_threadsafe(_settle, started, None, outcome or StoppingError(
+                loop.call_soon_threadsafe(settle, started, None, outcome or StoppingError(
                     "the embedded runtime stopped while starting"))  # fmt: skip
                 assert self._finished is not None
-                loop.call_soon_threadsafe(_settle, self._finished, None, outcome)
+                loop.call_soon_threadsafe(settle, self._finished, None, outcome)
 
     def _refuse_leftovers(self) -> None:
         """After trio has ended: whatever was handed over but never drained fails."""
@@ -361,7 +174,7 @@ class TrioThread(Generic[H]):
         stopped = StoppingError("the embedded runtime has stopped")
         while self._calls.items:
             item = self._calls.items.popleft()
-            if isinstance(item, _Outcome):
+            if isinstance(item, Outcome):
                 item.post(None, stopped)
 
     async def _main(self, loop: asyncio.AbstractEventLoop, started: asyncio.Future[H]) -> None:
@@ -371,25 +184,25 @@ class TrioThread(Generic[H]):
             self._stop.set()
         async with trio.open_nursery() as calls:
             self._nursery = calls
-            self._calls = _Crossing(self._token.run_sync_soon, functools.partial(_deliver, calls))
+            self._calls = Crossing(self._token.run_sync_soon, functools.partial(deliver, calls))
             try:
                 async with self._open_host() as host:
                     self._host = host
-                    loop.call_soon_threadsafe(_settle, started, host, None)
+                    loop.call_soon_threadsafe(settle, started, host, None)
                     await self._stop.wait()
             finally:
                 calls.cancel_scope.cancel()
 
     # -- crossing (from any asyncio loop) -------------------------------------
 
-    def _returns_to(self, loop: asyncio.AbstractEventLoop) -> _Crossing:
+    def _returns_to(self, loop: asyncio.AbstractEventLoop) -> Crossing:
         """The crossing that brings outcomes back to ``loop`` (one per calling loop)."""
         returns = self._returns.get(loop)
         if returns is None:
-            returns = self._returns[loop] = _Crossing(loop.call_soon_threadsafe, _settle_outcome)
+            returns = self._returns[loop] = Crossing(loop.call_soon_threadsafe, settle_outcome)
         return returns
 
-    def _send(self, item: _Outcome | _Abandon) -> None:
+    def _send(self, item: Outcome | Abandon) -> None:
         calls = self._calls
         if calls is None or not self.running:
             raise StoppingError("the embedded runtime is not running")
@@ -398,15 +211,15 @@ class TrioThread(Generic[H]):
         except trio.RunFinishedError:
             raise StoppingError("the embedded runtime has stopped") from None
 
-    def _abandon(self, target: _Outcome) -> None:
+    def _abandon(self, target: Outcome) -> None:
         with contextlib.suppress(StoppingError):  # the runtime is gone, and the work with it
-            self._send(_Abandon(target))
+            self._send(Abandon(target))
 
     async def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         """Await ``fn(*args)`` on the trio thread; cancelling this cancels it there."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        call = _Call(fn, args, future, self._returns_to(loop))
+        call = Call(fn, args, future, self._returns_to(loop))
         self._send(call)
         try:
             return await future
@@ -417,7 +230,7 @@ class TrioThread(Generic[H]):
     async def tell(self, ref: ActorRef, message: Any) -> None:
         """``ref.tell(message)`` from asyncio: returns once the message is queued."""
         loop = asyncio.get_running_loop()
-        offer = _Offer(ref, loop.create_future(), self._returns_to(loop))
+        offer = Offer(ref, loop.create_future(), self._returns_to(loop))
         offer.item = message
         self._send(offer)
         try:
@@ -429,11 +242,11 @@ class TrioThread(Generic[H]):
     async def ask(self, ref: ActorRef, message: Any, timeout: float | None) -> Any:
         """``ref.ask(message, timeout=timeout)`` from asyncio, with the same errors.
 
-        One crossing each way and no trio task (see :class:`_Offer`); the deadline
+        One crossing each way and no trio task (see :class:`Offer`); the deadline
         is an asyncio timer, and missing it or cancelling the caller abandons the
         ask on the trio side (cancelling a concurrent handler's work)."""
         loop = asyncio.get_running_loop()
-        offer = _Offer(ref, loop.create_future(), self._returns_to(loop))
+        offer = Offer(ref, loop.create_future(), self._returns_to(loop))
         offer.item = Ask(message, offer.replied)
         self._send(offer)
         timer = None
@@ -448,7 +261,7 @@ class TrioThread(Generic[H]):
             if timer is not None:
                 timer.cancel()
 
-    def _expire(self, offer: _Offer, message: Any, timeout: float) -> None:
+    def _expire(self, offer: Offer, message: Any, timeout: float) -> None:
         """On the asyncio loop: the ask's deadline passed before its reply came."""
         if offer.future.done():
             return
