@@ -115,6 +115,7 @@ def session_config(settings: Settings, policy: str | None = None) -> SessionConf
         model=settings.get("model"),
         reasoning_effort=settings.get("reasoning_effort"),
         user_instructions=_instructions(settings.get("instructions")),
+        mcp_servers=settings.mcp_servers,
     )
 
 
