@@ -1,5 +1,6 @@
 """Actor kernel benchmark: tell and ask throughput against raw trio memory channels,
-and the cost of spawning and shutting down 10,000 actors.
+the cost of spawning and shutting down 10,000 actors, and an ask from asyncio through
+the embedding bridge against the same ask inside trio (``bench/embed.py`` has more).
 
     python bench/actors.py          # a table
     python bench/actors.py --json   # one JSON object
@@ -11,6 +12,7 @@ warm-up, and each figure gives the min and the median.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import sys
 import time
@@ -24,6 +26,8 @@ import trio.testing
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from actors.kernel import Actor, Runtime, handler
+from bench.embed import ask_figures
+from bench.embed import measure as measure_bridge
 from bench.report import Figure, compare, emit, parse_args, ratios, sample_figures
 
 MAILBOX = 64
@@ -155,6 +159,7 @@ def main() -> None:
         (trio.run(spawn_and_shutdown, actors) for _ in range(REPEATS)), key=sum
     )
     per_actor = trio.run(bytes_per_idle_actor, actors)
+    bridge = asyncio.run(measure_bridge(1_000 if args.quick else 5_000, REPEATS, concurrent=False))
 
     tell_ratio = tell_ratios.median
     figures = [
@@ -195,6 +200,7 @@ def main() -> None:
             "< 10,240 B",
             per_actor < 10_240,
         ),
+        *ask_figures(bridge),
     ]
     emit("Troupe actor kernel", figures, args.json)
 

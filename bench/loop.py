@@ -13,7 +13,9 @@ tool, and a raw loop (httpx + the standard ``json`` module, no Troupe) does the 
 N rounds: the same system prompt and tool definitions (taken from the session's
 first request), its history grown by hand, the stream read line by line. The two
 alternate (which goes first swaps every repeat), both warmed alike; the figure is
-the session's client CPU over the raw loop's, per repeat, min and median.
+the session's client CPU over the raw loop's, per repeat, min and median. Then an
+MCP tool round (the SDK-built fixture server over stdio) against the same round with
+a native tool, in the same run (``bench/mcp_round.py`` alone measures only that).
 
 Last, the safety policy's own cost per tool call (``bench/policy_cost.py``): the
 figure is microseconds added over the same call without the policy gate, for a
@@ -49,6 +51,7 @@ from actors.session.profiles import (
     openai_profile,
 )
 from bench import policy_cost
+from bench.mcp_round import mcp_round_figures
 from bench.mock_provider import NOOP_TOOL, start_mock_llm
 from bench.report import Figure, emit, parse_args
 from environments.local import LocalEnvironment
@@ -322,8 +325,10 @@ def main() -> None:
                 "x",
             ),
         ]
+    figures += mcp_round_figures(*((10, 2) if args.quick else (50, 4)))
     figures += policy_figures(*((100, 3) if args.quick else (300, 9)))
-    emit("Troupe agentic loop, per wire", figures, args.json)
+    emit("Troupe agentic loop, per wire (an MCP tool round, the policy's cost)", figures,
+         args.json)  # fmt: skip
 
 
 def policy_figures(calls: int, repeats: int) -> list[Figure]:

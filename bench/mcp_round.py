@@ -69,9 +69,9 @@ async def timed_rounds(url: str, mcp: bool, workdir: Path) -> tuple[float, float
             return taken
 
 
-def main() -> None:
-    args = parse_args((__doc__ or "").splitlines()[0])
-    rounds, repeats = (10, 2) if args.quick else (50, 4)
+def mcp_round_figures(rounds: int, repeats: int) -> list[Figure]:
+    """Measure both sides (alternating, after a warm-up) and give their figures;
+    ``bench/loop.py`` reports them too."""
     cpu: dict[str, list[float]] = {"native": [], "mcp": []}
     with tempfile.TemporaryDirectory() as directory:
 
@@ -97,21 +97,27 @@ def main() -> None:
     per = 1000 / rounds
     native = Samples([wall * per for wall in walls["native"].values])
     mcp = Samples([wall * per for wall in walls["mcp"].values])
-    figures = [
-        Figure("rounds", "tool rounds per run", rounds, ""),
+    return [
+        Figure("mcp_rounds", "MCP bench: tool rounds per run", rounds, ""),
         *sample_figures("native_ms_per_round", "native round wall", native, "ms"),
         *sample_figures("mcp_ms_per_round", "MCP stdio round wall", mcp, "ms"),
         *sample_figures(
-            "wall_ratio", "MCP / native wall", ratios(walls["mcp"], walls["native"]), "x"
+            "mcp_wall_ratio", "MCP / native wall", ratios(walls["mcp"], walls["native"]), "x"
         ),
         *sample_figures(
-            "cpu_ratio",
+            "mcp_cpu_ratio",
             "MCP / native client CPU",
             ratios(Samples(cpu["mcp"][1:]), Samples(cpu["native"][1:])),
             "x",
         ),
     ]
-    emit("MCP tool round against the native tool round", figures, args.json)
+
+
+def main() -> None:
+    args = parse_args((__doc__ or "").splitlines()[0])
+    rounds, repeats = (10, 2) if args.quick else (50, 4)
+    emit("MCP tool round against the native tool round", mcp_round_figures(rounds, repeats),
+         args.json)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 
 ``troupe mock-llm`` runs in a child process so that the CPU time measured here is
 the client's alone. Requests/s and CPU per request through the gateway (admission
-by the actor, request building, parsing into a Response) are given as ratios to raw
+by the actor, request building, parsing into a Response), and requests/s through the
+spec's client layer with logging and retry middleware, are given as ratios to raw
 httpx posting a prebuilt body to the same server in the same run (interleaved,
 repeated; min and median of the per-repeat ratios); stream events
 parsed per second are measured end to end and for the parsers alone.
@@ -29,6 +30,7 @@ from actors.mockllm import Script, ToolCallSpec, Turn
 from actors.mockllm.answer import make_answer
 from actors.mockllm.wires import WIRES
 from actors.models import ModelSession, RetryPolicy, open_gateway
+from actors.models.client import LoggingMiddleware, RetryMiddleware, open_client
 from actors.models.config import endpoint
 from actors.models.registry import adapter_for
 from actors.models.sse import SSEParser
@@ -69,6 +71,24 @@ async def through_gateway(url: str, count: int) -> tuple[float, float]:
         async def worker(n: int) -> None:
             for _ in range(n):
                 response = await session.complete(REQUEST)
+                assert response.text
+
+        return await _timed(worker, count)
+
+
+async def through_client(url: str, count: int) -> tuple[float, float]:
+    """The spec's client layer (provider routing, local-file inlining) with the usual
+    middleware stack (logging, then retries) in front of the same gateway."""
+    ep = endpoint("openai_chat", url, "k", max_concurrency=CONCURRENCY)
+    stack = [LoggingMiddleware(), RetryMiddleware()]
+    async with (
+        Runtime() as runtime,
+        open_client(runtime, {"local": ep}, default_provider="local", middleware=stack) as client,
+    ):
+
+        async def worker(n: int) -> None:
+            for _ in range(n):
+                response = await client.complete(REQUEST)
                 assert response.text
 
         return await _timed(worker, count)
@@ -125,12 +145,13 @@ def main() -> None:
     repeats = 3 if args.quick else REPEATS
     child, url = start_scripted(Script([Turn(text=TEXT)], delta_size=16))
     try:
-        raws, gws = [], []
-        for repeat in range(repeats):  # interleaved, the first side swapped each time
-            sides = [raw_httpx, through_gateway]
-            for side in sides if repeat % 2 == 0 else sides[::-1]:
-                got = trio.run(side, url, requests)
-                (raws if side is raw_httpx else gws).append(got)
+        measured: dict[object, list[tuple[float, float]]] = {}
+        sides = [raw_httpx, through_gateway, through_client]
+        for repeat in range(repeats):  # interleaved, the order rotated each repeat
+            turn = repeat % len(sides)
+            for side in sides[turn:] + sides[:turn]:
+                measured.setdefault(side, []).append(trio.run(side, url, requests))
+        raws, gws, clients = (measured[side] for side in sides)
         streamed = trio.run(stream_events, url, streams)
     finally:
         child.terminate()
@@ -170,6 +191,34 @@ def main() -> None:
         figures.append(
             Figure(f"parse_{wire}_events_per_s", f"parse {wire}, events/s", rate, "ev/s")
         )
+    client_ratios = [c[0] / r[0] for r, c in zip(raws, clients, strict=True)]
+    client_ratio = statistics.median(client_ratios)
+    client_cpu = [r[1] / c[1] for r, c in zip(raws, clients, strict=True)]
+    figures += [
+        Figure(
+            "client_requests_per_s",
+            "client layer + middleware, requests/s",
+            statistics.median(c[0] for c in clients),
+            "req/s",
+        ),
+        Figure("client_ratio_min", "client layer / raw httpx (min)", min(client_ratios), "x"),
+        Figure(
+            "client_ratio",
+            "client layer / raw httpx (median)",
+            client_ratio,
+            "x",
+            ">= 0.8",
+            client_ratio >= 0.8,
+        ),
+        Figure(
+            "client_cpu_ratio",
+            "raw CPU / client layer CPU (median)",
+            statistics.median(client_cpu),
+            "x",
+            ">= 0.8",
+            statistics.median(client_cpu) >= 0.8,
+        ),
+    ]
     emit("Troupe model layer", figures, args.json)
 
 

@@ -33,6 +33,27 @@ class ImagePart(msgspec.Struct, frozen=True, tag="image", tag_field="kind"):
     detail: str | None = None
 
 
+class AudioPart(msgspec.Struct, frozen=True, tag="audio", tag_field="kind"):
+    """Audio input as a URL or as bytes, e.g. ``audio/wav`` or ``audio/mpeg``.
+
+    Not every wire takes audio: an adapter that cannot send it refuses the request
+    with a typed error rather than dropping the part silently."""
+
+    url: str | None = None
+    data: bytes | None = None
+    media_type: str | None = None
+
+
+class DocumentPart(msgspec.Struct, frozen=True, tag="document", tag_field="kind"):
+    """A document (PDF, plain text) as a URL or as bytes; ``file_name`` is the name
+    shown to the model where the wire takes one."""
+
+    url: str | None = None
+    data: bytes | None = None
+    media_type: str | None = None
+    file_name: str | None = None
+
+
 class ToolCall(msgspec.Struct, frozen=True, tag="tool_call", tag_field="kind"):
     """A tool invocation by the model.
 
@@ -79,7 +100,10 @@ class RedactedThinkingPart(msgspec.Struct, frozen=True, tag="redacted_thinking",
     provider: str | None = None
 
 
-Part = TextPart | ImagePart | ToolCall | ToolResult | ThinkingPart | RedactedThinkingPart
+Part = (
+    TextPart | ImagePart | AudioPart | DocumentPart | ToolCall | ToolResult
+    | ThinkingPart | RedactedThinkingPart
+)  # fmt: skip
 
 
 class Message(msgspec.Struct, frozen=True):

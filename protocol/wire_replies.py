@@ -85,6 +85,12 @@ class SessionInfo(msgspec.Struct, frozen=True):
     """Model calls answered since this server process started following it."""
     input_tokens: int = 0
     output_tokens: int = 0
+    working_dir: str | None = None
+    """The local directory the session was started in (``working_dir`` of
+    ``create_session``); None for the environment's own working directory."""
+    cost_usd: float | None = 0.0
+    """List-price USD for ``input_tokens``/``output_tokens`` from the model catalog;
+    None once a model call was answered by a model whose price is not known."""
 
 
 class SessionCreated(_Reply, frozen=True, tag="session_created"):
@@ -126,8 +132,16 @@ class WriteReply(_Reply, frozen=True, tag="file_written"):
 
 
 class EnvironmentSummary(msgspec.Struct, frozen=True):
+    """An environment; the fields after ``kind`` are filled by a ``list_environments``
+    with ``check`` (a probe that reaches the host), else ``state`` is ``unchecked``."""
+
     address: str
     kind: Literal["local", "ssh", "other"]
+    state: Literal["unchecked", "reachable", "unreachable"] = "unchecked"
+    working_directory: str | None = None
+    platform: str | None = None
+    error: str | None = None
+    """Why an ``unreachable`` environment did not answer the probe."""
 
 
 class EnvironmentList(_Reply, frozen=True, tag="environment_list"):
@@ -136,6 +150,30 @@ class EnvironmentList(_Reply, frozen=True, tag="environment_list"):
 
 class EnvironmentAdded(_Reply, frozen=True, tag="environment_added"):
     environment: EnvironmentSummary
+
+
+class ModelChoice(msgspec.Struct, frozen=True):
+    """A model of the catalog a session can be started with, and its list price
+    in USD per million tokens (None when not known)."""
+
+    id: str
+    provider: str
+    display_name: str = ""
+    input_cost_per_million: float | None = None
+    output_cost_per_million: float | None = None
+
+
+class ServerOptions(_Reply, frozen=True, tag="server_options"):
+    """What a new-session form offers: the profiles (with each one's default model),
+    the policy presets, the catalog's models and the reasoning efforts."""
+
+    profiles: list[str]
+    default_profile: str
+    profile_models: dict[str, str]
+    policies: list[str]
+    default_policy: str
+    models: list[ModelChoice]
+    reasoning_efforts: list[str]
 
 
 class Event(msgspec.Struct, frozen=True, tag="event", tag_field="type"):
@@ -178,6 +216,7 @@ Reply = (
     | WriteReply
     | EnvironmentList
     | EnvironmentAdded
+    | ServerOptions
 )
 
 ServerFrame = Welcome | ErrorReply | Event | Reply

@@ -24,6 +24,7 @@ from protocol.wire_replies import (
     FileReply,
     Ok,
     RequestId,
+    ServerOptions,
     SessionCreated,
     SessionDetail,
     SessionList,
@@ -166,7 +167,10 @@ class WriteEnvironmentFile(_Request[WriteReply], frozen=True, tag="write_file"):
 
 
 class ListEnvironments(_Request[EnvironmentList], frozen=True, tag="list_environments"):
-    pass
+    """``check`` probes each environment (its working directory, over the network for
+    an SSH host, each within a few seconds) and reports whether it answered."""
+
+    check: bool = False
 
 
 class AddSSHEnvironment(_Request[EnvironmentAdded], frozen=True, tag="add_ssh_environment"):
@@ -184,6 +188,10 @@ class RemoveEnvironment(_Request[Ok], frozen=True, tag="remove_environment"):
     """Stop an environment added over the wire (by its address or SSH name)."""
 
     environment: str
+
+
+class GetServerOptions(_Request[ServerOptions], frozen=True, tag="get_server_options"):
+    """The choices for a new session (profiles, policy presets, models, efforts)."""
 
 
 Request = (
@@ -205,6 +213,7 @@ Request = (
     | ListEnvironments
     | AddSSHEnvironment
     | RemoveEnvironment
+    | GetServerOptions
 )
 
 ClientFrame = Hello | Request

@@ -20,6 +20,7 @@ import msgspec
 import trio
 
 from actors.acp.updates import update_of
+from actors.config import ConfigError, mcp_servers_for
 from protocol.client import RequestError, TroupeClient
 from protocol.events import (
     ApprovalRequestEvent,
@@ -202,7 +203,7 @@ class AcpAgent:
         cwd = params["cwd"]
         if not isinstance(cwd, str) or not Path(cwd).is_absolute():
             raise AcpError(INVALID_PARAMS, "cwd must be an absolute path")
-        servers = [mcp_server(entry) for entry in params.get("mcpServers") or []]
+        servers = await _session_servers(Path(cwd), params.get("mcpServers") or [])
         created = await self.client.request(
             CreateSession, working_dir=cwd, config=SessionConfig(mcp_servers=servers)
         )
@@ -274,7 +275,7 @@ class AcpAgent:
                     await self.notify("session/update", {"sessionId": session.id, "update": update})
                 prompt = session.prompt
                 match data:
-                    case ToolCallStartEvent() if prompt is not None:
+                    case ToolCallStartEvent() if prompt is not None and _is_call(update):
                         prompt.open_calls.add(data.call_id)
                     case ToolCallEndEvent() if prompt is not None:
                         prompt.open_calls.discard(data.call_id)
@@ -366,3 +367,26 @@ def mcp_server(entry: Any) -> McpServerConfig:
     return McpServerConfig(
         entry["name"], command=[entry["command"], *entry.get("args", [])], env=env
     )
+
+
+async def _session_servers(cwd: Path, from_editor: list[Any]) -> list[McpServerConfig]:
+    """The config files' MCP servers for ``cwd`` (a stdio one without a ``cwd`` runs
+    in the session's directory), then the editor's, which win by name."""
+    try:
+        configured = await trio.to_thread.run_sync(mcp_servers_for, cwd)
+    except ConfigError as error:
+        raise AcpError(INVALID_PARAMS, str(error)) from None
+    by_name = {server.name: _in_directory(server, cwd) for server in configured}
+    by_name.update((server.name, server) for server in map(mcp_server, from_editor))
+    return list(by_name.values())
+
+
+def _in_directory(server: McpServerConfig, cwd: Path) -> McpServerConfig:
+    if server.cwd is not None or server.url is not None:
+        return server
+    return msgspec.structs.replace(server, cwd=str(cwd))
+
+
+def _is_call(update: dict[str, Any] | None) -> bool:
+    """A tool call the editor shows (an ``update_plan`` call is a plan instead)."""
+    return update is not None and update["sessionUpdate"] == "tool_call"

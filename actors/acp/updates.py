@@ -5,6 +5,9 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+import msgspec
+
+from actors.tools.core.plan import UPDATE_PLAN, UpdatePlanParams
 from protocol.events import (
     AssistantReasoningDeltaEvent,
     AssistantTextDeltaEvent,
@@ -51,6 +54,20 @@ def diff_of(name: str, arguments: dict[str, Any], cwd: str) -> dict[str, Any] | 
     return None
 
 
+def plan_of(arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """ACP's ``plan`` update for an ``update_plan`` call (the whole list, as ACP
+    wants it), or None when the arguments are not a plan (then it is shown as an
+    ordinary tool call, which fails)."""
+    try:
+        params = msgspec.convert(arguments, UpdatePlanParams)
+    except msgspec.ValidationError:
+        return None
+    entries = [
+        {"content": step.step, "priority": "medium", "status": step.status} for step in params.plan
+    ]
+    return {"sessionUpdate": "plan", "entries": entries}
+
+
 def update_of(data: EventData, cwd: str, replay: bool = False) -> dict[str, Any] | None:
     """The ``update`` object for one event, or None for events ACP has no place for.
     ``replay`` (a loaded session's history): whole messages instead of deltas."""
@@ -63,6 +80,12 @@ def update_of(data: EventData, cwd: str, replay: bool = False) -> dict[str, Any]
             return {"sessionUpdate": "agent_message_chunk", "content": _text(data.delta)}
         case AssistantReasoningDeltaEvent():
             return {"sessionUpdate": "agent_thought_chunk", "content": _text(data.delta)}
+        case ToolCallStartEvent() if data.tool_name == UPDATE_PLAN.name and (
+            plan := plan_of(data.arguments)
+        ):
+            return plan
+        case ToolCallEndEvent() if data.tool_name == UPDATE_PLAN.name and not data.is_error:
+            return None  # its start was the plan
         case ToolCallStartEvent():
             diff = diff_of(data.tool_name, data.arguments, cwd)
             return {

@@ -111,14 +111,19 @@ async def run_demo(out: TextIO = sys.stdout, pace: float = 0.6) -> int:
                     SessionActor(anthropic_profile("scripted-model"), env, gateway),
                     name="sessions/demo",
                 )
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(_follow, printer, "parent", parent, runtime, nursery)
-                    await parent.tell(Submit("Build three small programs in parallel."))
-                    outcome = await parent.ask(WaitIdle(), timeout=120)
-                    nursery.cancel_scope.cancel()
+                try:
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(_follow, printer, "parent", parent, runtime, nursery)
+                        await parent.tell(Submit("Build three small programs in parallel."))
+                        outcome = await parent.ask(WaitIdle(), timeout=120)
+                        nursery.cancel_scope.cancel()
+                finally:
+                    printer.close()
         files = sorted(path.name for path in await trio.Path(workdir).iterdir())
     verdict = "done" if outcome.success else f"failed ({outcome.stop_reason})"
-    print(f"\n{verdict} in {time.monotonic() - printer.started:.1f}s; files: {files}", file=out)
+    print(file=out)
+    elapsed = time.monotonic() - printer.started
+    printer.status(outcome.success, f"{verdict} in {elapsed:.1f}s; files: {files}")
     return 0 if outcome.success else 1
 
 

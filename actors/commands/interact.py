@@ -25,6 +25,7 @@ import trio
 
 from actors.commands.errors import EXIT_ERROR, EXIT_OK, EXIT_TURN_LIMIT
 from actors.commands.render import TextRenderer, approval_prompt
+from actors.commands.render_calls import dollars
 from protocol.client import RequestError, TroupeClient
 from protocol.events import (
     ApprovalRequestEvent,
@@ -63,16 +64,32 @@ class Outcome:
     iterations: int = 0
     events: int = 0
     usage: dict[str, int] = field(default_factory=dict)
+    cost_usd: float | None = 0.0
+    """The model calls' cost at list prices; None once a call's price is unknown."""
     started: float = field(default_factory=time.monotonic)
     stopped_by_user: bool = False
     runtime: str = ""
     """Where the session ran: ``embedded`` or the server's URL."""
     pending_approvals: list[ApprovalRequestEvent] = field(default_factory=list)
 
+    def status_line(self) -> str:
+        """The run's last line at a terminal: how it ended, turns, tokens, cost, time."""
+        mark = "✓" if self.exit_code == EXIT_OK else "✗"
+        head = f"{mark} {self.status}" + (f": {self.error}" if self.error else "")
+        parts = [head, f"{self.iterations} turn{'s' if self.iterations != 1 else ''}"]
+        if self.usage:
+            tokens_in = self.usage.get("input_tokens", 0)
+            parts.append(f"{tokens_in} in / {self.usage.get('output_tokens', 0)} out tokens")
+        if self.cost_usd:
+            parts.append(dollars(self.cost_usd))
+        parts.append(f"{time.monotonic() - self.started:.1f}s")
+        return " · ".join(parts)
+
     def summary(self) -> dict[str, Any]:
         """The final result object of ``--output-format json`` and ``stream-json``.
 
-        ``cost_usd`` is null: Troupe has no price catalog yet, so it does not guess."""
+        ``cost_usd`` is the sum of the model calls' costs at the catalog's list
+        prices; null when a model the catalog does not price answered (no guess)."""
         return {
             "type": "result",
             "status": self.status,
@@ -86,7 +103,7 @@ class Outcome:
             "iterations": self.iterations,
             "events": self.events,
             "usage": self.usage,
-            "cost_usd": None,
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 8),
             "duration_ms": round((time.monotonic() - self.started) * 1000),
         }
 
@@ -127,12 +144,15 @@ class Follower:
         await self.client.request(SubscribeSession, session=self.session, after_seq=after_seq)
         if task is not None:
             await self.submit(task)
-        async with trio.open_nursery() as nursery:
-            if interactive:
-                nursery.start_soon(self._read_lines)
-            nursery.start_soon(self._follow)
-            await self._finished.wait()
-            nursery.cancel_scope.cancel()
+        try:
+            async with trio.open_nursery() as nursery:
+                if interactive:
+                    nursery.start_soon(self._read_lines)
+                nursery.start_soon(self._follow)
+                await self._finished.wait()
+                nursery.cancel_scope.cancel()
+        finally:
+            self.renderer.close()
         if emit_result:
             self.emit_result()
         return self.outcome
@@ -185,6 +205,10 @@ class Follower:
                 if data.text:
                     outcome.result = data.text
                 _add_usage(outcome.usage, msgspec.to_builtins(data.usage))
+                if outcome.cost_usd is not None:
+                    outcome.cost_usd = (
+                        None if data.cost_usd is None else outcome.cost_usd + data.cost_usd
+                    )
             case TurnLimitEvent() if not outcome.stopped_by_user:
                 outcome.status, outcome.exit_code = "turn_limit", EXIT_TURN_LIMIT
             case ErrorEvent():

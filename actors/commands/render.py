@@ -1,12 +1,19 @@
 """How events look in a terminal: one renderer for ``run``, ``attach`` and ``demo``.
 
 Iterations (one per model call) get a numbered rule, reasoning is dim, tool calls
-cyan, their results green (red for errors), system messages (steering, warnings,
-limits, approvals, subagents) yellow, and the assistant's own text bold. Colours
-only when the output is a terminal (and ``NO_COLOR`` is unset). It renders the
+cyan with their arguments in words, their results green (red for errors; labelled
+with their call when several ran in parallel), system messages (steering,
+warnings, limits, approvals, subagents) yellow, and the assistant's answer is
+rendered as Markdown. While a model thinks, a spinner shows how long, with the
+reasoning streaming dim under it (:mod:`actors.commands.render_live`); the run
+ends with its status in green or red.
+
+All of that needs a terminal: when the output is not one, or ``NO_COLOR`` is set
+(or ``TERM=dumb``), the same lines are printed plain, without escape codes, a
+spinner or Markdown rendering, so logs and pipes read cleanly. It renders the
 typed event bodies of :mod:`protocol.events`, whether they came over the wire
 (``Event.body()``) or from a session in this process; kinds it has no line for
-(deltas, and kinds newer than this client) are skipped.
+(and kinds newer than this client) are skipped.
 
 When several sessions share one terminal (the demo's parent and its subagents),
 each line starts with the time since the start and whose event it is.
@@ -14,22 +21,30 @@ each line starts with the time since the start and whose event it is.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 from types import MappingProxyType
-from typing import Any, TextIO
+from typing import TextIO
 
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.text import Text
+
+from actors.commands.render_calls import call_text, result_lines, short, subagent_report
+from actors.commands.render_live import WorkingIndicator
 from protocol.events import (
     ApprovalRequestEvent,
     ApprovalResolvedEvent,
+    AssistantReasoningDeltaEvent,
+    AssistantTextDeltaEvent,
     AssistantTextEndEvent,
     ErrorEvent,
     EventData,
     InputInterruptedEvent,
     InterruptedEvent,
     LoopDetectionEvent,
+    ProcessingEndEvent,
     SessionEndEvent,
     SteeringInjectedEvent,
     SubagentClosedEvent,
@@ -44,26 +59,29 @@ from protocol.events import (
     WarningEvent,
 )
 
-RESULT_LINES = 12
-
 STYLES = MappingProxyType(
     {
-        "iteration": "\x1b[1;35m",
-        "reasoning": "\x1b[2;3m",
-        "tool": "\x1b[36m",
-        "result": "\x1b[32m",
-        "failure": "\x1b[31m",
-        "system": "\x1b[33m",
-        "text": "\x1b[1m",
+        "iteration": "bold magenta",
+        "reasoning": "dim italic",
+        "tool": "cyan",
+        "result": "green",
+        "failure": "red",
+        "system": "yellow",
+        "text": "bold",
+        "success": "bold green",
+        "fault": "bold red",
     }
 )
-RESET = "\x1b[0m"
 
 
-def _short(value: Any, limit: int = 160) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = text.replace("\n", " ")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def styled_terminal(out: TextIO) -> bool:
+    """Colours, a spinner and Markdown only for a terminal that wants them."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return out.isatty()
+    except ValueError:  # a closed stream
+        return False
 
 
 class TextRenderer:
@@ -76,24 +94,32 @@ class TextRenderer:
         self, out: TextIO | None = None, colour: bool | None = None, labelled: bool = False
     ) -> None:
         self.out = out or sys.stdout
-        if colour is None:
-            colour = self.out.isatty() and not os.environ.get("NO_COLOR")
-        self.colour = colour
+        self.colour = styled_terminal(self.out) if colour is None else colour
+        self.console: Console | None = None
+        self.indicator: WorkingIndicator | None = None
+        if self.colour:
+            self.console = Console(file=self.out, force_terminal=True, highlight=False)
+            self.indicator = WorkingIndicator(self.console)
         self.labelled = labelled
         self.started = time.monotonic()
         self.iterations: dict[str, int] = {}
+        self._running: dict[str, set[str]] = {}
+        """Per session, the calls of its last model answer that have not ended."""
+        self._parallel: dict[tuple[str, str], str] = {}
+        """(session, call id) -> the call in words, for calls that ran side by side."""
 
     @property
     def iteration(self) -> int:
         """Model calls shown so far (of the unlabelled session)."""
         return self.iterations.get("", 0)
 
-    def line(self, style: str, text: str, who: str = "") -> None:
-        if self.colour:
-            text = f"{STYLES[style]}{text}{RESET}"
-        if self.labelled:
+    def line(self, style: str, text: str, who: str = "", labelled: bool = True) -> None:
+        if self.labelled and labelled:
             text = f"{time.monotonic() - self.started:5.1f}s {who:<7} {text}"
-        print(text, file=self.out, flush=True)
+        if self.console is not None:
+            self.console.print(Text(text, style=STYLES[style]))
+        else:
+            print(text, file=self.out, flush=True)
 
     def show(self, data: EventData | None, who: str = "") -> None:
         """One event's line(s); ``who`` labels the session when ``labelled``."""
@@ -101,11 +127,17 @@ class TextRenderer:
         def system(text: str) -> None:
             self.line("system", text, who)
 
+        self._track_thinking(data, who)
         match data:
             case AssistantTextEndEvent():  # one per model call, before its tool calls
                 self._answer(data, who)
             case ToolCallStartEvent():
-                self.line("tool", f"→ {data.tool_name}({_short(data.arguments)})", who)
+                text = call_text(data.tool_name, data.arguments)
+                if (who, data.call_id) in self._parallel:
+                    self._parallel[(who, data.call_id)] = call_text(
+                        data.tool_name, data.arguments, limit=60
+                    )
+                self.line("tool", f"→ {text}", who)
             case ToolCallEndEvent():
                 self._result(data, who)
             case UserInputEvent():
@@ -117,10 +149,11 @@ class TextRenderer:
             case InterruptedEvent():
                 system("[interrupted]")
             case SubagentSpawnedEvent():
-                system(f"subagent spawned: {data.address}: {_short(data.task, 80)}")
-            case SubagentCompletedEvent() | SubagentFailedEvent():
-                verb = "completed" if isinstance(data, SubagentCompletedEvent) else "failed"
-                system(f"subagent {verb}: {data.address}")
+                system(f"subagent spawned: {data.address}: {short(data.task, 80)}")
+            case SubagentCompletedEvent():
+                system(subagent_report("completed", data.address, data.output, data.turns_used))
+            case SubagentFailedEvent():
+                system(subagent_report("failed", data.address, data.output, data.turns_used))
             case SubagentInputEvent() | SubagentClosedEvent():
                 system(f"{data.kind.replace('_', ' ')}: {data.address}")
             case TurnLimitEvent():
@@ -135,26 +168,75 @@ class TextRenderer:
             case _:
                 pass
 
+    def _track_thinking(self, data: EventData | None, who: str) -> None:
+        """The spinner runs from an input (or the last tool result of a step) until
+        the model's answer is complete; deltas stream into it."""
+        indicator = self.indicator
+        match data:
+            case UserInputEvent() | SteeringInjectedEvent():
+                if indicator:
+                    indicator.start(who)
+            case AssistantReasoningDeltaEvent():
+                if indicator:
+                    indicator.stream(who, reasoning=data.delta)
+            case AssistantTextDeltaEvent():
+                if indicator:
+                    indicator.stream(who, text=data.delta)
+            case AssistantTextEndEvent():
+                self._running[who] = {call.id for call in data.tool_calls}
+                if len(data.tool_calls) > 1:
+                    self._parallel.update({(who, call.id): call.name for call in data.tool_calls})
+                if indicator:
+                    indicator.stop(who)
+            case ToolCallEndEvent():
+                running = self._running.get(who, set())
+                running.discard(data.call_id)
+                if not running and self._running.pop(who, None) is not None and indicator:
+                    indicator.start(who)  # the step's results go back to the model
+            case (
+                ProcessingEndEvent() | ErrorEvent() | InterruptedEvent() | SessionEndEvent()
+                | TurnLimitEvent() | ApprovalRequestEvent() | InputInterruptedEvent()
+            ):  # fmt: skip
+                self._running.pop(who, None)
+                if indicator:
+                    indicator.stop(who)
+            case _:
+                pass
+
     def _answer(self, data: AssistantTextEndEvent, who: str) -> None:
         count = self.iterations.get(who, 0) + 1
         self.iterations[who] = count
         self.line("iteration", f"── iteration {count} ──", who)
         if data.reasoning:
             self.line("reasoning", f"thinking: {data.reasoning.strip()}", who)
-        if data.text:
+        if not data.text.strip():
+            return
+        if self.console is None:
             self.line("text", data.text.strip(), who)
+            return
+        if self.labelled:
+            self.line("text", "answer:", who)
+        self.console.print(Markdown(data.text.strip()))
 
     def _result(self, data: ToolCallEndEvent, who: str) -> None:
-        lines = data.output.rstrip("\n").splitlines() or [""]
-        if len(lines) > RESULT_LINES:
-            hidden = len(lines) - RESULT_LINES
-            lines = [*lines[: RESULT_LINES - 2], f"… {hidden} more lines …", *lines[-2:]]
         style = "failure" if data.is_error else "result"
-        for number, text in enumerate(lines):
-            self.line(style, ("  ← " if number == 0 else "    ") + text, who)
+        label = self._parallel.pop((who, data.call_id), None)
+        head = f"  ← {label}: " if label else "  ← "
+        for number, text in enumerate(result_lines(data.output)):
+            self.line(style, (head if number == 0 else "    ") + text, who)
 
     def note(self, text: str) -> None:
         self.line("system", text)
+
+    def status(self, success: bool, text: str) -> None:
+        """The last line of a run: green when it succeeded, red when not."""
+        self.close()
+        self.line("success" if success else "fault", text, labelled=False)
+
+    def close(self) -> None:
+        """Take the spinner off the screen (before the command ends or reports)."""
+        if self.indicator is not None:
+            self.indicator.close()
 
 
 def approval_prompt(data: ApprovalRequestEvent) -> str:

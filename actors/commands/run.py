@@ -24,6 +24,7 @@ from actors.commands.errors import (
     EXIT_BAD_INPUT,
     EXIT_ERROR,
     EXIT_INTERRUPTED,
+    EXIT_OK,
     CommandError,
 )
 from actors.commands.interact import Follower, Outcome
@@ -114,6 +115,7 @@ def session_config(settings: Settings, policy: str | None = None) -> SessionConf
         model=settings.get("model"),
         reasoning_effort=settings.get("reasoning_effort"),
         user_instructions=_instructions(settings.get("instructions")),
+        mcp_servers=settings.mcp_servers,
     )
 
 
@@ -132,6 +134,8 @@ async def _run(
             verb = "resuming" if resumed else "session"
             follower.renderer.note(f"{verb} {session} in {where} ({host.label})")
         outcome = await _follow(follower, args, task, after_seq)
+        if text and outcome.status != "disconnected":
+            follower.renderer.status(outcome.exit_code == EXIT_OK, outcome.status_line())
     _write_last_message(args, outcome)
     if outcome.status == "disconnected":
         raise CommandError(

@@ -39,6 +39,12 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
     )
 
 
+async def _open_browser(url: str) -> None:
+    """Open ``url`` in the user's browser, in a thread: some launchers wait for the
+    browser to exit, and the server must not wait with them."""
+    await trio.to_thread.run_sync(webbrowser.open, url, abandon_on_cancel=True)
+
+
 def run(args: argparse.Namespace) -> int:
     if not Path(args.workdir or ".").is_dir():
         raise CommandError(f"{args.workdir} is not a directory", EXIT_BAD_INPUT)
@@ -53,8 +59,9 @@ def run(args: argparse.Namespace) -> int:
                 print(f"store: {server.store.path}", flush=True)
                 login = server.login_url()
                 print(f"web page (one-time login link): {login}", flush=True)
-                if args.open:
-                    webbrowser.open(login)
+                if args.open:  # its own one-time link: the printed one stays usable
+                    opened = server.login_url()
+                    nursery.start_soon(_open_browser, opened)
                 async for _ in signals:  # stop gracefully: sessions resume next time
                     print("troupe serve: stopping", file=sys.stderr, flush=True)
                     server.stop()

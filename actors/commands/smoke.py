@@ -4,7 +4,8 @@ against real providers, to check a setup or a release.
 For each provider (``--provider``, else every one whose key is set) one session
 runs the seven steps in a temporary directory, in an embedded runtime with its
 own temporary store; a table says pass or fail with the evidence, then the tokens
-used. Exit 0 when every step passed, 1 otherwise, 2 when no provider is usable.
+used and their cost at the model catalog's list prices. Exit 0 when every step
+passed, 1 otherwise, 2 when no provider is usable.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import msgspec
 import trio
 
 from actors.commands.errors import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, CommandError
+from actors.commands.render_calls import dollars
 from actors.commands.run import settings_for
 from actors.commands.session_host import embedded_server, model_settings
 from actors.commands.smoke_steps import STEPS, Step, StepRun
@@ -69,11 +71,12 @@ async def _smoke(args: argparse.Namespace, chosen: list[tuple[str, Settings]]) -
     failures = 0
     print(f"{'PROVIDER':<10} {'STEP':<17} {'RESULT':<6} {'TIME':>6}  EVIDENCE", flush=True)
     for name, settings in chosen:
-        results, usage = await _one_provider(name, settings, args)
+        results, usage, cost = await _one_provider(name, settings, args)
         failures += sum(not ok for ok in results)
+        priced = dollars(cost) if cost is not None else "not known (the catalog has no price)"
         print(
             f"{name}: {sum(results)}/{len(results)} passed; tokens in {usage[0]}, out "
-            f"{usage[1]}; cost: not known (Troupe has no price catalog yet)",
+            f"{usage[1]}; cost: {priced}",
             flush=True,
         )
     return EXIT_OK if failures == 0 else EXIT_ERROR
@@ -81,7 +84,9 @@ async def _smoke(args: argparse.Namespace, chosen: list[tuple[str, Settings]]) -
 
 async def _one_provider(
     name: str, settings: Settings, args: argparse.Namespace
-) -> tuple[list[bool], tuple[int, int]]:
+) -> tuple[list[bool], tuple[int, int], float | None]:
+    """The steps' results, the tokens used (in, out), and their cost at list
+    prices (None when a model call's price is not in the catalog)."""
     with tempfile.TemporaryDirectory(prefix=f"troupe-smoke-{name}-") as directory:
         root = Path(directory)
         workdir = root / "work"
@@ -107,6 +112,7 @@ async def _one_provider(
             await client.request(SubscribeSession, session=session)
             results = []
             tokens = [0, 0]
+            cost: float | None = 0.0
             for number, step in enumerate(STEPS, 1):
                 started = time.monotonic()
                 found = await _step(client, session, step, workdir, args.step_timeout)
@@ -115,6 +121,8 @@ async def _one_provider(
                     usage = data.get("usage") or {}
                     tokens[0] += int(usage.get("input_tokens") or 0)
                     tokens[1] += int(usage.get("output_tokens") or 0)
+                    priced = data.get("cost_usd")
+                    cost = None if cost is None or priced is None else cost + float(priced)
                 mark = "pass" if ok else "FAIL"
                 seconds = time.monotonic() - started
                 print(
@@ -122,7 +130,7 @@ async def _one_provider(
                     flush=True,
                 )
                 results.append(ok)
-    return results, (tokens[0], tokens[1])
+    return results, (tokens[0], tokens[1]), cost
 
 
 async def _step(

@@ -9,7 +9,7 @@ from actors.config.files import (
     project_config_path,
     user_config_path,
 )
-from actors.config.resolve import Setting, Settings, resolve
+from actors.config.resolve import Setting, Settings, mcp_servers_for, resolve
 
 __all__ = [
     "ConfigError",
@@ -19,6 +19,7 @@ __all__ = [
     "Setting",
     "Settings",
     "load_config",
+    "mcp_servers_for",
     "project_config_path",
     "resolve",
     "user_config_path",

@@ -19,6 +19,9 @@ is reported instead of silently ignored)::
     [ssh_hosts.build-box]            # remote machines: troupe run --ssh-host build-box
     target = "ssh://dev@build.example.com:22"
     working_dir = "/srv/app"
+
+    [mcp_servers.files]              # MCP servers whose tools sessions get (stdio or url)
+    command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
 """
 
 from __future__ import annotations
@@ -27,8 +30,11 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import msgspec
+
+from protocol.mcp import McpServerConfig
 
 PROJECT_FILE = Path(".troupe") / "config.toml"
 
@@ -65,6 +71,23 @@ class ConfigFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A server to use by default (``ws://...``)."""
     providers: dict[str, ProviderSection] = {}
     ssh_hosts: dict[str, SSHHost] = {}
+    mcp_servers: dict[str, dict[str, Any]] = {}
+    """MCP servers by name, each the fields of :class:`McpServerConfig` but its name
+    (checked by :func:`load_config`; read them with :func:`mcp_servers_of`)."""
+
+
+def mcp_servers_of(config: ConfigFile, source: str) -> list[McpServerConfig]:
+    """The file's MCP servers as declarations; a bad one is a :class:`ConfigError`
+    naming the file and the server."""
+    servers: list[McpServerConfig] = []
+    for name, table in config.mcp_servers.items():
+        if "name" in table:
+            raise ConfigError(f"{source}: [mcp_servers.{name}]: the name is the table's")
+        try:
+            servers.append(msgspec.convert({"name": name, **table}, McpServerConfig))
+        except (msgspec.ValidationError, ValueError) as error:
+            raise ConfigError(f"{source}: [mcp_servers.{name}]: {error}") from None
+    return servers
 
 
 def user_config_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -98,6 +121,8 @@ def load_config(path: Path) -> ConfigFile:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path} is not valid TOML: {error}") from None
     try:
-        return msgspec.convert(raw, ConfigFile)
+        config = msgspec.convert(raw, ConfigFile)
     except msgspec.ValidationError as error:
         raise ConfigError(f"{path}: {error}") from None
+    mcp_servers_of(config, str(path))  # a bad server is reported when the file is read
+    return config

@@ -16,9 +16,11 @@ from actors.config.files import (
     ConfigFile,
     SSHHost,
     load_config,
+    mcp_servers_of,
     project_config_path,
     user_config_path,
 )
+from protocol.mcp import McpServerConfig
 
 PROVIDERS = ("openai", "anthropic", "gemini")
 WIRES = {
@@ -57,6 +59,8 @@ class Settings(msgspec.Struct, frozen=True):
     api_key: Setting
     ssh_hosts: dict[str, SSHHost]
     files: list[str]
+    mcp_servers: list[McpServerConfig] = []
+    """The files' MCP servers (the project's replace the user's of the same name)."""
 
     def get(self, name: str) -> Any:
         return self.values[name].value
@@ -67,13 +71,8 @@ class Settings(msgspec.Struct, frozen=True):
         return WIRES[self.get("wire")]
 
 
-def resolve(
-    flags: Mapping[str, Any],
-    workdir: Path,
-    environ: Mapping[str, str] | None = None,
-) -> Settings:
-    """Effective settings for ``flags`` (None = not given) in ``workdir``."""
-    env = os.environ if environ is None else environ
+def _layers(workdir: Path, env: Mapping[str, str]) -> list[tuple[str, ConfigFile]]:
+    """The config files that apply in ``workdir``, the one that wins first."""
     layers: list[tuple[str, ConfigFile]] = []
     project = project_config_path(workdir)
     if project is not None:
@@ -81,6 +80,32 @@ def resolve(
     user = user_config_path(env)
     if user.is_file():
         layers.append((str(user), load_config(user)))
+    return layers
+
+
+def _mcp_servers(layers: list[tuple[str, ConfigFile]]) -> list[McpServerConfig]:
+    by_name: dict[str, McpServerConfig] = {}
+    for source, config in reversed(layers):  # the user's, then the project's over them
+        by_name.update((server.name, server) for server in mcp_servers_of(config, source))
+    return list(by_name.values())
+
+
+def mcp_servers_for(
+    workdir: Path, environ: Mapping[str, str] | None = None
+) -> list[McpServerConfig]:
+    """The MCP servers the config files declare for sessions in ``workdir`` (an
+    editor's session has its own directory, so ``troupe acp`` asks per session)."""
+    return _mcp_servers(_layers(workdir, os.environ if environ is None else environ))
+
+
+def resolve(
+    flags: Mapping[str, Any],
+    workdir: Path,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Effective settings for ``flags`` (None = not given) in ``workdir``."""
+    env = os.environ if environ is None else environ
+    layers = _layers(workdir, env)
     values: dict[str, Setting] = {}
 
     def pick(name: str, default: Any, default_source: str = "default") -> Setting:
@@ -118,7 +143,8 @@ def resolve(
     hosts: dict[str, SSHHost] = {}
     for _, config in reversed(layers):
         hosts.update(config.ssh_hosts)
-    return Settings(values, key, hosts, [source for source, _ in layers])
+    files = [source for source, _ in layers]
+    return Settings(values, key, hosts, files, _mcp_servers(layers))
 
 
 def _api_key(

@@ -1,13 +1,15 @@
 """The crossing from asyncio into a trio run on a thread of its own.
 
-A call from asyncio becomes a trio task: it is handed to trio with
-``TrioToken.run_sync_soon`` (thread-safe, never blocks) and its outcome comes back
-into an asyncio future with ``loop.call_soon_threadsafe``. Neither loop ever waits on
-a lock and no thread sits blocked per call: both threads stay in their own event
-loops. Cancelling the asyncio caller cancels the trio task's scope, so abandoning a
-call abandons its work, as it does inside trio; trio's ``Cancelled`` never reaches
-asyncio and asyncio's ``CancelledError`` never reaches trio. Errors cross as
-themselves; an ``ExceptionGroup`` of one is unwrapped to its member.
+A call from asyncio is handed to trio with ``TrioToken.run_sync_soon`` (thread-safe,
+never blocks) and its outcome comes back into an asyncio future with
+``loop.call_soon_threadsafe`` (see :mod:`actors.embed.crossing`). A tell or an ask
+goes straight into the actor's mailbox; any other call runs as a trio task. Neither
+loop ever waits on a lock and no thread sits blocked per call: both threads stay in
+their own event loops. Cancelling the asyncio caller abandons the call on the trio
+side (cancelling its task, or a concurrent handler's work), as it does inside trio;
+trio's ``Cancelled`` never reaches asyncio and asyncio's ``CancelledError`` never
+reaches trio. Errors cross as themselves; an ``ExceptionGroup`` of one is unwrapped
+to its member.
 
 This is the SSH bridge (``environments/ssh/bridge.py``) turned around: there a
 trio actor owns an asyncio loop on a thread; here an asyncio host owns a trio run.
@@ -16,7 +18,6 @@ trio actor owns an asyncio loop on a thread; here an asyncio host owns a trio ru
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import functools
 import threading
@@ -27,117 +28,23 @@ from typing import Any, Generic, TypeVar
 
 import trio
 
+from actors.embed.crossing import (
+    Abandon,
+    Call,
+    Crossing,
+    Offer,
+    Outcome,
+    deliver,
+    settle,
+    settle_outcome,
+)
 from actors.embed.errors import unwrap
 from actors.embed.streams import Emit, Pump
-from actors.kernel import StoppingError
+from actors.kernel import ActorRef, AskTimeoutError, StoppingError
+from actors.kernel.ref import Ask
 
 T = TypeVar("T")
 H = TypeVar("H")
-
-
-def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
-    """On the asyncio loop: complete the future unless its caller gave up."""
-    if future.done():
-        return
-    if error is None:
-        future.set_result(value)
-    else:
-        future.set_exception(error)
-
-
-def _settle_outcome(outcome: tuple[asyncio.Future[Any], Any, BaseException | None]) -> None:
-    _settle(*outcome)
-
-
-class _Crossing:
-    """Items handed from one thread to an event loop on another, one wake-up per batch.
-
-    The sender asks the receiving loop to ``drain`` (``run_sync_soon`` into trio,
-    ``call_soon_threadsafe`` into asyncio) only when no drain is pending, so many
-    concurrent calls share a wake-up. Correct under the GIL: the sender appends
-    before it reads the flag, the receiver clears the flag before it drains."""
-
-    __slots__ = ("_handle", "_items", "_schedule", "_scheduled")
-
-    def __init__(
-        self, schedule: Callable[[Callable[[], None]], Any], handle: Callable[[Any], None]
-    ) -> None:
-        self._items: collections.deque[Any] = collections.deque()
-        self._scheduled = False
-        self._schedule = schedule
-        self._handle = handle
-
-    def put(self, item: Any) -> None:
-        """On the sending thread; raises what ``schedule`` raises if the loop is gone."""
-        self._items.append(item)
-        if not self._scheduled:
-            self._scheduled = True
-            self._schedule(self._drain)
-
-    def _drain(self) -> None:
-        """On the receiving loop; ``handle`` must not raise."""
-        self._scheduled = False
-        items, handle = self._items, self._handle
-        while items:
-            handle(items.popleft())
-
-
-class _Call:
-    """One asyncio caller's request, running as a trio task."""
-
-    __slots__ = ("args", "cancelled", "fn", "future", "returns", "scope")
-
-    def __init__(
-        self,
-        fn: Callable[..., Awaitable[Any]],
-        args: tuple[Any, ...],
-        future: asyncio.Future[Any],
-        returns: _Crossing,
-    ) -> None:
-        self.fn = fn
-        self.args = args
-        self.future = future
-        self.returns = returns
-        self.scope: trio.CancelScope | None = None
-        self.cancelled = False
-
-    def start(self, nursery: trio.Nursery) -> None:
-        """On trio's thread, from ``run_sync_soon``: must not raise."""
-        try:
-            nursery.start_soon(self._run)
-        except RuntimeError:  # the nursery has closed: the runtime is gone
-            self._post(None, StoppingError("the embedded runtime has stopped"))
-
-    def cancel(self) -> None:
-        """On trio's thread: the asyncio caller gave up."""
-        self.cancelled = True
-        if self.scope is not None:
-            self.scope.cancel()
-
-    async def _run(self) -> None:
-        settled = False
-        try:
-            with trio.CancelScope() as scope:
-                self.scope = scope
-                if self.cancelled:
-                    scope.cancel()
-                value = await self.fn(*self.args)
-                self._post(value, None)
-                settled = True
-        except Exception as error:
-            self._post(None, unwrap(error))
-            settled = True
-        finally:
-            if not settled:  # cancelled from outside (the runtime is stopping)
-                self._post(None, StoppingError("the embedded runtime stopped before answering"))
-
-    def _post(self, value: Any, error: BaseException | None) -> None:
-        with contextlib.suppress(RuntimeError):  # the asyncio loop is closed: nobody waits
-            self.returns.put((self.future, value, error))
-
-
-def _start(nursery: trio.Nursery, call: _Call) -> None:
-    call.start(nursery)
 
 
 class TrioThread(Generic[H]):
@@ -161,8 +68,8 @@ class TrioThread(Generic[H]):
         self._host: H | None = None
         self._guard: asyncio.Task[None] | None = None
         self._stop_requested = False
-        self._calls: _Crossing | None = None
-        self._returns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Crossing] = (
+        self._calls: Crossing | None = None
+        self._returns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Crossing] = (
             weakref.WeakKeyDictionary()
         )
         """Per asyncio loop that has called: the crossing that brings outcomes back."""
@@ -253,11 +160,22 @@ class TrioThread(Generic[H]):
             outcome = unwrap(error)
         finally:
             self._host = None
+            self._refuse_leftovers()
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
-                loop.call_soon_threadsafe(_settle, started, None, outcome or StoppingError(
+                loop.call_soon_threadsafe(settle, started, None, outcome or StoppingError(
                     "the embedded runtime stopped while starting"))  # fmt: skip
                 assert self._finished is not None
-                loop.call_soon_threadsafe(_settle, self._finished, None, outcome)
+                loop.call_soon_threadsafe(settle, self._finished, None, outcome)
+
+    def _refuse_leftovers(self) -> None:
+        """After trio has ended: whatever was handed over but never drained fails."""
+        if self._calls is None:
+            return
+        stopped = StoppingError("the embedded runtime has stopped")
+        while self._calls.items:
+            item = self._calls.items.popleft()
+            if isinstance(item, Outcome):
+                item.post(None, stopped)
 
     async def _main(self, loop: asyncio.AbstractEventLoop, started: asyncio.Future[H]) -> None:
         self._stop = trio.Event()
@@ -266,38 +184,90 @@ class TrioThread(Generic[H]):
             self._stop.set()
         async with trio.open_nursery() as calls:
             self._nursery = calls
-            self._calls = _Crossing(self._token.run_sync_soon, functools.partial(_start, calls))
+            self._calls = Crossing(self._token.run_sync_soon, functools.partial(deliver, calls))
             try:
                 async with self._open_host() as host:
                     self._host = host
-                    loop.call_soon_threadsafe(_settle, started, host, None)
+                    loop.call_soon_threadsafe(settle, started, host, None)
                     await self._stop.wait()
             finally:
                 calls.cancel_scope.cancel()
 
     # -- crossing (from any asyncio loop) -------------------------------------
 
-    async def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        """Await ``fn(*args)`` on the trio thread; cancelling this cancels it there."""
-        token, calls = self._token, self._calls
-        if token is None or calls is None or not self.running:
-            raise StoppingError("the embedded runtime is not running")
-        loop = asyncio.get_running_loop()
+    def _returns_to(self, loop: asyncio.AbstractEventLoop) -> Crossing:
+        """The crossing that brings outcomes back to ``loop`` (one per calling loop)."""
         returns = self._returns.get(loop)
         if returns is None:
-            returns = self._returns[loop] = _Crossing(loop.call_soon_threadsafe, _settle_outcome)
-        future: asyncio.Future[T] = loop.create_future()
-        call = _Call(fn, args, future, returns)
+            returns = self._returns[loop] = Crossing(loop.call_soon_threadsafe, settle_outcome)
+        return returns
+
+    def _send(self, item: Outcome | Abandon) -> None:
+        calls = self._calls
+        if calls is None or not self.running:
+            raise StoppingError("the embedded runtime is not running")
         try:
-            calls.put(call)
+            calls.put(item)
         except trio.RunFinishedError:
             raise StoppingError("the embedded runtime has stopped") from None
+
+    def _abandon(self, target: Outcome) -> None:
+        with contextlib.suppress(StoppingError):  # the runtime is gone, and the work with it
+            self._send(Abandon(target))
+
+    async def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Await ``fn(*args)`` on the trio thread; cancelling this cancels it there."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        call = Call(fn, args, future, self._returns_to(loop))
+        self._send(call)
         try:
             return await future
         except asyncio.CancelledError:
-            with contextlib.suppress(trio.RunFinishedError):
-                token.run_sync_soon(call.cancel)
+            self._abandon(call)
             raise
+
+    async def tell(self, ref: ActorRef, message: Any) -> None:
+        """``ref.tell(message)`` from asyncio: returns once the message is queued."""
+        loop = asyncio.get_running_loop()
+        offer = Offer(ref, loop.create_future(), self._returns_to(loop))
+        offer.item = message
+        self._send(offer)
+        try:
+            await offer.future
+        except asyncio.CancelledError:
+            self._abandon(offer)
+            raise
+
+    async def ask(self, ref: ActorRef, message: Any, timeout: float | None) -> Any:
+        """``ref.ask(message, timeout=timeout)`` from asyncio, with the same errors.
+
+        One crossing each way and no trio task (see :class:`Offer`); the deadline
+        is an asyncio timer, and missing it or cancelling the caller abandons the
+        ask on the trio side (cancelling a concurrent handler's work)."""
+        loop = asyncio.get_running_loop()
+        offer = Offer(ref, loop.create_future(), self._returns_to(loop))
+        offer.item = Ask(message, offer.replied)
+        self._send(offer)
+        timer = None
+        if timeout is not None:
+            timer = loop.call_later(timeout, self._expire, offer, message, timeout)
+        try:
+            return await offer.future
+        except asyncio.CancelledError:
+            self._abandon(offer)
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _expire(self, offer: Offer, message: Any, timeout: float) -> None:
+        """On the asyncio loop: the ask's deadline passed before its reply came."""
+        if offer.future.done():
+            return
+        error = AskTimeoutError(offer.ref.address, type(message).__name__, timeout)
+        offer.future.set_exception(error)
+        self._abandon(offer)
 
     async def stream(
         self, produce: Callable[[Emit], Awaitable[None]], *, buffer: int = 1024

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
-from types import TracebackType
 from typing import Any, TypeVar
 
 from actors.embed.bridge import TrioThread
+from actors.embed.hosted import BridgedHost, resolve
 from actors.embed.streams import iterate_into
 from actors.kernel import DEFAULT_ASK_TIMEOUT, Actor, ActorRef, Runtime
 from actors.kernel.runtime import DEFAULT_GRACE, DEFAULT_MAX_DEPTH
@@ -52,13 +52,13 @@ class BridgedRef:
 
     async def tell(self, message: Any) -> None:
         """Deliver ``message``; waits (without blocking the loop) while the mailbox is full."""
-        await self._bridge.call(self.ref.tell, message)
+        await self._bridge.tell(self.ref, message)
 
     async def ask(self, message: Any, *, timeout: float | None = DEFAULT_ASK_TIMEOUT) -> Any:
         """Deliver ``message`` and return the reply; raises what :meth:`ActorRef.ask`
         raises (``AskTimeoutError`` past ``timeout``, the handler's ``Rejection``...).
         Cancelling the caller cancels the work of a concurrent handler."""
-        return await self._bridge.call(functools.partial(self.ref.ask, message, timeout=timeout))
+        return await self._bridge.ask(self.ref, message, timeout)
 
     async def wait_stopped(self) -> None:
         await self._bridge.call(self.ref.wait_stopped)
@@ -74,7 +74,7 @@ class BridgedRef:
         return self._bridge.stream(iterate_into(open_subscription), buffer=buffer)
 
 
-class RuntimeThread:
+class RuntimeThread(BridgedHost[Runtime]):
     """Owns a :class:`Runtime` running on its own thread; open it with ``async with``
     on the host's asyncio loop. ``max_depth`` and ``grace`` are the Runtime's."""
 
@@ -85,28 +85,12 @@ class RuntimeThread:
         grace: float = DEFAULT_GRACE,
         thread_name: str = "troupe-runtime",
     ) -> None:
-        self._bridge = TrioThread(lambda: Runtime(max_depth=max_depth, grace=grace), thread_name)
-
-    async def __aenter__(self) -> RuntimeThread:
-        await self._bridge.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self._bridge.close()
+        super().__init__(TrioThread(lambda: Runtime(max_depth=max_depth, grace=grace), thread_name))
 
     @property
     def runtime(self) -> Runtime:
         """The trio Runtime; only for trio code on the runtime's thread."""
         return self._bridge.host
-
-    @property
-    def running(self) -> bool:
-        return self._bridge.running
 
     async def spawn(
         self,
@@ -124,7 +108,7 @@ class RuntimeThread:
 
     async def ref(self, address: str) -> BridgedRef:
         """Resolve an address; ``UnknownAddressError`` if nobody is there."""
-        return BridgedRef(self._bridge, await self.call(_resolve, self.runtime, address))
+        return BridgedRef(self._bridge, await self.call(resolve, self.runtime, address))
 
     async def addresses(self) -> list[str]:
         return await self.call(_addresses, self.runtime)
@@ -133,20 +117,11 @@ class RuntimeThread:
         """Stop one actor and its subtree through the ladder."""
         await self.call(functools.partial(self.runtime.stop, ref.ref, grace=grace))
 
-    async def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        """Run the trio coroutine function ``fn(*args)`` on the runtime's thread and
-        return its result; cancelling the caller cancels it."""
-        return await self._bridge.call(fn, *args)
-
     def stream(
         self, open_iterable: Callable[..., Awaitable[AsyncIterable[T]]], *args: Any
     ) -> AsyncIterator[T]:
         """Iterate from asyncio what ``await open_iterable(*args)`` gives on the trio side."""
         return self._bridge.stream(iterate_into(open_iterable, *args))
-
-
-async def _resolve(runtime: Runtime, address: str) -> ActorRef:
-    return runtime.ref(address)
 
 
 async def _addresses(runtime: Runtime) -> list[str]:

@@ -18,14 +18,13 @@ request), and leaving the block runs the shutdown ladder.
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncGenerator, Awaitable, Callable
-from types import TracebackType
+from collections.abc import AsyncGenerator
 from typing import Any, TypeVar
 
 from actors.embed.bridge import TrioThread
+from actors.embed.hosted import BridgedHost, resolve
 from actors.embed.runtime import BridgedRef
 from actors.embed.trio_sessions import HostConfig, Sessions, open_sessions
-from actors.kernel import Runtime
 from protocol.asks import Asks
 from protocol.wire import Event
 
@@ -33,32 +32,14 @@ R = TypeVar("R")
 T = TypeVar("T")
 
 
-class SessionHost:
+class SessionHost(BridgedHost[Sessions]):
     """Sessions on a runtime thread, opened with ``async with`` on an asyncio loop.
 
     Every coroutine here may be awaited from any task of any asyncio loop."""
 
     def __init__(self, config: HostConfig, *, thread_name: str = "troupe-sessions") -> None:
+        super().__init__(TrioThread(functools.partial(open_sessions, config), thread_name))
         self.config = config
-        self._bridge: TrioThread[Sessions] = TrioThread(
-            functools.partial(open_sessions, config), thread_name
-        )
-
-    async def __aenter__(self) -> SessionHost:
-        await self._bridge.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self._bridge.close()
-
-    @property
-    def running(self) -> bool:
-        return self._bridge.running
 
     async def request(self, kind: type[Asks[R]], /, **fields: Any) -> R:
         """Answer ``kind(id=..., **fields)`` as the server would; raises
@@ -82,17 +63,9 @@ class SessionHost:
     async def ref(self, address: str) -> BridgedRef:
         """The actor at ``address`` (``/sessions/s-3f2a``), for the kernel's face."""
         runtime = self._bridge.host.runtime
-        return BridgedRef(self._bridge, await self._bridge.call(_resolve, runtime, address))
+        return BridgedRef(self._bridge, await self._bridge.call(resolve, runtime, address))
 
     @property
     def sessions(self) -> Sessions:
         """The trio face; only for trio code on the runtime's thread (see :meth:`call`)."""
         return self._bridge.host
-
-    async def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        """Run the trio coroutine function ``fn(*args)`` on the runtime's thread."""
-        return await self._bridge.call(fn, *args)
-
-
-async def _resolve(runtime: Runtime, address: str) -> Any:
-    return runtime.ref(address)

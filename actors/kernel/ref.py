@@ -9,6 +9,7 @@ any sender still blocked on it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import trio
@@ -31,10 +32,14 @@ DEFAULT_ASK_TIMEOUT = 30.0
 class Ask:
     """A request travelling through a mailbox together with the slot for its reply."""
 
-    __slots__ = ("abandoned", "done", "error", "message", "scope", "value")
+    __slots__ = ("abandoned", "done", "error", "message", "notify", "scope", "value")
 
-    def __init__(self, message: object) -> None:
+    def __init__(self, message: object, notify: Callable[[Ask], None] | None = None) -> None:
         self.message = message
+        self.notify = notify
+        """Called (on trio's thread, must not raise) once the reply is settled: how an
+        asker that is not a trio task (the asyncio bridge) learns of it without a task
+        of its own waiting on ``done``."""
         self.done = trio.Event()
         self.value: Any = None
         self.error: BaseException | None = None
@@ -51,10 +56,14 @@ class Ask:
     def succeed(self, value: Any) -> None:
         self.value = value
         self.done.set()
+        if self.notify is not None:
+            self.notify(self)
 
     def fail(self, error: BaseException) -> None:
         self.error = error
         self.done.set()
+        if self.notify is not None:
+            self.notify(self)
 
 
 class ActorRef:
@@ -95,6 +104,30 @@ class ActorRef:
             raise UnhandledMessageError(self.address, type(message).__name__)
         try:
             await cell.inbox.send(message)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise DeadActorError(self.address) from None
+
+    def offer(self, item: object) -> bool:
+        """Queue a message, or an :class:`Ask` built by the caller, without waiting:
+        ``False`` when the mailbox is full. For callers on trio's thread that are not
+        a task (the asyncio bridge's callbacks); raises what ``tell`` raises."""
+        cell = self._current()
+        kind = type(item.message) if isinstance(item, Ask) else type(item)
+        if kind not in cell.handlers:
+            raise UnhandledMessageError(self.address, kind.__name__)
+        try:
+            cell.inbox.send_nowait(item)
+        except trio.WouldBlock:
+            return False
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise DeadActorError(self.address) from None
+        return True
+
+    async def deliver(self, item: object) -> None:
+        """``offer`` that waits for mailbox space (backpressure) instead of refusing."""
+        cell = self._current()
+        try:
+            await cell.inbox.send(item)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             raise DeadActorError(self.address) from None
 

@@ -1,10 +1,11 @@
 """Answers of the mock beside model calls: token counts and an OAuth token endpoint.
 
-* ``POST .../messages/count_tokens`` (Anthropic) and ``.../models/*:countTokens``
-  (Gemini) answer a deterministic count: one token per whitespace-separated word of
-  every ``text`` string in the request, plus 3 per message or content entry. Tests
-  compute the same rule on what they sent, so a client that estimates instead of
-  asking is caught.
+* ``POST .../messages/count_tokens`` (Anthropic), ``.../models/*:countTokens``
+  (Gemini) and ``.../responses/input_tokens`` (OpenAI Responses) answer a
+  deterministic count: one token per whitespace-separated word of every ``text``
+  string in the request, plus 3 per message or content entry. Tests compute the
+  same rule on what they sent, so a client that estimates instead of asking is
+  caught.
 * ``POST .../token`` answers like Google's OAuth token endpoint (``access_token``,
   ``expires_in``), numbering the tokens it hands out so a test sees which was used.
 """
@@ -48,7 +49,7 @@ def side_answer(path: str, raw: bytes, tokens_issued: int) -> SideAnswer | None:
     if bare.endswith("/token"):
         token = {"access_token": f"mock-token-{tokens_issued + 1}", "expires_in": 3600}
         return SideAnswer(200, msgspec.json.encode({**token, "token_type": "Bearer"}))
-    counted = bare.endswith("/messages/count_tokens") or bare.endswith(":countTokens")
+    counted = bare.endswith(("/messages/count_tokens", ":countTokens", "/responses/input_tokens"))
     if not counted:
         return None
     try:
@@ -56,5 +57,9 @@ def side_answer(path: str, raw: bytes, tokens_issued: int) -> SideAnswer | None:
     except msgspec.DecodeError:
         return SideAnswer(400, b'{"error": {"message": "mock-llm: body is not JSON"}}')
     count = mock_token_count(body)
-    key = "input_tokens" if bare.endswith("/count_tokens") else "totalTokens"
-    return SideAnswer(200, msgspec.json.encode({key: count}))
+    if bare.endswith(":countTokens"):
+        return SideAnswer(200, msgspec.json.encode({"totalTokens": count}))
+    if bare.endswith("/input_tokens"):
+        answer = {"object": "response.input_tokens", "input_tokens": count}
+        return SideAnswer(200, msgspec.json.encode(answer))
+    return SideAnswer(200, msgspec.json.encode({"input_tokens": count}))

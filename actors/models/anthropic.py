@@ -25,9 +25,12 @@ from actors.models.adapter import (
 )
 from actors.models.builder import ResponseBuilder
 from actors.models.errors import classify
+from actors.models.media import b64, document_media, refuse
 from actors.models.sse import SSEEvent
 from actors.models.wire_cache import GroupedState, leading_system
 from protocol.llm import (
+    AudioPart,
+    DocumentPart,
     FinishReason,
     ImagePart,
     Message,
@@ -48,6 +51,9 @@ VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 CACHE = {"type": "ephemeral"}
 INTERLEAVED = "interleaved-thinking-2025-05-14"
+PROMPT_CACHING = "prompt-caching-2024-07-31"
+"""Sent whenever a request carries ``cache_control`` (unified-llm-spec §8.10): caching is
+generally available now, but proxies and older API versions still key on it."""
 MIN_THINKING_BUDGET = 1024
 THINKING_BUDGETS = {"minimal": MIN_THINKING_BUDGET, "low": 2048, "medium": 8192, "high": 24576}
 """Extended-thinking budgets for the portable ``reasoning_effort`` (Anthropic has no
@@ -89,6 +95,21 @@ def _image(part: ImagePart) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "url", "url": part.url}}
 
 
+def _document(part: DocumentPart) -> dict[str, Any]:
+    """PDFs as base64 or URL; plain text as a text source (what the API takes)."""
+    media = document_media(part)
+    if part.data is None:
+        source: dict[str, Any] = {"type": "url", "url": part.url}
+    elif media == "text/plain":
+        source = {"type": "text", "media_type": media, "data": part.data.decode(errors="replace")}
+    else:
+        source = {"type": "base64", "media_type": media, "data": b64(part.data)}
+    block: dict[str, Any] = {"type": "document", "source": source}
+    if part.file_name:
+        block["title"] = part.file_name
+    return block
+
+
 def _block(part: Any) -> dict[str, Any] | None:
     kind = type(part)
     if kind is TextPart:
@@ -112,6 +133,10 @@ def _block(part: Any) -> dict[str, Any] | None:
         }
     if kind is ImagePart:
         return _image(part)
+    if kind is DocumentPart:
+        return _document(part)
+    if kind is AudioPart:
+        raise refuse(PROVIDER, "audio (Anthropic's models take no audio input)")
     return None
 
 
@@ -210,6 +235,9 @@ class AnthropicAdapter(Adapter):
             body["system"][-1]["cache_control"] = cache
         body.update(options)
         thinking = (body.get("thinking") or {}).get("type") in ("enabled", "adaptive")
+        cached = breakpoint_block is not None or body.get("system") or body.get("tools")
+        if auto_cache and cached and PROMPT_CACHING not in betas:
+            betas.append(PROMPT_CACHING)
         if interleaved and thinking and body.get("tools") and INTERLEAVED not in betas:
             betas.append(INTERLEAVED)  # think between tool calls, not only before the first
         headers = {"anthropic-version": VERSION}

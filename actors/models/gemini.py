@@ -24,9 +24,12 @@ from actors.models.adapter import (
 from actors.models.builder import ResponseBuilder
 from actors.models.errors import StreamError, classify
 from actors.models.gemini_args import PartialArgs
+from actors.models.media import DEFAULT_DOCUMENT_TYPE, b64
 from actors.models.sse import SSEEvent
 from actors.models.wire_cache import GroupedState, leading_system
 from protocol.llm import (
+    AudioPart,
+    DocumentPart,
     FinishReason,
     ImagePart,
     Message,
@@ -107,6 +110,11 @@ def _part(part: Any, names: dict[str, str]) -> dict[str, Any] | None:
         media = part.media_type or "image/png"
         if part.data is not None:
             return {"inlineData": {"mimeType": media, "data": base64.b64encode(part.data).decode()}}
+        return {"fileData": {"mimeType": media, "fileUri": part.url}}
+    elif kind is AudioPart or kind is DocumentPart:
+        media = part.media_type or ("audio/wav" if kind is AudioPart else DEFAULT_DOCUMENT_TYPE)
+        if part.data is not None:
+            return {"inlineData": {"mimeType": media, "data": b64(part.data)}}
         return {"fileData": {"mimeType": media, "fileUri": part.url}}
     else:
         return None

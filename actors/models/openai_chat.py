@@ -25,9 +25,12 @@ from actors.models.adapter import (
 from actors.models.builder import ResponseBuilder
 from actors.models.config import Endpoint
 from actors.models.errors import classify
+from actors.models.media import data_url, document_media, document_name, openai_input_audio, refuse
 from actors.models.sse import SSEEvent
 from actors.models.wire_cache import FlatState, leading_system
 from protocol.llm import (
+    AudioPart,
+    DocumentPart,
     FinishReason,
     ImagePart,
     Message,
@@ -94,7 +97,17 @@ def _user_content(message: Message) -> str | list[dict[str, Any]]:
             if part.detail:
                 image["detail"] = part.detail
             blocks.append({"type": "image_url", "image_url": image})
+        elif type(part) is AudioPart:
+            blocks.append(openai_input_audio(part, "openai_chat"))
+        elif type(part) is DocumentPart:
+            blocks.append({"type": "file", "file": _chat_file(part)})
     return blocks
+
+
+def _chat_file(part: DocumentPart) -> dict[str, str]:
+    if part.data is None:
+        raise refuse("openai_chat", "a document by URL (give the bytes)")
+    return {"filename": document_name(part), "file_data": data_url(document_media(part), part.data)}
 
 
 def message_entries(message: Message, echo_reasoning: bool = True) -> list[dict[str, Any]]:

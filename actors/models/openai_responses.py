@@ -25,9 +25,12 @@ from actors.models.adapter import (
 )
 from actors.models.builder import ResponseBuilder
 from actors.models.errors import classify
+from actors.models.media import data_url, document_media, document_name, refuse
 from actors.models.sse import SSEEvent
 from actors.models.wire_cache import FlatState, leading_system
 from protocol.llm import (
+    AudioPart,
+    DocumentPart,
     FinishReason,
     ImagePart,
     Message,
@@ -87,6 +90,14 @@ def _content(role: str, part: Any) -> dict[str, Any] | None:
         else:
             url = part.url or ""
         return {"type": "input_image", "image_url": url, "detail": part.detail or "auto"}
+    if type(part) is AudioPart:
+        # The Responses API's message content has no audio part (Chat Completions has).
+        raise refuse("openai_responses", "audio (use the openai_chat wire with an audio model)")
+    if type(part) is DocumentPart:
+        if part.data is None:
+            return {"type": "input_file", "file_url": part.url or ""}
+        data = data_url(document_media(part), part.data)
+        return {"type": "input_file", "filename": document_name(part), "file_data": data}
     return None
 
 

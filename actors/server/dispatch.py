@@ -22,6 +22,7 @@ from actors.kernel import (
     UnknownAddressError,
 )
 from actors.server.environments import Environments
+from actors.server.options import server_options
 from actors.server.registry import SessionRegistry
 from actors.session.actor import SessionClosed
 from actors.session.approvals import ApprovalNotFound
@@ -50,6 +51,7 @@ from protocol.wire import (
     ExecReply,
     FileReply,
     FollowUpSession,
+    GetServerOptions,
     GetSession,
     InterruptSession,
     ListEnvironments,
@@ -121,6 +123,8 @@ async def _answer(services: Services, request: Request) -> Reply:
             return SessionCreated(request.id, record.info())
         case ListSessions():
             return SessionList(request.id, registry.infos())
+        case GetServerOptions():
+            return server_options(request.id, registry.models.settings)
         case GetSession():
             record = registry.record(request.session)
             history = await services.store.history(record.row.id)
@@ -207,6 +211,8 @@ async def _environment_request(environments: Environments, request: Request) -> 
             write = WriteFile(request.path, request.content)
             return WriteReply(request.id, await ref.ask(write, timeout=ENV_ASK_MARGIN))
         case ListEnvironments():
+            if request.check:
+                return EnvironmentList(request.id, await environments.checked_summaries())
             return EnvironmentList(request.id, environments.summaries())
         case AddSSHEnvironment():
             host = AddSSHHost(

@@ -17,6 +17,7 @@ import trio
 
 from actors.kernel import ActorRef, Rejection, Runtime, UnknownAddressError
 from actors.kernel.processes import ProcessLedger
+from actors.server.env_probe import probe_all
 from actors.store import Store
 from environments.local import LocalEnvironment
 from protocol.environment import AddSSHHost
@@ -154,3 +155,13 @@ class Environments:
             kind = "ssh" if address.startswith(SSH_BRIDGE + "/") else "local"
             found.append(EnvironmentSummary(address=address, kind=kind))
         return found
+
+    async def checked_summaries(self) -> list[EnvironmentSummary]:
+        """Every environment, probed (see :mod:`actors.server.env_probe`)."""
+        pairs: list[tuple[ActorRef, EnvironmentSummary]] = []
+        for summary in self.summaries():
+            try:
+                pairs.append((self.resolve(summary.address), summary))
+            except EnvironmentNotFound:
+                continue  # stopped since it was listed
+        return await probe_all(pairs)

@@ -41,6 +41,8 @@ class Record:
     iterations: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float | None = 0.0
+    """List-price USD of the model calls counted above; None once one had no price."""
     resumed: ResumedRound | None = None
     """A tool round to carry on when the actor starts (an approval was open at a crash)."""
     seq_mark: int = 0
@@ -70,4 +72,6 @@ class Record:
             iterations=self.iterations,
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
+            working_dir=self.row.working_dir,
+            cost_usd=self.cost_usd,
         )

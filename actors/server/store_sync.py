@@ -104,8 +104,12 @@ def _follow_activity(record: Record, event: SessionEvent) -> None:
             record.activity = "running_tool"
         case ApprovalRequestEvent():
             record.activity = "awaiting_approval"
-        case AssistantTextEndEvent(usage=usage):
+        case AssistantTextEndEvent(usage=usage, cost_usd=cost):
             record.iterations += 1
+            if record.cost_usd is not None and cost is not None:
+                record.cost_usd += cost
+            else:
+                record.cost_usd = None  # one call without a price: the sum is unknown
             record.input_tokens += usage.input_tokens
             record.output_tokens += usage.output_tokens
         case ProcessingEndEvent() | SessionEndEvent():

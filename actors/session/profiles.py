@@ -15,6 +15,7 @@ from typing import Any
 from actors.tools.core.edit import EDIT_FILE
 from actors.tools.core.files import LIST_DIR, READ_FILE, READ_MANY_FILES, WRITE_FILE
 from actors.tools.core.patch import APPLY_PATCH
+from actors.tools.core.plan import UPDATE_PLAN
 from actors.tools.core.search import GLOB, GREP
 from actors.tools.core.shell import shell_tool
 from actors.tools.registry import ToolRegistry
@@ -112,8 +113,9 @@ class ProviderProfile:
 
 def openai_profile(model: str = "gpt-5.2-codex") -> ProviderProfile:
     registry = ToolRegistry(
-        [READ_FILE, APPLY_PATCH, WRITE_FILE, shell_tool(DEFAULT_TIMEOUT_MS), GREP, GLOB]
-    )
+        [READ_FILE, APPLY_PATCH, WRITE_FILE, shell_tool(DEFAULT_TIMEOUT_MS), GREP, GLOB,
+         UPDATE_PLAN]
+    )  # fmt: skip
     return ProviderProfile(
         id="openai",
         model=model,

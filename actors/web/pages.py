@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import secrets
 from importlib import resources
+from types import MappingProxyType
 from urllib.parse import parse_qs, urlsplit
 
 import h11
@@ -26,13 +27,26 @@ from actors.server.auth import (
     web_cookie_valid,
 )
 
-ASSETS = {
-    "/": ("index.html", "text/html; charset=utf-8"),
-    "/app.js": ("app.js", "text/javascript; charset=utf-8"),
-    "/render.js": ("render.js", "text/javascript; charset=utf-8"),
-    "/app.css": ("app.css", "text/css; charset=utf-8"),
-    "/favicon.svg": ("favicon.svg", "image/svg+xml"),
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
 }
+
+
+def _assets() -> dict[str, tuple[str, str]]:
+    """Every file of ``static/`` by its URL path (the page's ES modules import each
+    other by name, so a new module needs no entry here); ``/`` is the index."""
+    found: dict[str, tuple[str, str]] = {"/": ("index.html", CONTENT_TYPES[".html"])}
+    for entry in resources.files("actors.web").joinpath("static").iterdir():
+        suffix = "." + entry.name.rpartition(".")[2]
+        if entry.is_file() and suffix in CONTENT_TYPES:
+            found[f"/{entry.name}"] = (entry.name, CONTENT_TYPES[suffix])
+    return found
+
+
+ASSETS = MappingProxyType(_assets())
 SECURITY_HEADERS = [
     ("content-security-policy",
      "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'"),

@@ -45,13 +45,13 @@ def require_client() -> None:
         pytest.skip("npm package @agentclientprotocol/sdk@1 is not installed (.ci/run)")
 
 
-def drive(tmp_path: Path, url: str, **plan: Any) -> dict[str, Any]:
+def drive(tmp_path: Path, url: str, *, profile: str = "anthropic", **plan: Any) -> dict[str, Any]:
     """Run the SDK client against a fresh ``troupe acp``; its JSON summary."""
     require_client()
     workdir = tmp_path.resolve() / "work"
     workdir.mkdir(exist_ok=True)
     data = str(tmp_path / "data")
-    troupe = [sys.executable, "-m", "actors.cli", "acp", "--profile", "anthropic",
+    troupe = [sys.executable, "-m", "actors.cli", "acp", "--profile", profile,
               "--base-url", url, "--api-key", "test-key", "--data-dir", data]  # fmt: skip
     plan = {"sdk": str(SDK), "command": troupe, "cwd": str(workdir), **plan}
     done = subprocess.run(
@@ -151,3 +151,27 @@ def test_mcp_servers_from_the_editor_and_sessions_in_the_store(tmp_path: Path):
         capture_output=True, text=True, timeout=HANG_GUARD,
     )  # fmt: skip
     assert session_id and session_id in listing.stdout
+
+
+def test_update_plan_reaches_the_editor_as_a_plan(tmp_path: Path):
+    steps = [
+        {"step": "Write hello.txt", "status": "completed"},
+        {"step": "Check it", "status": "in_progress"},
+        {"step": "Report", "status": "pending"},
+    ]
+    turns = [
+        {"tool_calls": [{"name": "update_plan", "arguments": {"plan": steps}}]},
+        {"text": "Planned."},
+    ]
+    for url in scripted_provider(tmp_path, turns):
+        result = drive(tmp_path, url, profile="openai", prompts=["make a plan"])
+        assert "error" not in result, result
+        assert result["prompts"] == [{"stopReason": "end_turn"}]
+        updates = result["updates"]
+        (plan,) = [u for u in updates if u["sessionUpdate"] == "plan"]
+        assert plan["entries"] == [
+            {"content": step["step"], "priority": "medium", "status": step["status"]}
+            for step in steps
+        ]
+        kinds = {u["sessionUpdate"] for u in updates}
+        assert not kinds & {"tool_call", "tool_call_update"}, "the plan is not a tool call"

@@ -85,10 +85,11 @@ async def test_the_readme_tour_with_a_local_server(home: Home) -> None:
     readme = (REPO / "README.md").read_text()
     tour = readme[readme.index("**A minute with a local model.**") :]
     config = blocks(tour, "toml")[0]
-    commands = blocks(tour, "sh")[0].strip().splitlines()
+    flags, commands = (block.strip().splitlines() for block in blocks(tour, "sh")[:2])
     async with mock_llm({"turns": [{"text": "Done."}]}) as mock:
         home.config.write_text(config.replace("http://localhost:11434", mock.base_url))
-        for line in commands:
+        for line in [*flags, *commands]:
+            line = line.replace("http://localhost:11434", mock.base_url)
             stdin = b""
             if "|" in line:
                 feed, line = line.split("|")
@@ -122,3 +123,31 @@ async def test_help_names_the_environment(home: Home, command: str, variables: l
     assert done.returncode == 0 and "Environment variables read:" in out
     for variable in variables:
         assert variable in out, (command, variable)
+
+
+@pytest.mark.parametrize(
+    ("provider", "key", "base", "wire"),
+    [
+        ("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL", "openai_responses"),
+        ("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "anthropic"),
+        ("gemini", "GEMINI_API_KEY", "GEMINI_BASE_URL", "gemini"),
+    ],
+)
+async def test_the_readme_hosted_tour_needs_only_the_key(
+    home: Home, provider: str, key: str, base: str, wire: str
+) -> None:
+    """ "With a hosted provider, the key is all it takes": the key from the
+    environment reaches the provider (the mock stands in for its endpoint)."""
+    readme = (REPO / "README.md").read_text()
+    hosted = readme[readme.index("**With a hosted provider**") :][:400]
+    assert key in hosted and (provider == "openai" or f"--provider {provider}" in hosted)
+    chosen = [] if provider == "openai" else ["--provider", provider]
+    async with mock_llm({"turns": [{"text": "Hosted hello."}]}) as mock:
+        environment = {key: "key-from-env", base: mock.base_url}
+        home.env.update(environment)
+        done = await home.troupe("run", *chosen, "Say hello")
+        (request,) = [r for r in mock.requests if r.method == "POST"]
+    assert done.returncode == 0, done.stderr
+    assert "Hosted hello." in done.stdout.decode()
+    assert request.wire == wire
+    assert "key-from-env" in " ".join([*request.headers.values(), request.path])

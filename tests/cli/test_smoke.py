@@ -5,6 +5,7 @@ a model that does nothing, to show that the checks fail."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from typing import Any
 
@@ -40,9 +41,10 @@ async def test_every_step_passes_on_every_wire(home: Home) -> None:
 
 async def test_a_model_that_does_nothing_fails(home: Home) -> None:
     code, out = await smoke_against(home, {"turns": [{"text": "I will not."}]}, "--provider",
-                                    "openai")  # fmt: skip
+                                    "openai", "--model", "gpt-5-mini")  # fmt: skip
     assert code == 1
     assert "hello.py was not created" in out and "0/7 passed" in out
+    assert re.search(r"cost: \$0\.\d{4,6}$", out, flags=re.MULTILINE), "priced by the catalog"
 
 
 async def test_no_key_is_exit_2(home: Home) -> None:

@@ -23,7 +23,7 @@ from actors.kernel import (
     UnhandledMessageError,
 )
 from tests.embed.conftest import HANG_GUARD, running_in_group
-from tests.kernel.sample_actors import Add, Boom, Hang, Recorder, Total, Unknown
+from tests.kernel.sample_actors import Add, Boom, Hang, Received, Recorder, Total, Unknown
 
 T = TypeVar("T")
 
@@ -172,6 +172,46 @@ def test_cancelling_the_asyncio_caller_cancels_the_trio_work() -> None:
             return by_cancel, await other.ask(WasCancelled())
 
     assert run(main()) == (True, True)
+
+
+def test_a_missed_ask_deadline_cancels_the_trio_work() -> None:
+    async def main() -> bool:
+        async with RuntimeThread() as troupe:
+            worker = await troupe.spawn(Worker())
+            with pytest.raises(AskTimeoutError):
+                await worker.ask(Slow(), timeout=0.2)
+            for _ in range(200):  # the abandonment crosses to trio asynchronously
+                if await worker.ask(WasCancelled()):
+                    break
+                await asyncio.sleep(0.01)
+            return await worker.ask(WasCancelled())
+
+    assert run(main()) is True
+
+
+def test_a_full_mailbox_holds_asyncio_senders_back_then_takes_them_all() -> None:
+    async def main() -> tuple[int, list[int], int]:
+        async with RuntimeThread() as troupe:
+            gate = trio.Event()
+            recorder = await troupe.spawn(Recorder(mailbox_size=1, gate=gate))
+            telling = [asyncio.create_task(recorder.tell(Add(n))) for n in range(1, 11)]
+            asking = asyncio.create_task(recorder.ask(Total(), timeout=None))
+            for _ in range(20):  # give every sender the chance to get through
+                await asyncio.sleep(0.01)
+            through_while_closed = sum(task.done() for task in telling)
+
+            async def open_gate() -> None:
+                gate.set()
+
+            await troupe.call(open_gate)
+            await asyncio.gather(*telling)
+            total = await asking
+            return through_while_closed, sorted(await recorder.ask(Received())), total
+
+    through, values, total = run(main())
+    assert through <= 2  # one in the handler, one in the mailbox of size 1
+    assert values == list(range(1, 11))
+    assert 0 <= total <= 55
 
 
 def test_leaving_the_block_runs_the_ladder() -> None:

@@ -10,18 +10,22 @@ import msgspec
 import pytest
 import trio
 
+from actors.kernel import Runtime
+from actors.mockllm import serve_mock_llm
 from actors.mockllm.side_routes import mock_token_count
 from actors.models.client import (
     LoggingMiddleware,
     RetryMiddleware,
     Tool,
     get_model_info,
+    open_client,
     usage_cost,
 )
 from actors.models.client.objects import schema_type
+from actors.models.config import endpoint
 from actors.models.errors import ConfigurationError, ServerError
 from protocol.llm import Finish, Message, Request, ToolDefinition, Usage
-from tests.models.checklist.conftest import FAST, HANG_GUARD, Spec
+from tests.models.checklist.conftest import FAST, HANG_GUARD, WIRE, Spec
 from tests.models.checklist.conftest import spec as spec  # the fixture
 
 HISTORY = [
@@ -35,7 +39,11 @@ TOOL = ToolDefinition("lookup", "Look a word up", {"type": "object", "properties
 
 @pytest.mark.parametrize(
     ("provider", "path"),
-    [("anthropic", "/v1/messages/count_tokens"), ("gemini", "/v1beta/models/m:countTokens")],
+    [
+        ("anthropic", "/v1/messages/count_tokens"),
+        ("gemini", "/v1beta/models/m:countTokens"),
+        ("openai", "/v1/responses/input_tokens"),
+    ],
 )
 async def test_token_count_comes_from_the_provider(spec: Spec, provider: str, path: str) -> None:
     async with spec() as (server, client):
@@ -44,9 +52,15 @@ async def test_token_count_comes_from_the_provider(spec: Spec, provider: str, pa
     assert server.requests == []  # counting is free: no model call was made
     assert sent.path == path
     body = sent.json()
-    assert counted.exact and counted.source == provider
+    assert counted.exact and counted.source == WIRE[provider]
     assert counted.input_tokens == mock_token_count(body)  # what the server counted
-    if provider == "anthropic":
+    if provider == "openai":
+        assert body["model"] == "m" and body["tools"][0]["name"] == "lookup"
+        assert body["instructions"] == "You are terse and exact." or any(
+            item.get("role") in ("system", "developer") for item in body["input"]
+        )
+        assert "stream" not in body and "include" not in body and "store" not in body
+    elif provider == "anthropic":
         assert body["model"] == "m" and body["system"][0]["text"] == "You are terse and exact."
         assert body["tools"][0]["name"] == "lookup" and "max_tokens" not in body
     else:
@@ -55,9 +69,11 @@ async def test_token_count_comes_from_the_provider(spec: Spec, provider: str, pa
         assert inner["systemInstruction"]["parts"][0]["text"] == "You are terse and exact."
 
 
-async def test_token_count_is_an_estimate_where_no_endpoint_exists(spec: Spec) -> None:
-    async with spec() as (server, client):
-        counted = await client.count_tokens(Request("gpt-5.2", HISTORY, provider="openai"))
+async def test_token_count_is_an_estimate_where_no_endpoint_exists(runtime: Runtime) -> None:
+    async with serve_mock_llm() as server:
+        chat = {"local": endpoint("openai_chat", server.base_url, "k")}
+        async with open_client(runtime, chat) as client:
+            counted = await client.count_tokens(Request("m", HISTORY, provider="local"))
     assert not counted.exact and counted.source == "estimate" and counted.input_tokens > 0
     assert server.side_requests == [] and server.requests == []
 

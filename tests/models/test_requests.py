@@ -66,7 +66,7 @@ def test_anthropic_round_trips_thinking_and_merges_turns() -> None:
     data = msgspec.json.decode(call.body)
     assert call.url == "http://h/v1/messages"
     assert call.headers["x-api-key"] == "key-1"
-    assert call.headers["anthropic-beta"] == "a-1,b-2"
+    assert call.headers["anthropic-beta"] == "a-1,b-2,prompt-caching-2024-07-31"
     assert [block["text"] for block in data["system"]] == ["You are terse.", "Prefer tools."]
     assert data["max_tokens"] == 4096 and data["stream"] is True
     assistant = data["messages"][1]

@@ -17,8 +17,11 @@ import msgspec
 import pytest
 
 from actors.models.config import Wire, endpoint
+from actors.models.errors import InvalidRequestError
 from actors.models.registry import adapter_for
 from protocol.llm import (
+    AudioPart,
+    DocumentPart,
     ImagePart,
     Message,
     Request,
@@ -52,10 +55,22 @@ PROVIDER_OF = {"openai_responses": "openai"}
 def _history(wire: Wire) -> list[Message]:
     provider = PROVIDER_OF.get(wire, wire)
     call = ToolCall("call_abc", "read_file", {"path": "a.txt"}, signature="c2ln")
+    # Anthropic and the Responses API take no audio (the adapters refuse it, tested
+    # in the checklist).
+    takes_audio = wire in ("openai_chat", "gemini")
+    audio = [AudioPart(data=b"RIFF", media_type="audio/wav")] if takes_audio else []
     return [
         Message.system("Be terse."),
         Message.developer("Prefer small diffs."),
-        Message("user", [TextPart("Look:"), ImagePart(data=b"\x89PNG", media_type="image/png")]),
+        Message(
+            "user",
+            [
+                TextPart("Look:"),
+                ImagePart(data=b"\x89PNG", media_type="image/png"),
+                DocumentPart(data=b"%PDF-1.4", file_name="spec.pdf"),
+                *audio,
+            ],
+        ),
         Message(
             "assistant",
             [ThinkingPart("Read it first.", "c2lnbmVk", provider, "rs_1"), TextPart("Ok."), call],
@@ -262,6 +277,22 @@ def test_chat_speaks_to_openai_and_to_local_servers_as_each_expects() -> None:
     local = _body("openai_chat", "http://127.0.0.1:8080/v1", request)
     assert local["max_tokens"] == 4000 and "max_completion_tokens" not in local
     assert local["messages"][3]["reasoning_content"] == "Read it first."
+
+
+@pytest.mark.parametrize(
+    ("part", "says"),
+    [
+        (AudioPart(url="https://example.com/a.wav"), "audio by URL"),
+        (AudioPart(data=b"fLaC", media_type="audio/flac"), "audio/flac"),
+        (DocumentPart(url="https://example.com/a.pdf"), "document by URL"),
+    ],
+)
+def test_chat_refuses_what_chat_completions_cannot_carry(
+    part: AudioPart | DocumentPart, says: str
+) -> None:
+    request = Request("m", [Message("user", [part])])
+    with pytest.raises(InvalidRequestError, match=says):
+        _body("openai_chat", ENDPOINTS["openai_chat"], request)
 
 
 def test_anthropic_options_of_issue_21() -> None:

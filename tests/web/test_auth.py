@@ -37,7 +37,7 @@ async def test_login_link_is_one_time_and_the_cookie_opens_page_and_socket(
 ) -> None:
     async with start_stack() as stack:
         port = stack.server.port
-        for target in ("/", "/app.js", "/app.css"):
+        for target in ("/", "/app.js", "/app.css", "/stream.js", "/session_view.js"):
             status, _, body = await http_get(port, target)
             assert status == 401, target
             assert b"Not logged in" in body or target != "/"
@@ -57,6 +57,10 @@ async def test_login_link_is_one_time_and_the_cookie_opens_page_and_socket(
         assert status == 200 and b"<title>Troupe</title>" in body
         assert "default-src 'self'" in headers["content-security-policy"]
         assert (await http_get(port, "/app.js", f"Cookie: {cookie}"))[0] == 200
+        status, headers, _ = await http_get(port, "/stream.js", f"Cookie: {cookie}")
+        assert status == 200 and headers["content-type"].startswith("text/javascript")
+        for outside in ("/../pages.py", "/static/app.js", "/__init__.py"):
+            assert (await http_get(port, outside, f"Cookie: {cookie}"))[0] == 404, outside
         assert (await http_get(port, "/nothing", f"Cookie: {cookie}"))[0] == 404
         forged = f"{WEB_COOKIE}=abc.{'0' * 43}"
         assert (await http_get(port, "/", f"Cookie: {forged}"))[0] == 401

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -31,6 +35,11 @@ def test_add_and_remove_an_ssh_host(stack: TrioThread, page: Page, sshd: SSHServ
     host = rows.filter(has_text="/environments/ssh/box")
     expect(host).to_have_count(1)
     expect(host).to_contain_text("ssh")
+    # The page probes each host: it answered, from its working directory.
+    expect(host.locator(".env-state .state")).to_have_text("reachable")
+    expect(host.locator("td.env").nth(1)).to_contain_text("/")
+    expect(host.locator("td.env .sub")).to_contain_text("linux")
+    expect(rows.filter(has_text="/environments/local").locator(".state")).to_have_text("reachable")
 
     page.get_by_role("link", name="Sessions").click()
     page.get_by_role("button", name="New session").click()
@@ -42,3 +51,44 @@ def test_add_and_remove_an_ssh_host(stack: TrioThread, page: Page, sshd: SSHServ
     host.get_by_role("button", name="Remove").click()
     expect(host).to_have_count(0)
     expect(rows.filter(has_text="/environments/local")).to_have_count(1)
+
+
+def descendants(pid: int) -> list[int]:
+    """``pid``'s children, grandchildren... (sshd forks one per connection)."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            parents.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        children = parents.get(todo.pop(), [])
+        found += children
+        todo += children
+    return found
+
+
+def test_a_host_that_went_away_shows_unreachable(
+    stack: TrioThread, page: Page, sshd: SSHServer
+) -> None:
+    page.goto(stack.login_url)
+    page.get_by_role("link", name="Environments").click()
+    page.get_by_label("Name").fill("gone")
+    page.get_by_label("Target").fill(f"ssh://root@127.0.0.1:{sshd.port}")
+    page.get_by_label("Known hosts file").fill(str(sshd.known_hosts))
+    page.get_by_label("Client key file").fill(str(sshd.client_key))
+    page.get_by_role("button", name="Connect").click()
+    host = page.locator("tr[data-environment]").filter(has_text="/environments/ssh/gone")
+    expect(host.locator(".env-state .state")).to_have_text("reachable")
+    # The host goes away: its sshd and every connection it serves (all started by
+    # this test's fixture).
+    for pid in [sshd.pid, *descendants(sshd.pid)]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    page.get_by_role("button", name="Check again").click()
+    expect(host.locator(".env-state .state")).to_have_text("unreachable")
+    expect(host.locator(".env-state .error")).not_to_be_empty()

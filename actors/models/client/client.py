@@ -22,7 +22,7 @@ import trio
 from trio.lowlevel import RunVar
 
 from actors.kernel import Runtime
-from actors.models.client.images import inline_local_images
+from actors.models.client.local_files import inline_local_files
 from actors.models.client.middleware import CompleteNext, Middleware, StreamNext
 from actors.models.client.tokens import TokenCount, count_tokens
 from actors.models.config import Endpoint, Wire, endpoint_from_env
@@ -102,7 +102,7 @@ class Client:
 
     async def complete(self, request: Request) -> Response:
         request, provider = self.resolve(request)
-        request = await inline_local_images(request)
+        request = await inline_local_files(request)
         call: CompleteNext = provider.complete
         for layer in reversed(self.middleware):
             call = partial(layer.complete, call_next=call)
@@ -113,7 +113,7 @@ class Client:
         """``async with client.stream(request) as events: async for event in events``;
         leaving the block closes every middleware layer and the HTTP response."""
         request, provider = self.resolve(request)
-        request = await inline_local_images(request)
+        request = await inline_local_files(request)
         call: StreamNext = provider.stream
         for layer in reversed(self.middleware):
             call = partial(layer.stream, call_next=call)

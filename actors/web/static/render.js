@@ -1,8 +1,7 @@
 // Rendering helpers for the Troupe page: safe Markdown, code highlighting, diffs.
 // Everything escapes first; no HTML from the model ever reaches the DOM as markup.
-"use strict";
 
-const Render = (() => {
+export const Render = (() => {
   const escape = (text) => String(text)
     .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
     .replace(/"/g, "&quot;").replace(/'/g, "&#39;");

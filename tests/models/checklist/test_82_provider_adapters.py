@@ -150,7 +150,9 @@ async def test_beta_headers(spec: Spec, provider: str) -> None:
     betas = {"anthropic": {"beta_headers": ["interleaved-thinking-2025-05-14", "other-1"]}}
     async with spec() as (server, client):
         await client.complete(ask(provider, provider_options=betas))
-    assert server.requests[0].headers["anthropic-beta"] == "interleaved-thinking-2025-05-14,other-1"
+    sent = server.requests[0].headers["anthropic-beta"].split(",")
+    # the caller's, in order, then the prompt caching one the adapter adds itself
+    assert sent == ["interleaved-thinking-2025-05-14", "other-1", "prompt-caching-2024-07-31"]
 
 
 STATUS_ERRORS = [

@@ -11,6 +11,8 @@ from actors.mockllm.replay import load_replies
 from actors.models.client import Tool, generate
 from actors.models.errors import InvalidRequestError
 from protocol.llm import (
+    AudioPart,
+    DocumentPart,
     Finish,
     ImagePart,
     Message,
@@ -106,11 +108,98 @@ async def test_missing_local_image_is_a_clear_error(spec: Spec) -> None:
     assert server.requests == []
 
 
-def test_audio_and_document_parts() -> None:
-    import protocol.llm as llm
+PDF = b"%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n"
+WAV = b"RIFF$\x00\x00\x00WAVEfmt "
 
-    if not hasattr(llm, "AudioPart") and not hasattr(llm, "DocumentPart"):
-        pytest.xfail("not built: the protocol has no audio or document content parts yet")
+
+def part_of(provider: str, body: dict, kinds: tuple[str, ...]) -> dict:
+    """The one audio or document block a request carries, in the provider's own shape."""
+    if provider == "openai":
+        return next(c for i in body["input"] for c in i.get("content", []) if c["type"] in kinds)
+    if provider == "anthropic":
+        return next(b for m in body["messages"] for b in m["content"] if b["type"] in kinds)
+    return next(
+        p for c in body["contents"] for p in c["parts"] if "inlineData" in p or "fileData" in p
+    )
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("how", ["base64", "local file"])
+async def test_document_input(spec: Spec, provider: str, how: str, tmp_path: Path) -> None:
+    if how == "base64":
+        part = DocumentPart(data=PDF, media_type="application/pdf", file_name="spec.pdf")
+    else:
+        path = tmp_path / "spec.pdf"
+        path.write_bytes(PDF)
+        part = DocumentPart(url=str(path))
+    message = Message("user", [TextPart("Summarise this."), part])
+    async with spec() as (server, client):
+        await client.complete(Request(MODEL[provider], [message], provider=provider))
+    block = part_of(provider, server.requests[0].json(), ("input_file", "document"))
+    encoded = base64.b64encode(PDF).decode()
+    expected = {
+        "openai": {
+            "type": "input_file",
+            "filename": "spec.pdf",
+            "file_data": f"data:application/pdf;base64,{encoded}",
+        },
+        "anthropic": {
+            "type": "document",
+            "source": {"type": "base64", "media_type": "application/pdf", "data": encoded},
+            "title": "spec.pdf",
+        },
+        "gemini": {"inlineData": {"mimeType": "application/pdf", "data": encoded}},
+    }[provider]
+    assert {k: v for k, v in block.items() if k != "cache_control"} == expected
+
+
+async def test_plain_text_document_goes_to_anthropic_as_text(spec: Spec) -> None:
+    part = DocumentPart(data=b"line one\nline two\n", media_type="text/plain")
+    async with spec() as (server, client):
+        await client.complete(
+            Request(MODEL["anthropic"], [Message("user", [part])], provider="anthropic")
+        )
+    block = part_of("anthropic", server.requests[0].json(), ("document",))
+    assert block["source"] == {
+        "type": "text", "media_type": "text/plain", "data": "line one\nline two\n"
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("provider", ["gemini"])
+async def test_audio_input(spec: Spec, provider: str) -> None:
+    """Gemini takes audio inline; Chat Completions too (tests/models/test_requests_sdk_params.py
+    checks its ``input_audio`` against the openai SDK's types)."""
+    part = AudioPart(data=WAV, media_type="audio/wav")
+    async with spec() as (server, client):
+        await client.complete(
+            Request(MODEL[provider], [Message("user", [part])], provider=provider)
+        )
+    block = part_of(provider, server.requests[0].json(), ("input_audio",))
+    encoded = base64.b64encode(WAV).decode()
+    assert (
+        block
+        == {
+            "gemini": {"inlineData": {"mimeType": "audio/wav", "data": encoded}},
+        }[provider]
+    )
+
+
+@pytest.mark.parametrize(
+    ("provider", "part", "says"),
+    [
+        ("anthropic", AudioPart(data=WAV, media_type="audio/wav"), "cannot send audio"),
+        ("openai", AudioPart(data=WAV, media_type="audio/wav"), "openai_chat wire"),
+    ],
+)
+async def test_audio_a_wire_cannot_carry_is_refused_before_sending(
+    spec: Spec, provider: str, part: AudioPart, says: str
+) -> None:
+    async with spec() as (server, client):
+        with pytest.raises(InvalidRequestError, match=says):
+            await client.complete(
+                Request(MODEL[provider], [Message("user", [part])], provider=provider)
+            )
+    assert server.requests == []
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

@@ -71,11 +71,12 @@ async def test_anthropic_automatic_breakpoints(spec: Spec) -> None:
 async def test_anthropic_prompt_caching_beta_header(spec: Spec) -> None:
     async with spec() as (server, client):
         await client.complete(ask("anthropic"))
-    if "prompt-caching-2024-07-31" not in server.requests[0].headers.get("anthropic-beta", ""):
-        pytest.xfail(
-            "not sent: prompt caching is generally available and Anthropic no longer needs "
-            "the prompt-caching beta header; cache_control works without it"
+        await client.complete(
+            ask("anthropic", provider_options={"anthropic": {"auto_cache": False}})
         )
+    cached, uncached = (r.headers.get("anthropic-beta", "") for r in server.requests)
+    assert "prompt-caching-2024-07-31" in cached.split(",")
+    assert "prompt-caching" not in uncached
 
 
 async def test_anthropic_cache_read_and_write_tokens(spec: Spec) -> None:

@@ -1,0 +1,61 @@
+// The environments page: the SSH hosts and their state; add or remove one.
+// Methods of the App (see app.js).
+import { $, h, toast } from "./dom.js";
+
+export class EnvironmentsView {
+  async showEnvironments(main) {
+    this.view = "environments";
+    main.replaceChildren(h("section", { class: "env-page" },
+      h("h1", {}, "Environments"),
+      h("div", { id: "env-list" }, "loading…"),
+      h("h2", {}, "Add an SSH host"),
+      h("form", { class: "new-form", onsubmit: (e) => { e.preventDefault(); this.addHost(e.target); } },
+        h("label", {}, "Name", h("input", { name: "name", required: true, placeholder: "build-box" })),
+        h("label", {}, "Target", h("input", { name: "target", required: true, placeholder: "ssh://user@host:22 or an ssh config alias" })),
+        h("label", {}, "Working directory", h("input", { name: "working_dir", placeholder: "remote path (optional)" })),
+        h("label", {}, "Known hosts file", h("input", { name: "known_hosts", placeholder: "~/.ssh/known_hosts" })),
+        h("label", {}, "Client key file", h("input", { name: "client_key", placeholder: "~/.ssh/id_ed25519 (optional)" })),
+        h("div", { class: "actions wide" }, h("button", { class: "primary", type: "submit" }, "Connect")))));
+    await this.paintEnvironments();
+  }
+
+  async paintEnvironments() {
+    // Listed at once, then again with each host probed (a few seconds at most).
+    await this.listEnvironments(false);
+    await this.listEnvironments(true);
+  }
+
+  async listEnvironments(check) {
+    const list = $("#env-list");
+    if (!list || !this.link.open) return;
+    let environments = [];
+    try { environments = (await this.link.request("list_environments", { check })).environments; } catch (error) { list.textContent = error.message; return; }
+    if (!$("#env-list")) return;
+    const state = (env) => env.state === "unchecked" ? "checking…" : env.state;
+    list.replaceChildren(h("table", { class: "sessions" },
+      h("thead", {}, h("tr", {}, ["Address", "Kind", "State", "Working directory", ""].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, environments.map((env) => h("tr", { "data-environment": env.address },
+        h("td", { class: "env" }, env.address),
+        h("td", {}, env.kind),
+        h("td", { class: "env-state" }, h("span", { class: `state ${env.state}` }, state(env)),
+          env.error ? h("div", { class: "sub error" }, env.error) : null),
+        h("td", { class: "env" }, env.working_directory || "", env.platform ? h("div", { class: "sub" }, env.platform) : null),
+        h("td", {}, env.kind === "ssh" ? h("button", { type: "button", class: "danger", "aria-label": `Remove ${env.address}`, onclick: () => this.removeHost(env.address) }, "Remove") : ""))))),
+      h("button", { type: "button", class: "recheck", onclick: () => this.listEnvironments(true) }, "Check again"));
+  }
+
+  async addHost(form) {
+    const data = new FormData(form);
+    const fields = { name: data.get("name"), target: data.get("target") };
+    if (data.get("working_dir")) fields.working_dir = data.get("working_dir");
+    if (data.get("known_hosts")) fields.known_hosts = data.get("known_hosts");
+    if (data.get("client_key")) fields.client_keys = [data.get("client_key")];
+    try { await this.link.request("add_ssh_environment", fields); form.reset(); toast("connected", "ok"); } catch (error) { toast(error.message); }
+    await this.paintEnvironments();
+  }
+
+  async removeHost(address) {
+    try { await this.link.request("remove_environment", { environment: address }); } catch (error) { toast(error.message); }
+    await this.paintEnvironments();
+  }
+}

@@ -1,0 +1,152 @@
+// One session's page: its timeline, composer, approvals banner and agent tree.
+// Methods of the App (see app.js).
+import { $, h, money, toast } from "./dom.js";
+
+export class SessionView {
+  showSession(main, key) {
+    this.view = "session";
+    const root = key.includes("/agents/") ? key.split("/agents/")[0].replace("/sessions/", "") : key;
+    const stream = this.stream(key);
+    const rootStream = this.stream(root);
+    const page = h("section", { class: "session-page" },
+      h("div", { class: "session-head" },
+        h("a", { href: "#/", class: "back" }, "← Sessions"),
+        h("h1", { id: "session-title" }, key),
+        h("span", { id: "session-state", class: "state" }),
+        h("span", { id: "session-meta", class: "meta" })),
+      h("div", { id: "approvals" }),
+      h("div", { class: "session-body" },
+        h("div", { class: "stream-holder", id: "stream-holder" }, stream.node),
+        h("aside", { class: "tree", "aria-label": "Agents" }, h("h2", {}, "Agents"), h("ul", { id: "tree" }))),
+      this.composer(key));
+    main.replaceChildren(page);
+    this.currentKey = key;
+    this.rootKey = root;
+    this.paintSession(stream, rootStream);
+    this.follow(stream, true);
+    $("#composer-text").focus();
+  }
+
+  changed(stream) {
+    // One repaint per frame, however many slices of events were applied meanwhile.
+    if (stream.key === this.currentKey) this.currentChanged = true;
+    if (this.paintPending) return;
+    this.paintPending = true;
+    requestAnimationFrame(() => {
+      this.paintPending = false;
+      const follow = this.currentChanged;
+      this.currentChanged = false;
+      this.repaint(follow);
+    });
+  }
+
+  repaint(follow) {
+    if (this.view !== "session") return;
+    const current = this.streams.get(this.currentKey);
+    const root = this.streams.get(this.rootKey);
+    if (!current || !root) return;
+    this.paintSession(current, root);
+    if (follow) this.follow(current);
+  }
+
+  follow(stream, force = false) {
+    const holder = $("#stream-holder");
+    if (!holder) return;
+    const near = holder.scrollHeight - holder.scrollTop - holder.clientHeight < 160;
+    if (force || near) holder.scrollTop = holder.scrollHeight;
+  }
+
+  composer(key) {
+    const input = h("textarea", { id: "composer-text", rows: 2, placeholder: "Message the agent: Enter sends (steers while it works), Shift+Enter adds a line", "aria-label": "Message" });
+    const send = async (kind) => {
+      const text = input.value.trim();
+      if (!text && (kind === "send" || kind === "follow_up")) return;
+      const stream = this.streams.get(key);
+      try {
+        if (kind === "send") {
+          const busy = stream && (stream.processing || stream.state !== "idle" && stream.state !== "interrupted");
+          await this.link.request(busy ? "steer" : "submit", { session: key, text });
+        } else if (kind === "follow_up") {
+          await this.link.request("follow_up", { session: key, text });
+        }
+        input.value = "";
+      } catch (error) { toast(error.message); }
+    };
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); send("send"); }
+      if (e.key === "Escape") { e.preventDefault(); this.link.request("interrupt", { session: key, immediate: true }).catch((err) => toast(err.message)); }
+    });
+    const act = (label, cls, fn, title) => h("button", { type: "button", class: cls, title, onclick: fn }, label);
+    return h("div", { class: "composer" }, input,
+      h("div", { class: "buttons" },
+        act("Send", "primary", () => send("send"), "Submit, or steer while it works (Enter)"),
+        act("Follow-up", "", () => send("follow_up"), "Queue after the current input"),
+        act("Interrupt", "", () => this.link.request("interrupt", { session: key, immediate: true }).catch((e) => toast(e.message)), "Stop now, running commands included; the session stays open (Esc)"),
+        act("Extend limit", "", () => this.extendLimit(key), "Allow more turns"),
+        act("Abort", "danger", () => { if (confirm("Abort this session? It will be closed.")) this.link.request("abort", { session: key, reason: "aborted from the web page" }).catch((e) => toast(e.message)); }, "Cancel and close the session")));
+  }
+
+  async extendLimit(key) {
+    const stream = this.streams.get(key);
+    try {
+      const info = (await this.link.request("get_session", { session: key })).session;
+      const current = info.config.max_turns || 0;
+      const next = current ? current + 20 : 0;
+      await this.link.request("update_config", { session: key, max_turns: next });
+      toast(next ? `max turns now ${next}` : "no turn limit", "ok");
+    } catch (error) { toast(error.message); }
+    return stream;
+  }
+
+  paintSession(stream, rootStream) {
+    const state = $("#session-state");
+    if (!state) return;
+    state.textContent = stream.state;
+    state.className = `state ${stream.state.replace(/ /g, "-")}`;
+    $("#session-meta").textContent = `iteration ${stream.iterations} · tokens ${stream.usage.input.toLocaleString()} in / ${stream.usage.output.toLocaleString()} out · ${money(stream.cost)}`;
+    const task = stream.task || rootStream.children.get(stream.key)?.task || "";
+    if (task) $("#session-title").textContent = task.split("\n")[0].slice(0, 120);
+    this.paintApprovals(stream);
+    this.paintTree(rootStream, stream.key);
+  }
+
+  paintApprovals(stream) {
+    const holder = $("#approvals");
+    const shown = new Set([...holder.children].map((n) => n.dataset.request));
+    for (const node of [...holder.children]) if (!stream.approvals.has(node.dataset.request)) node.remove();
+    for (const [id, request] of stream.approvals) {
+      if (shown.has(id)) continue;
+      const message = h("input", { type: "text", placeholder: "Message for the agent (optional, with Deny)", "aria-label": "Deny message" });
+      const answer = (approved, scope) => this.link.request("resolve_approval", {
+        session: stream.key, request_id: id, approved, scope, message: message.value || null,
+      }).catch((e) => toast(e.message));
+      holder.append(h("div", { class: "approval", role: "alertdialog", "aria-label": "Approval needed", "data-request": id },
+        h("div", { class: "ask" }, h("strong", {}, `Approve ${request.action}?`)),
+        h("pre", { class: "subject" }, request.subject),
+        h("div", { class: "answer" },
+          h("button", { type: "button", class: "primary", onclick: () => answer(true, "once") }, "Approve once"),
+          h("button", { type: "button", onclick: () => answer(true, "session") }, "Approve for session"),
+          message,
+          h("button", { type: "button", class: "danger", onclick: () => answer(false, "once") }, "Deny"))));
+    }
+  }
+
+  paintTree(rootStream, currentKey) {
+    const tree = $("#tree");
+    const item = (key, label, status) => h("li", { class: key === currentKey ? "current" : "" },
+      h("a", { href: `#/s/${encodeURIComponent(key)}` }, label), " ", h("span", { class: `state ${status.replace(/ /g, "-")}` }, status));
+    const items = [item(rootStream.key, "main agent", rootStream.state)];
+    const children = h("ul", {});
+    for (const child of rootStream.children.values()) {
+      const childStream = this.stream(child.address);
+      let status = child.status;
+      if (status === "running" && childStream.cursor) status = childStream.state === "idle" ? "running" : childStream.state;
+      const node = item(child.address, `${child.id}: ${child.task.slice(0, 60)}`, status);
+      const last = childStream.lastLine();
+      if (last) node.append(h("div", { class: "child-tail" }, last));
+      children.append(node);
+    }
+    if (children.children.length) items[0].append(children);
+    tree.replaceChildren(...items);
+  }
+}
