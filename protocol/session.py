@@ -71,6 +71,16 @@ class SessionConfig(msgspec.Struct, frozen=True):
     """Live subagents one session may have at a time."""
     user_instructions: str | None = None
     context_warning_ratio: float = 0.8
+    loop_breaking_tools: bool = False
+    """Offer task_completion, ask_question and converse; calling one ends the input
+    (forge-agent-loop-prd FR6)."""
+    iteration_warning_ratio: float = 0.0
+    """Tell the model when the tool rounds of an input reach this fraction of
+    ``max_tool_rounds_per_input`` (0: never)."""
+    repeated_error_warn_after: int = 0
+    """Identical failing calls after which the model is told to change approach (0: off)."""
+    repeated_error_escalate_after: int = 0
+    """Identical failing calls after which the input stops and waits for the user (0: off)."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):

@@ -24,6 +24,7 @@ from actors.session.prompt import EnvironmentSnapshot, take_snapshot
 from actors.session.subagents import AgentManager
 from actors.session.tool_round import ToolRunner
 from actors.tools.core.agents import AGENT_TOOLS
+from actors.tools.core.loop_breakers import LOOP_BREAKING_TOOLS
 from environments.wrappers import ScopedEnvironment
 from protocol.events import (
     ErrorEvent,
@@ -93,6 +94,9 @@ class SessionActor(Actor):
                 self.profile.registry.register(tool)
             else:
                 self.profile.registry.unregister(tool.name)
+        if config.loop_breaking_tools:
+            for tool in LOOP_BREAKING_TOOLS:
+                self.profile.registry.register(tool)
         self.environment = environment
         self.gateway = gateway
         self.hub = EventHub(self.id, first_seq)

@@ -31,6 +31,7 @@ from actors.session.loop_detection import call_signature, detect_loop, loop_warn
 from actors.session.model_turn import call_model
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, build_system_prompt
+from actors.session.round_checks import ITERATION_LIMIT_MESSAGE, RoundChecks, Verdict
 from actors.session.tool_round import ToolRunner
 from protocol.events import (
     AssistantTextEndEvent,
@@ -213,6 +214,7 @@ class AgenticLoop:
         self._drain_steering()
         rounds = 0
         context_warned = False
+        checks = RoundChecks.for_input(self.config)
         while True:
             if self._limit_reached(rounds):
                 return
@@ -233,9 +235,24 @@ class AgenticLoop:
                     self.state = "awaiting_input"
                 return
             rounds += 1
-            self.history.append(ToolResultsTurn(await self._run_round(calls), time.time()))
+            results = await self._run_round(calls)
+            self.history.append(ToolResultsTurn(results, time.time()))
+            if self._stop_for(checks.after_round(rounds, calls, results)):
+                return
             self._drain_steering()
             self._watch_for_loops(calls)
+
+    def _stop_for(self, verdict: Verdict) -> bool:
+        """Apply the round's verdict: tell the model its notes, or end the input."""
+        if verdict.stop_text is not None:
+            self._last_text = verdict.stop_text
+            if verdict.await_user:
+                self.state = "awaiting_input"
+            return True
+        for message, category in verdict.notes:
+            self.history.append(SteeringTurn(message, time.time()))
+            self.hub.emit(WarningEvent(message, category))
+        return False
 
     def _limit_reached(self, rounds: int) -> bool:
         config = self.config
@@ -246,6 +263,7 @@ class AgenticLoop:
         else:
             return False
         self._stop_reason = "turn_limit"
+        self._last_text = ITERATION_LIMIT_MESSAGE
         return True
 
     async def _run_round(self, calls: list[ToolCall]) -> list[ToolResult]:
@@ -324,7 +342,7 @@ class AgenticLoop:
                 reasoning=response.reasoning,
                 tool_calls=[CalledTool(c.id, c.name) for c in response.tool_calls],
                 usage=response.usage,
-                cost_usd=usage_cost(response.model, usage) or usage_cost(self._model_name(), usage),
+                cost_usd=usage_cost(response.model, usage) or usage_cost(self.model_name, usage),
             )
         )
 
@@ -356,7 +374,7 @@ class AgenticLoop:
         history on every round would make each round slower than the last."""
         self._history_chars += history_chars(self.history[self._chars_counted :])
         self._chars_counted = len(self.history)
-        info = get_model_info(self._model_name())
+        info = get_model_info(self.model_name)
         window = info.context_window if info is not None else self.profile.context_window_size
         tokens = self._context_tokens or self._history_chars / 4
         if tokens <= window * self.config.context_warning_ratio:
