@@ -130,6 +130,14 @@ class UpdateConfig(msgspec.Struct, Asks[SessionConfig], frozen=True, tag=True, t
     max_tool_rounds_per_input: int | msgspec.UnsetType = msgspec.UNSET
 
 
+class ExtendLimit(msgspec.Struct, Asks[SessionConfig], frozen=True, tag=True, tag_field="type"):
+    """The last input stopped at an iteration limit: raise that limit by ``by`` and
+    continue the same input (no new user message). Answered with the new settings;
+    refused when the session is busy or its last input did not stop at a limit."""
+
+    by: int
+
+
 class WaitIdle(msgspec.Struct, Asks["SessionOutcome"], frozen=True, tag=True, tag_field="type"):
     """Answered, with a :class:`SessionOutcome`, when the session is no longer
     processing (idle, awaiting input, or closed)."""

@@ -116,6 +116,14 @@ class UpdateSessionConfig(_Request[ConfigUpdated], frozen=True, tag="update_conf
     max_tool_rounds_per_input: int | None = None
 
 
+class ExtendSessionLimit(_Request[ConfigUpdated], frozen=True, tag="extend_limit"):
+    """The session's last input stopped at an iteration limit: raise that limit by
+    ``by`` and continue the same input. ``invalid_request`` when it did not."""
+
+    session: str
+    by: int
+
+
 class SubscribeSession(_Request[Subscribed], frozen=True, tag="subscribe"):
     """Replay the durable events with ``seq > after_seq``, then follow live.
 
@@ -189,6 +197,7 @@ Request = (
     | AbortSession
     | InterruptSession
     | UpdateSessionConfig
+    | ExtendSessionLimit
     | SubscribeSession
     | UnsubscribeSession
     | ResolveApproval

@@ -28,7 +28,15 @@ from actors.session.actor import SessionClosed
 from actors.store import Store
 from protocol.environment import AddSSHHost, ExecCommand, ReadFile, WriteFile, effective_timeout_ms
 from protocol.events import event_record
-from protocol.session import Abort, FollowUp, Interrupt, Steer, Submit, UpdateConfig
+from protocol.session import (
+    Abort,
+    ExtendLimit,
+    FollowUp,
+    Interrupt,
+    Steer,
+    Submit,
+    UpdateConfig,
+)
 from protocol.wire import (
     AbortSession,
     AddSSHEnvironment,
@@ -40,6 +48,7 @@ from protocol.wire import (
     ErrorReply,
     ExecInEnvironment,
     ExecReply,
+    ExtendSessionLimit,
     FileReply,
     FollowUpSession,
     GetSession,
@@ -132,6 +141,12 @@ async def _answer(services: Services, request: Request) -> Reply:
             }
             assert record.ref is not None
             config = await record.ref.ask(UpdateConfig(**changes), timeout=SESSION_ASK_TIMEOUT)
+            record.config = config
+            return ConfigUpdated(request.id, config)
+        case ExtendSessionLimit():
+            record = await _live(registry, request.session)
+            assert record.ref is not None
+            config = await record.ref.ask(ExtendLimit(request.by), timeout=SESSION_ASK_TIMEOUT)
             record.config = config
             return ConfigUpdated(request.id, config)
         case ResolveApproval():

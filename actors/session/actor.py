@@ -37,6 +37,7 @@ from protocol.events import (
 from protocol.session import (
     Abort,
     CloseSession,
+    ExtendLimit,
     FollowUp,
     GetSnapshot,
     Interrupt,
@@ -190,6 +191,15 @@ class SessionActor(Actor):
         self.loop.config = msgspec.structs.replace(self.loop.config, **changes)
         return self.loop.config
 
+    @handler
+    async def extend_limit(self, message: ExtendLimit) -> SessionConfig:
+        """Continue the input that stopped at its iteration limit, with more room."""
+        self._refuse_if_closed()
+        rounds = self.loop.extend_limit(message.by)
+        self.loop.begin()
+        self.ctx.nursery.start_soon(self._continue, rounds)
+        return self.loop.config
+
     @handler(concurrent=True)
     async def wait_idle(self, message: WaitIdle) -> SessionOutcome:
         await self.loop.wait_idle()
@@ -244,6 +254,11 @@ class SessionActor(Actor):
 
     async def _process(self, text: str) -> None:
         fatal = await self.loop.run_inputs(text)
+        if fatal is not None:
+            await self._close(fatal)
+
+    async def _continue(self, rounds: int) -> None:
+        fatal = await self.loop.run_inputs(None, rounds)
         if fatal is not None:
             await self._close(fatal)
 

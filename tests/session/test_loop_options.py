@@ -6,11 +6,13 @@ and terminal message, repeated-error escalation. Real sessions against
 from __future__ import annotations
 
 import pytest
+import trio
 
+from actors.session.loop import NothingToExtend
 from actors.session.round_checks import ITERATION_LIMIT_MESSAGE
 from protocol.events import ToolCallEndEvent, TurnLimitEvent, WarningEvent
-from protocol.session import GetSnapshot, SessionConfig, SteeringTurn, WaitIdle
-from tests.session.conftest import StartAgent
+from protocol.session import ExtendLimit, GetSnapshot, SessionConfig, SteeringTurn, WaitIdle
+from tests.session.conftest import HANG_GUARD, StartAgent
 from tests.session.scripts import body_text, call, tool_names, turns
 
 BREAKERS = SessionConfig(loop_breaking_tools=True)
@@ -99,3 +101,28 @@ async def test_repeated_errors_warn_then_escalate_to_the_user(start_agent: Start
         assert snapshot.state == "awaiting_input"
         outcome = await agent.ref.ask(WaitIdle())
         assert outcome.output.startswith("Stopped: the same read_file call failed 4 times")
+
+
+async def test_extend_limit_continues_where_the_input_stopped(start_agent: StartAgent) -> None:
+    script = turns(
+        [call("shell", command="echo one")], [call("shell", command="echo two")], "Finished."
+    )
+    config = SessionConfig(max_tool_rounds_per_input=1)
+    async with start_agent("anthropic", script, config) as agent:
+        await agent.run("count")
+        assert (await agent.ref.ask(WaitIdle())).output == ITERATION_LIMIT_MESSAGE
+        with pytest.raises(NothingToExtend):
+            await agent.ref.ask(ExtendLimit(0))
+        start = len(agent.seen)
+        assert (await agent.ref.ask(ExtendLimit(2))).max_tool_rounds_per_input == 3
+        with trio.fail_after(HANG_GUARD):
+            await agent.ref.ask(WaitIdle(), timeout=None)
+            await agent.drain_until("processing_end")
+        kinds = [e.kind for e in agent.seen[start:]]
+        assert "user_input" not in kinds and kinds.count("tool_call_end") == 1
+        outcome = await agent.ref.ask(WaitIdle())
+        assert (outcome.output, outcome.stop_reason) == ("Finished.", "completed")
+        history = (await agent.ref.ask(GetSnapshot())).history
+        assert [type(t).__name__ for t in history].count("UserTurn") == 1
+        with pytest.raises(NothingToExtend):
+            await agent.ref.ask(ExtendLimit(1))
