@@ -64,6 +64,9 @@ class CreateSession(_Request[SessionCreated], frozen=True, tag="create_session")
     environment: str | None = None
     working_dir: str | None = None
     config: SessionConfig | None = None
+    preset: str | None = None
+    """A loop preset by name (docs/presets.md); fields of ``config`` that differ
+    from the defaults override it."""
 
 
 class ListSessions(_Request[SessionList], frozen=True, tag="list_sessions"):

@@ -25,6 +25,7 @@ from actors.server.approvals import ApprovalNotFound
 from actors.server.environments import Environments
 from actors.server.registry import SessionRegistry
 from actors.session.actor import SessionClosed
+from actors.session.presets import preset_config
 from actors.store import Store
 from protocol.environment import AddSSHHost, ExecCommand, ReadFile, WriteFile, effective_timeout_ms
 from protocol.events import event_record
@@ -116,8 +117,11 @@ async def _answer(services: Services, request: Request) -> Reply:
     registry = services.registry
     match request:
         case CreateSession():
+            config = request.config
+            if request.preset is not None:
+                config = preset_config(request.preset, config)
             record = await registry.create(
-                request.profile, request.environment, request.working_dir, request.config
+                request.profile, request.environment, request.working_dir, config
             )
             return SessionCreated(request.id, record.info())
         case ListSessions():

@@ -34,3 +34,14 @@ async def test_extend_limit_continues_the_same_input(start_stack: StartStack) ->
         # Nothing left to extend once the input has finished on its own.
         await expect_error("invalid_request", client, ExtendSessionLimit,
                            session=session, by=3)  # fmt: skip
+
+
+async def test_create_session_takes_a_preset_by_name(start_stack: StartStack) -> None:
+    async with start_stack() as stack, stack.client() as client:
+        created = await client.request(
+            CreateSession, preset="agentic-behavior-tool", config=SessionConfig(max_turns=7)
+        )
+        config = created.session.config
+        assert (config.max_tool_rounds_per_input, config.max_command_timeout_ms) == (25, 300_000)
+        assert config.max_turns == 7
+        await expect_error("invalid_request", client, CreateSession, preset="unknown")
