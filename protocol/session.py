@@ -14,6 +14,11 @@ if TYPE_CHECKING:
     from protocol.events import SessionEvent
 
 SessionState = Literal["idle", "processing", "awaiting_input", "closed"]
+LoopState = Literal[
+    "thinking", "executing_tool", "waiting_approval", "completed", "error", "interrupted"
+]
+"""What the agent is doing (forge-agent-loop-prd "Agent Loop States"): asking the
+model, running tools, waiting for an approval, or how its last input ended."""
 
 
 class UserTurn(msgspec.Struct, frozen=True, tag="user", tag_field="turn"):
@@ -204,6 +209,8 @@ class SessionSnapshot(msgspec.Struct, frozen=True):
     config: SessionConfig
     pending_steering: list[str]
     pending_follow_ups: list[str]
+    loop_state: LoopState | None = None
+    """None until the first input starts."""
 
 
 SubAgentStatus = Literal["running", "completed", "failed", "closed"]

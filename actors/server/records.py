@@ -28,6 +28,7 @@ class Record:
     last_seq: int = 0
     state: str = "idle"
     interrupted: bool = False
+    loop_state: str | None = None
     actor: SessionActor | None = None
     ref: ActorRef | None = None
     history_saved: int = 0
@@ -53,5 +54,6 @@ class Record:
             created=self.row.created,
             updated=time.time() if self.live else self.row.updated,
             interrupted=self.interrupted,
+            loop_state=self.loop_state,
             config=self.config,
         )

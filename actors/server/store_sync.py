@@ -14,7 +14,13 @@ import trio
 from actors.kernel import ActorError, ActorRef
 from actors.server.records import Record
 from actors.store import Store
-from protocol.events import ProcessingEndEvent, SessionEndEvent, SessionEvent, UserInputEvent
+from protocol.events import (
+    LoopStateEvent,
+    ProcessingEndEvent,
+    SessionEndEvent,
+    SessionEvent,
+    UserInputEvent,
+)
 from protocol.session import GetSnapshot, Turn
 
 _HISTORY_KINDS = frozenset(
@@ -49,6 +55,8 @@ class StoreSync:
                 state = ended
             case SessionEndEvent():
                 state = "closed"
+            case LoopStateEvent(state=doing):
+                record.loop_state = doing
         if state is not None and state != record.state:
             record.state = state
             record.interrupted = False

@@ -217,6 +217,7 @@ class SessionActor(Actor):
             config=loop.config,
             pending_steering=list(loop.steering),
             pending_follow_ups=list(loop.follow_ups),
+            loop_state=loop.loop_state,
         )
 
     @handler

@@ -42,6 +42,7 @@ from protocol.events import (
     ErrorEvent,
     InterruptedEvent,
     LoopDetectionEvent,
+    LoopStateEvent,
     ProcessingEndEvent,
     SteeringInjectedEvent,
     TurnLimitEvent,
@@ -51,6 +52,7 @@ from protocol.events import (
 from protocol.llm import Message, Request, Response, ToolCall, ToolChoice, ToolResult
 from protocol.session import (
     AssistantTurn,
+    LoopState,
     SessionConfig,
     SessionOutcome,
     SessionState,
@@ -62,6 +64,16 @@ from protocol.session import (
 )
 
 INTERRUPTED_RESULT = "Interrupted before the tool finished."
+
+
+_ENDED_AS: dict[StopReason, LoopState] = {
+    "completed": "completed",
+    "error": "error",
+    "interrupted": "interrupted",
+    "turn_limit": "interrupted",
+    "closed": "interrupted",
+}
+"""The loop state an input's stop reason leaves."""
 
 
 class NothingToExtend(Rejection):
@@ -123,6 +135,7 @@ class AgenticLoop:
         self._stop_after_step = False
         self._limit_hit: Literal["max_tool_rounds_per_input", "max_turns"] | None = None
         self._rounds = 0
+        self.loop_state: LoopState | None = None
 
     @property
     def model_name(self) -> str:
@@ -217,6 +230,7 @@ class AgenticLoop:
             if self.state == "processing":
                 self.state = "idle"
             if self._fatal is None and self.state != "closed":
+                self._set_loop_state(_ENDED_AS[self._stop_reason])
                 self.hub.emit(ProcessingEndEvent(self.state))
             self._idle.set()
         return self._fatal
@@ -249,6 +263,7 @@ class AgenticLoop:
                 self._stop_reason = "interrupted"
                 self.hub.emit(InterruptedEvent())
                 return
+            self._set_loop_state("thinking")
             response = await self._ask_model()
             if response is None:
                 return
@@ -261,12 +276,18 @@ class AgenticLoop:
                     self.state = "awaiting_input"
                 return
             rounds += 1
+            self._set_loop_state("executing_tool")
             results = await self._run_round(calls)
             self.history.append(ToolResultsTurn(results, time.time()))
             if self._stop_for(checks.after_round(rounds, calls, results)):
                 return
             self._drain_steering()
             self._watch_for_loops(calls)
+
+    def _set_loop_state(self, state: LoopState) -> None:
+        if state != self.loop_state:
+            self.loop_state = state
+            self.hub.emit(LoopStateEvent(state))
 
     def _stop_for(self, verdict: Verdict) -> bool:
         """Apply the round's verdict: tell the model its notes, or end the input."""
