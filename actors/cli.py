@@ -143,6 +143,12 @@ def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     _model_options(run)
     run.add_argument("--reasoning-effort", choices=["minimal", "low", "medium", "high"])
     run.add_argument("--max-turns", type=int, help="model turns for the session (0 = unlimited)")
+    run.add_argument(
+        "--preset",
+        help="a loop preset: each seed document's limits, timeouts and loop options "
+        "(coding-agent-loop, agent-loop-and-tool-system, agentic-behavior-tool, "
+        "forge-agent-loop-prd, adr-040; see docs/presets.md)",
+    )
     run.add_argument("--instructions", help="extra system instructions (text, or @FILE)")
     run.add_argument(
         "--policy",

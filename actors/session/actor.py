@@ -28,6 +28,7 @@ from actors.session.prompt import EnvironmentSnapshot, take_snapshot
 from actors.session.subagents import AgentManager
 from actors.session.tool_round import ToolRunner
 from actors.tools.core.agents import AGENT_TOOLS
+from actors.tools.core.loop_breakers import LOOP_BREAKING_TOOLS
 from actors.tools.mcp import McpTools
 from environments.wrappers import ScopedEnvironment
 from protocol.events import (
@@ -45,6 +46,7 @@ from protocol.session import (
     Abort,
     AnswerApproval,
     CloseSession,
+    ExtendLimit,
     FollowUp,
     GetSnapshot,
     Interrupt,
@@ -104,6 +106,9 @@ class SessionActor(Actor):
                 self.profile.registry.register(tool)
             else:
                 self.profile.registry.unregister(tool.name)
+        if config.loop_breaking_tools:
+            for tool in LOOP_BREAKING_TOOLS:
+                self.profile.registry.register(tool)
         self.environment = environment
         self.gateway = gateway
         self.hub = EventHub(self.id, first_seq)
@@ -239,6 +244,15 @@ class SessionActor(Actor):
             message.request_id, message.approved, message.message, message.scope, message.by
         )
 
+    @handler
+    async def extend_limit(self, message: ExtendLimit) -> SessionConfig:
+        """Continue the input that stopped at its iteration limit, with more room."""
+        self._refuse_if_closed()
+        rounds = self.loop.extend_limit(message.by)
+        self.loop.begin()
+        self.ctx.nursery.start_soon(self._continue, rounds)
+        return self.loop.config
+
     @handler(concurrent=True)
     async def wait_idle(self, message: WaitIdle) -> SessionOutcome:
         await self.loop.wait_idle()
@@ -256,6 +270,7 @@ class SessionActor(Actor):
             config=loop.config,
             pending_steering=list(loop.steering),
             pending_follow_ups=list(loop.follow_ups),
+            loop_state=loop.loop_state,
         )
 
     @handler
@@ -299,6 +314,14 @@ class SessionActor(Actor):
                     lambda message: self.hub.emit(WarningEvent(message, category="mcp_server")),
                 )
             fatal = await self.loop.run_inputs(text)
+        finally:
+            self.loop.settle()
+        if fatal is not None:
+            await self._close(fatal)
+
+    async def _continue(self, rounds: int) -> None:
+        try:
+            fatal = await self.loop.run_inputs(None, rounds)
         finally:
             self.loop.settle()
         if fatal is not None:
