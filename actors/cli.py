@@ -252,6 +252,16 @@ def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="serve this recorded response as it is (repeatable, served in order)",
     )
     mock.add_argument("--rounds", type=int, help="answer N tool calls, then text")
+    mock.add_argument(
+        "--reject-tools",
+        action="store_true",
+        help="refuse requests that carry tools (a server without native tool calling)",
+    )
+    mock.add_argument(
+        "--text-rounds",
+        action="store_true",
+        help="with --rounds: write each call as text when a request carries no tools",
+    )
     mock.add_argument("--host", default="127.0.0.1")
     mock.add_argument("--port", type=int, default=0, help="0 picks a free port")
 

@@ -15,6 +15,12 @@ if TYPE_CHECKING:
     from protocol.events import SessionEvent
 
 SessionState = Literal["idle", "processing", "awaiting_input", "closed"]
+ToolCalling = Literal["auto", "native", "text"]
+"""How tools reach the model: ``native`` (the provider's tool calls), ``text`` (a
+call format in the system prompt, calls parsed from the answer's text), or
+``auto`` (native, switching to text when an OpenAI-compatible server rejects
+``tools``)."""
+
 LoopState = Literal[
     "thinking", "executing_tool", "waiting_approval", "completed", "error", "interrupted"
 ]
@@ -94,6 +100,8 @@ class SessionConfig(msgspec.Struct, frozen=True):
     """Identical failing calls after which the model is told to change approach (0: off)."""
     repeated_error_escalate_after: int = 0
     """Identical failing calls after which the input stops and waits for the user (0: off)."""
+    tool_calling: ToolCalling | None = None
+    """Native or text tool calls; None: what the provider profile says."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):

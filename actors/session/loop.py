@@ -32,7 +32,7 @@ from actors.models.session import ModelSession
 from actors.session.events import EventHub
 from actors.session.history import MessageLog, history_chars
 from actors.session.loop_detection import call_signature, detect_loop, loop_warning
-from actors.session.model_turn import call_model
+from actors.session.model_turn import ToolCallingMode, call_model
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, build_system_prompt
 from actors.session.round_checks import ITERATION_LIMIT_MESSAGE, RoundChecks, Verdict
@@ -131,6 +131,7 @@ class AgenticLoop:
         self._context_tokens: int | None = None
         self._stop_reason: StopReason = "completed"
         self._last_text = ""
+        self.tool_calling = ToolCallingMode(config.tool_calling or profile.tool_calling)
         self._last_error: str | None = None
         self._interrupting = False
         self._stop_after_step = False
@@ -355,7 +356,11 @@ class AgenticLoop:
         """The model's answer, or None after reporting why there is none."""
         try:
             return await call_model(
-                self._parts().model, self._request(), self.hub, self.profile.supports_streaming
+                self._parts().model,
+                self._request(),
+                self.hub,
+                self.profile.supports_streaming,
+                self.tool_calling,
             )
         except (AuthenticationError, AccessDeniedError) as error:
             self._report(error)
