@@ -100,6 +100,9 @@ class SessionConfig(msgspec.Struct, frozen=True):
     """Identical failing calls after which the model is told to change approach (0: off)."""
     repeated_error_escalate_after: int = 0
     """Identical failing calls after which the input stops and waits for the user (0: off)."""
+    terminal_tool: bool = False
+    """Offer ``terminal(command, persistent, close)``: ephemeral commands, or one
+    persistent shell per session (agentic-behavior-tool.md 6)."""
     tool_calling: ToolCalling | None = None
     """Native or text tool calls; None: what the provider profile says."""
 

@@ -14,6 +14,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 
 import msgspec
+import trio
 
 from actors.kernel import Actor, ActorError, ActorRef, Rejection, handler
 from actors.models.fallback import FallbackModel, Route, as_routes
@@ -29,6 +30,7 @@ from actors.session.subagents import AgentManager
 from actors.session.tool_round import ToolRunner
 from actors.tools.core.agents import AGENT_TOOLS
 from actors.tools.core.loop_breakers import LOOP_BREAKING_TOOLS
+from actors.tools.core.terminal import TERMINAL
 from actors.tools.mcp import McpTools
 from environments.wrappers import ScopedEnvironment
 from protocol.events import (
@@ -109,6 +111,8 @@ class SessionActor(Actor):
         if config.loop_breaking_tools:
             for tool in LOOP_BREAKING_TOOLS:
                 self.profile.registry.register(tool)
+        if config.terminal_tool:
+            self.profile.registry.register(TERMINAL)
         self.environment = environment
         self.gateway = gateway
         self.hub = EventHub(self.id, first_seq)
@@ -185,6 +189,8 @@ class SessionActor(Actor):
         self.loop.cancel()
         await self.loop.wait_idle()
         if self._tools is not None:
+            with trio.CancelScope(shield=True):
+                await self._tools.close_terminal()
             self._tools.close()
         if self._mcp is not None:
             await self._mcp.close()
@@ -390,6 +396,8 @@ class SessionActor(Actor):
         await self.agents.close_all()
         self.loop.close()
         if self._tools is not None:
+            with trio.CancelScope(shield=True):
+                await self._tools.close_terminal()
             self._tools.close()
         if self._mcp is not None:
             await self._mcp.close()

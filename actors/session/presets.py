@@ -45,12 +45,13 @@ LOOP_PRESETS = MappingProxyType(
         ),
         "agentic-behavior-tool": LoopPreset(
             "agentic-behavior-tool",
-            "agentic-behavior-tool.md: 25 iterations, commands 60 s (300 s at most)",
+            "agentic-behavior-tool.md: 25 iterations, commands 60 s (300 s at most), terminal",
             SessionConfig(
                 max_tool_rounds_per_input=25,
                 default_command_timeout_ms=60_000,
                 max_command_timeout_ms=300_000,
                 iteration_warning_ratio=0.8,
+                terminal_tool=True,
             ),
             policy="agentic-behavior-tool",
         ),

@@ -32,6 +32,15 @@ class Subagents(Protocol):
     def results(self) -> list[SubAgentResult]: ...
 
 
+@dataclass
+class TerminalSlot:
+    """A session's persistent terminal: its id in the environment, and whether it
+    is open (ephemeral terminal calls are refused while it is)."""
+
+    terminal_id: str
+    open: bool = False
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """The environment tools act on, and the settings they obey.
@@ -47,6 +56,8 @@ class ToolContext:
     output_to: OutputSink | None = None
     agents: Subagents | None = None
     """The session's subagent manager, for the subagent tools."""
+    terminal: TerminalSlot | None = None
+    """The session's persistent terminal, for the terminal tool."""
 
     def timeout_ms(self, requested: int | None) -> int:
         """The per-call timeout: the session default when unset, never past the cap."""
