@@ -143,6 +143,12 @@ def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     _model_options(run)
     run.add_argument("--reasoning-effort", choices=["minimal", "low", "medium", "high"])
     run.add_argument("--max-turns", type=int, help="model turns for the session (0 = unlimited)")
+    run.add_argument(
+        "--preset",
+        help="a loop preset: each seed document's limits, timeouts and loop options "
+        "(coding-agent-loop, agent-loop-and-tool-system, agentic-behavior-tool, "
+        "forge-agent-loop-prd, adr-040; see docs/presets.md)",
+    )
     run.add_argument("--instructions", help="extra system instructions (text, or @FILE)")
     run.add_argument(
         "--policy",
@@ -246,6 +252,16 @@ def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="serve this recorded response as it is (repeatable, served in order)",
     )
     mock.add_argument("--rounds", type=int, help="answer N tool calls, then text")
+    mock.add_argument(
+        "--reject-tools",
+        action="store_true",
+        help="refuse requests that carry tools (a server without native tool calling)",
+    )
+    mock.add_argument(
+        "--text-rounds",
+        action="store_true",
+        help="with --rounds: write each call as text when a request carries no tools",
+    )
     mock.add_argument("--host", default="127.0.0.1")
     mock.add_argument("--port", type=int, default=0, help="0 picks a free port")
 

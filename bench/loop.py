@@ -55,7 +55,7 @@ from bench.mcp_round import mcp_round_figures
 from bench.mock_provider import NOOP_TOOL, start_mock_llm
 from bench.report import Figure, emit, parse_args
 from environments.local import LocalEnvironment
-from protocol.session import SessionConfig, Submit, WaitIdle
+from protocol.session import SessionConfig, Submit, ToolCalling, WaitIdle
 
 WIRES: list[Wire] = ["openai_responses", "openai_chat", "anthropic", "gemini"]
 PROFILES: dict[str, Callable[[str], ProviderProfile]] = {
@@ -73,13 +73,17 @@ def _profile(wire: str) -> ProviderProfile:
     return profile
 
 
-async def session_rounds(wire: Wire, url: str, workdir: Path) -> tuple[float, float]:
-    """(wall s, client CPU s) for a real session doing every round the mock asks."""
+async def session_rounds(
+    wire: Wire, url: str, workdir: Path, tool_calling: ToolCalling = "native"
+) -> tuple[float, float]:
+    """(wall s, client CPU s) for a real session doing every round the mock asks;
+    ``tool_calling="text"``: the calls written in the answer's text (the mock then
+    writes them so), parsed with early detection."""
     async with Runtime() as runtime:
         ep = endpoint(wire, url, "bench-key")
         async with open_gateway(runtime, ep, RetryPolicy(max_retries=0)) as gateway:
             env = await runtime.spawn(LocalEnvironment(workdir))
-            config = SessionConfig(enable_loop_detection=False)
+            config = SessionConfig(enable_loop_detection=False, tool_calling=tool_calling)
             session = await runtime.spawn(SessionActor(_profile(wire), env, gateway, config))
             wall, cpu = time.perf_counter(), time.process_time()
             await session.tell(Submit(PROMPT))
@@ -252,9 +256,11 @@ def measure(
     rounds: int, repeats: int, wires: list[Wire] = WIRES
 ) -> dict[str, dict[str, list[float]]]:
     results: dict[str, dict[str, list[float]]] = {
-        wire: {"session": [], "raw": [], "session_wall": [], "raw_wall": []} for wire in wires
+        wire: {key: [] for key in ("session", "raw", "session_wall", "raw_wall", "text", "native")}
+        for wire in wires
     }
-    process, url = start_mock_llm("--rounds", str(rounds))
+    text_wire: Wire = "openai_chat"
+    process, url = start_mock_llm("--rounds", str(rounds), "--text-rounds")
     try:
         with tempfile.TemporaryDirectory() as directory:
             workdir = Path(directory)
@@ -262,6 +268,8 @@ def measure(
             for wire in wires:  # warm both sides alike
                 trio.run(raw_rounds, wire, url, *firsts[wire])
                 trio.run(session_rounds, wire, url, workdir)
+            if text_wire in wires:
+                trio.run(session_rounds, text_wire, url, workdir, "text")
             for repeat in range(repeats):
                 for wire in wires:
                     sides = ["raw", "session"] if repeat % 2 == 0 else ["session", "raw"]
@@ -272,6 +280,11 @@ def measure(
                             wall, cpu = trio.run(session_rounds, wire, url, workdir)
                         results[wire][side].append(cpu)
                         results[wire][f"{side}_wall"].append(wall)
+                if text_wire in wires:
+                    # Text calling against native calling on the same wire, alternated.
+                    for calling in ("text", "native")[:: 1 if repeat % 2 == 0 else -1]:
+                        _, cpu = trio.run(session_rounds, text_wire, url, workdir, calling)
+                        results[text_wire][calling].append(cpu)
     finally:
         process.terminate()
         process.wait()
@@ -325,10 +338,34 @@ def main() -> None:
                 "x",
             ),
         ]
+    if "openai_chat" in wires:
+        got = results["openai_chat"]
+        ratios = [t / n for t, n in zip(got["text"], got["native"], strict=True)]
+        figures += [
+            Figure(
+                "openai_chat_text_cpu_ms",
+                "openai_chat text calls: session CPU / round (median)",
+                statistics.median(got["text"]) * per,
+                "ms",
+            ),
+            Figure(
+                "openai_chat_text_native_cpu_ms",
+                "openai_chat native calls, same repeats: CPU / round (median)",
+                statistics.median(got["native"]) * per,
+                "ms",
+            ),
+            Figure("text_cpu_ratio_min", "text / native calling CPU (min)", min(ratios), "x"),
+            Figure(
+                "text_cpu_ratio_median",
+                "text / native calling CPU (median)",
+                statistics.median(ratios),
+                "x",
+            ),
+        ]
     figures += mcp_round_figures(*((10, 2) if args.quick else (50, 4)))
     figures += policy_figures(*((100, 3) if args.quick else (300, 9)))
-    emit("Troupe agentic loop, per wire (an MCP tool round, the policy's cost)", figures,
-         args.json)  # fmt: skip
+    title = "Troupe agentic loop, per wire (text calls, an MCP tool round, the policy's cost)"
+    emit(title, figures, args.json)
 
 
 def policy_figures(calls: int, repeats: int) -> list[Figure]:

@@ -12,6 +12,7 @@ from actors.kernel import Actor, RestartPolicy, handler
 from environments.errors import InvalidPath, InvalidRequest
 from protocol.environment import (
     Cleanup,
+    CloseTerminal,
     DeleteFile,
     Describe,
     DirEntry,
@@ -31,7 +32,9 @@ from protocol.environment import (
     ReadFile,
     ResolvedPath,
     ResolvePath,
+    RunInTerminal,
     StatPath,
+    TerminalOutput,
     WriteFile,
     WriteResult,
 )
@@ -71,6 +74,8 @@ class EnvironmentActor(Actor):
         DeleteFile,
         ListDirectory,
         ExecCommand,
+        RunInTerminal,
+        CloseTerminal,
         Grep,
         Glob,
         Initialize,
@@ -97,6 +102,10 @@ class EnvironmentActor(Actor):
                 return await self.list_directory(request)
             case ExecCommand():
                 return await self.exec_command(request)
+            case RunInTerminal():
+                return await self.run_in_terminal(request)
+            case CloseTerminal():
+                return await self.close_terminal(request)
             case Grep():
                 return await self.grep(request)
             case Glob():
@@ -131,6 +140,12 @@ class EnvironmentActor(Actor):
 
     async def exec_command(self, request: ExecCommand) -> ExecResult:
         raise NotImplementedError
+
+    async def run_in_terminal(self, request: RunInTerminal) -> TerminalOutput:
+        raise InvalidRequest(f"{type(self).__name__} has no persistent terminal")
+
+    async def close_terminal(self, request: CloseTerminal) -> bool:
+        return False
 
     async def grep(self, request: Grep) -> GrepResult:
         raise NotImplementedError

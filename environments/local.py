@@ -33,10 +33,12 @@ from environments.errors import (
     PermissionDenied,
 )
 from environments.local_exec import exit_status, run_local_command
+from environments.local_terminal import LocalTerminals
 from environments.sandbox import find_bwrap, sandboxed_argv
 from environments.search import glob_local, grep_python
 from environments.textfiles import render_file
 from protocol.environment import (
+    CloseTerminal,
     DeleteFile,
     DirEntry,
     EnvironmentInfo,
@@ -53,7 +55,9 @@ from protocol.environment import (
     ReadFile,
     ResolvedPath,
     ResolvePath,
+    RunInTerminal,
     StatPath,
+    TerminalOutput,
     WriteFile,
     WriteResult,
 )
@@ -140,6 +144,7 @@ class LocalEnvironment(EnvironmentActor):
         ledger: ProcessLedger | None = None,
     ) -> None:
         self.ledger = ledger
+        self.terminals: LocalTerminals | None = None
         self.working_dir = Path(working_dir).resolve()
         self.env_policy = env_policy or EnvPolicy()
         self.capture_cap = capture_cap
@@ -220,6 +225,26 @@ class LocalEnvironment(EnvironmentActor):
         return await run_local_command(
             self.ctx, request, cwd, env, self.capture_cap, self.ledger, argv
         )
+
+    async def run_in_terminal(self, request: RunInTerminal) -> TerminalOutput:
+        env = command_environment(self.env_policy, os.environ, None)
+        return await self._terminals().run(
+            request.terminal_id, request.command, request.timeout_ms, self.working_dir, env
+        )
+
+    async def close_terminal(self, request: CloseTerminal) -> bool:
+        return await self._terminals().close(request.terminal_id)
+
+    def _terminals(self) -> LocalTerminals:
+        if self.terminals is None:
+            self.terminals = LocalTerminals(self.ctx.runtime.kill_grace)
+        return self.terminals
+
+    async def on_stop(self) -> None:
+        """Persistent terminals end with the environment, like every other process."""
+        if self.terminals is not None:
+            await self.terminals.close_all()
+        await super().on_stop()
 
     async def grep(self, request: Grep) -> GrepResult:
         root = self.resolve(request.path)

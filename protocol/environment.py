@@ -116,6 +116,36 @@ class ExecCommand(_Request["ExecResult"], frozen=True):
     between (over SSH it is quoted word by word for the remote shell)."""
 
 
+class RunInTerminal(_Request["TerminalOutput"], frozen=True):
+    """Run ``command`` in the persistent shell ``terminal_id`` (one long-lived bash in
+    its own process group, opened on first use in the environment's root), which
+    keeps its working directory and exported variables from one command to the next
+    (agentic-behavior-tool.md 6). A timeout or ``exit`` ends that shell."""
+
+    command: str
+    terminal_id: str
+    timeout_ms: int | None = None
+
+
+class CloseTerminal(_Request[bool], frozen=True):
+    """End the persistent shell ``terminal_id`` and every process in its group;
+    answered True when one was open."""
+
+    terminal_id: str
+
+
+class TerminalOutput(msgspec.Struct, frozen=True):
+    """One persistent-shell command: output (stderr merged), status and where the
+    shell is now; ``closed`` when the shell ended with it (timeout or exit)."""
+
+    output: str
+    exit_code: int | None
+    working_dir: str | None
+    timed_out: bool = False
+    closed: bool = False
+    duration_ms: int = 0
+
+
 class Grep(_Request["GrepResult"], frozen=True):
     pattern: str
     path: str | None = None
@@ -181,6 +211,8 @@ EnvironmentRequest = (
     | DeleteFile
     | ListDirectory
     | ExecCommand
+    | RunInTerminal
+    | CloseTerminal
     | Grep
     | Glob
     | Initialize

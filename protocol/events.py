@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from protocol.llm import Usage
-from protocol.session import SessionState
+from protocol.session import LoopState, SessionState
 
 
 class EventBody(msgspec.Struct, frozen=True):
@@ -75,6 +75,16 @@ class ProcessingEndEvent(EventBody, frozen=True):
 
 
 # -- the model's answer -------------------------------------------------------
+
+
+class LoopStateEvent(EventBody, frozen=True):
+    """What the agent is doing now: ``thinking`` (asking the model),
+    ``executing_tool``, ``waiting_approval``, or how the input ended (``completed``,
+    ``error``, ``interrupted``; an iteration limit counts as interrupted).
+    ``get_session`` gives the current one."""
+
+    kind = "loop_state"
+    state: LoopState
 
 
 class AssistantTextStartEvent(EventBody, frozen=True):
@@ -342,6 +352,7 @@ EventData = (
     | SessionEndEvent
     | UserInputEvent
     | ProcessingEndEvent
+    | LoopStateEvent
     | AssistantTextStartEvent
     | AssistantTextDeltaEvent
     | AssistantReasoningDeltaEvent
@@ -454,6 +465,7 @@ __all__ = [
     "InputInterruptedEvent",
     "InterruptedEvent",
     "LoopDetectionEvent",
+    "LoopStateEvent",
     "PolicyDecisionEvent",
     "ProcessingEndEvent",
     "SessionEndEvent",

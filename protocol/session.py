@@ -15,6 +15,17 @@ if TYPE_CHECKING:
     from protocol.events import SessionEvent
 
 SessionState = Literal["idle", "processing", "awaiting_input", "closed"]
+ToolCalling = Literal["auto", "native", "text"]
+"""How tools reach the model: ``native`` (the provider's tool calls), ``text`` (a
+call format in the system prompt, calls parsed from the answer's text), or
+``auto`` (native, switching to text when an OpenAI-compatible server rejects
+``tools``)."""
+
+LoopState = Literal[
+    "thinking", "executing_tool", "waiting_approval", "completed", "error", "interrupted"
+]
+"""What the agent is doing (forge-agent-loop-prd "Agent Loop States"): asking the
+model, running tools, waiting for an approval, or how its last input ended."""
 
 
 class UserTurn(msgspec.Struct, frozen=True, tag="user", tag_field="turn"):
@@ -79,6 +90,21 @@ class SessionConfig(msgspec.Struct, frozen=True):
     ``sandboxed``, ``permissive`` ...; see ``actors/policy/presets.py``)."""
     policy_overrides: dict[str, Any] = {}
     """Fields of the preset replaced for this session (``{"admin": "deny"}``)."""
+    loop_breaking_tools: bool = False
+    """Offer task_completion, ask_question and converse; calling one ends the input
+    (forge-agent-loop-prd FR6)."""
+    iteration_warning_ratio: float = 0.0
+    """Tell the model when the tool rounds of an input reach this fraction of
+    ``max_tool_rounds_per_input`` (0: never)."""
+    repeated_error_warn_after: int = 0
+    """Identical failing calls after which the model is told to change approach (0: off)."""
+    repeated_error_escalate_after: int = 0
+    """Identical failing calls after which the input stops and waits for the user (0: off)."""
+    terminal_tool: bool = False
+    """Offer ``terminal(command, persistent, close)``: ephemeral commands, or one
+    persistent shell per session (agentic-behavior-tool.md 6)."""
+    tool_calling: ToolCalling | None = None
+    """Native or text tool calls; None: what the provider profile says."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
@@ -142,6 +168,14 @@ class AnswerApproval(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_fiel
     message: str | None = None
     scope: ApprovalScope = "once"
     by: str = "client"
+
+
+class ExtendLimit(msgspec.Struct, Asks[SessionConfig], frozen=True, tag=True, tag_field="type"):
+    """The last input stopped at an iteration limit: raise that limit by ``by`` and
+    continue the same input (no new user message). Answered with the new settings;
+    refused when the session is busy or its last input did not stop at a limit."""
+
+    by: int
 
 
 class WaitIdle(msgspec.Struct, Asks["SessionOutcome"], frozen=True, tag=True, tag_field="type"):
@@ -212,6 +246,8 @@ class SessionSnapshot(msgspec.Struct, frozen=True):
     config: SessionConfig
     pending_steering: list[str]
     pending_follow_ups: list[str]
+    loop_state: LoopState | None = None
+    """None until the first input starts."""
 
 
 SubAgentStatus = Literal["running", "completed", "failed", "closed"]

@@ -75,6 +75,9 @@ class SessionInfo(msgspec.Struct, frozen=True):
     created: float
     updated: float
     interrupted: bool = False
+    loop_state: str | None = None
+    """What the agent is doing (``thinking``, ``executing_tool``, ...; see the
+    ``loop_state`` event); null before the first input of a live session."""
     config: SessionConfig = SessionConfig()
     task: str = ""
     """The first input the session received (seen by this server process)."""

@@ -65,6 +65,9 @@ class CreateSession(_Request[SessionCreated], frozen=True, tag="create_session")
     environment: str | None = None
     working_dir: str | None = None
     config: SessionConfig | None = None
+    preset: str | None = None
+    """A loop preset by name (docs/presets.md); fields of ``config`` that differ
+    from the defaults override it."""
 
 
 class ListSessions(_Request[SessionList], frozen=True, tag="list_sessions"):
@@ -115,6 +118,14 @@ class UpdateSessionConfig(_Request[ConfigUpdated], frozen=True, tag="update_conf
     reasoning_effort: str | None = None
     max_turns: int | None = None
     max_tool_rounds_per_input: int | None = None
+
+
+class ExtendSessionLimit(_Request[ConfigUpdated], frozen=True, tag="extend_limit"):
+    """The session's last input stopped at an iteration limit: raise that limit by
+    ``by`` and continue the same input. ``invalid_request`` when it did not."""
+
+    session: str
+    by: int
 
 
 class SubscribeSession(_Request[Subscribed], frozen=True, tag="subscribe"):
@@ -204,6 +215,7 @@ Request = (
     | AbortSession
     | InterruptSession
     | UpdateSessionConfig
+    | ExtendSessionLimit
     | SubscribeSession
     | UnsubscribeSession
     | ResolveApproval

@@ -179,6 +179,7 @@ async def _open_session(
                 environment=environment,
                 working_dir=None if environment else str(workdir),
                 config=session_config(settings, getattr(args, "policy", None)),
+                preset=getattr(args, "preset", None),
             ),
         )
         return created.session.session_id, 0, where

@@ -26,6 +26,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.rounds is not None:
         script = msgspec.structs.replace(script, rounds=args.rounds)
+    if getattr(args, "reject_tools", False):
+        script = msgspec.structs.replace(script, reject_tools=True)
+    if getattr(args, "text_rounds", False):
+        script = msgspec.structs.replace(script, text_rounds=True)
     replies: list[Reply] = []
     for path in [*script.replay, *args.replay]:
         try:

@@ -102,6 +102,12 @@ class Script(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Characters per text, reasoning or argument delta."""
     replay: list[str] = []
     """Recorded response files to serve as they are, one per request, in order."""
+    text_rounds: bool = False
+    """In rounds mode, answer a request without ``tools`` (a client calling tools in
+    text) with the round's call written in the text, ``<tool_call>{...}</tool_call>``."""
+    reject_tools: bool = False
+    """Answer any request that carries ``tools`` with a 400, as a server without
+    native tool calling does (Ollama's plain models, llama.cpp without ``--jinja``)."""
 
 
 class ScriptError(ValueError):

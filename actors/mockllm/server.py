@@ -8,6 +8,7 @@ response is written. Binds 127.0.0.1 on a free port by default.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -49,6 +50,10 @@ class RecordedRequest(msgspec.Struct, frozen=True):
 
 class _Gone(Exception):
     """The client closed the connection (or we dropped it on purpose)."""
+
+
+def _has_tools(body: Any) -> bool:
+    return isinstance(body, dict) and bool(body.get("tools"))
 
 
 class MockLLMServer:
@@ -123,6 +128,14 @@ class MockLLMServer:
     def _plan(self, wire: str, body: Any) -> Turn:
         wire = BODY_FORMAT.get(wire, wire)
         script = self.script
+        if script.rounds is not None and script.text_rounds and not _has_tools(body):
+            # A client calling tools in text (no ``tools`` in the request): the call
+            # comes written in the answer, and each model turn so far was one round.
+            done = count_model_turns(wire, body)
+            if done < script.rounds:
+                call = json.dumps({"name": script.rounds_tool, "arguments": {"round": done + 1}})
+                return Turn(text=f"<tool_call>\n{call}\n</tool_call>")
+            return Turn(text=script.rounds_text)
         if script.rounds is not None:
             done = count_tool_results(wire, body)
             if done < script.rounds:
@@ -186,6 +199,10 @@ class MockLLMServer:
                 return await self._send(conn, stream, 400, JSON, [body])
             if streamed is None:
                 streamed = bool(isinstance(payload, dict) and payload.get("stream"))
+            if self.script.reject_tools and _has_tools(payload):
+                message = f"{self.script.model} does not support tools"
+                body = WIRES[wire_name].error_body(400, message, None)
+                return await self._send(conn, stream, 400, JSON, [body])
             turn = self._plan(wire_name, payload)
             return await self._answer(conn, stream, WIRES[wire_name], turn, streamed, payload)
         finally:

@@ -26,12 +26,14 @@ from actors.server.options import server_options
 from actors.server.registry import SessionRegistry
 from actors.session.actor import SessionClosed
 from actors.session.approvals import ApprovalNotFound
+from actors.session.presets import preset_config
 from actors.store import Store
 from protocol.environment import AddSSHHost, ExecCommand, ReadFile, WriteFile, effective_timeout_ms
 from protocol.events import event_record
 from protocol.session import (
     Abort,
     AnswerApproval,
+    ExtendLimit,
     FollowUp,
     Interrupt,
     Steer,
@@ -49,6 +51,7 @@ from protocol.wire import (
     ErrorReply,
     ExecInEnvironment,
     ExecReply,
+    ExtendSessionLimit,
     FileReply,
     FollowUpSession,
     GetServerOptions,
@@ -117,8 +120,11 @@ async def _answer(services: Services, request: Request) -> Reply:
     registry = services.registry
     match request:
         case CreateSession():
+            config = request.config
+            if request.preset is not None:
+                config = preset_config(request.preset, config)
             record = await registry.create(
-                request.profile, request.environment, request.working_dir, request.config
+                request.profile, request.environment, request.working_dir, config
             )
             return SessionCreated(request.id, record.info())
         case ListSessions():
@@ -144,6 +150,12 @@ async def _answer(services: Services, request: Request) -> Reply:
             }
             assert record.ref is not None
             config = await record.ref.ask(UpdateConfig(**changes), timeout=SESSION_ASK_TIMEOUT)
+            record.config = config
+            return ConfigUpdated(request.id, config)
+        case ExtendSessionLimit():
+            record = await _live(registry, request.session)
+            assert record.ref is not None
+            config = await record.ref.ask(ExtendLimit(request.by), timeout=SESSION_ASK_TIMEOUT)
             record.config = config
             return ConfigUpdated(request.id, config)
         case ResolveApproval():

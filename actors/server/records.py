@@ -30,6 +30,7 @@ class Record:
     """The highest seq issued, durable or live-only."""
     state: str = "idle"
     interrupted: bool = False
+    loop_state: str | None = None
     actor: SessionActor | None = None
     ref: ActorRef | None = None
     history_saved: int = 0
@@ -66,6 +67,7 @@ class Record:
             created=self.row.created,
             updated=time.time() if self.live else self.row.updated,
             interrupted=self.interrupted,
+            loop_state=self.loop_state,
             config=self.config,
             task=self.task,
             activity=self.activity if self.live else "",

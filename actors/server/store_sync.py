@@ -19,6 +19,7 @@ from protocol.events import (
     ApprovalResolvedEvent,
     AssistantTextEndEvent,
     AssistantTextStartEvent,
+    LoopStateEvent,
     ProcessingEndEvent,
     SessionEndEvent,
     SessionEvent,
@@ -64,6 +65,8 @@ class StoreSync:
                 state = ended
             case SessionEndEvent():
                 state = "closed"
+            case LoopStateEvent(state=doing):
+                record.loop_state = doing
         if state is not None and state != record.state:
             record.state = state
             record.interrupted = False

@@ -14,6 +14,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 
 import msgspec
+import trio
 
 from actors.kernel import Actor, ActorError, ActorRef, Rejection, handler
 from actors.models.fallback import FallbackModel, Route, as_routes
@@ -30,6 +31,8 @@ from actors.session.subagents import AgentManager
 from actors.session.tool_round import ToolRunner
 from actors.tools.cli_registry import load_cli_tools
 from actors.tools.core.agents import AGENT_TOOLS
+from actors.tools.core.loop_breakers import LOOP_BREAKING_TOOLS
+from actors.tools.core.terminal import TERMINAL
 from actors.tools.mcp import McpTools
 from environments.wrappers import ScopedEnvironment
 from protocol.events import (
@@ -47,6 +50,7 @@ from protocol.session import (
     Abort,
     AnswerApproval,
     CloseSession,
+    ExtendLimit,
     FollowUp,
     GetSnapshot,
     Interrupt,
@@ -110,6 +114,11 @@ class SessionActor(Actor):
                 self.profile.registry.register(tool)
             else:
                 self.profile.registry.unregister(tool.name)
+        if config.loop_breaking_tools:
+            for tool in LOOP_BREAKING_TOOLS:
+                self.profile.registry.register(tool)
+        if config.terminal_tool:
+            self.profile.registry.register(TERMINAL)
         self.environment = environment
         self.gateway = gateway
         self.hub = EventHub(self.id, first_seq)
@@ -173,7 +182,7 @@ class SessionActor(Actor):
             self.hub.emit(WarningEvent(problem, category="cli_tools"))
         if self.loop.resumed is not None:
             self.loop.begin()
-            self.ctx.nursery.start_soon(self._process_resumed)
+            self.ctx.nursery.start_soon(self._continue)
 
     def _model_switched(self, data: dict[str, object]) -> None:
         """The one place a fallback switch becomes an event."""
@@ -197,6 +206,8 @@ class SessionActor(Actor):
         self.loop.cancel()
         await self.loop.wait_idle()
         if self._tools is not None:
+            with trio.CancelScope(shield=True):
+                await self._tools.close_terminal()
             self._tools.close()
         if self._mcp is not None:
             await self._mcp.close()
@@ -256,6 +267,15 @@ class SessionActor(Actor):
             message.request_id, message.approved, message.message, message.scope, message.by
         )
 
+    @handler
+    async def extend_limit(self, message: ExtendLimit) -> SessionConfig:
+        """Continue the input that stopped at its iteration limit, with more room."""
+        self._refuse_if_closed()
+        rounds = self.loop.extend_limit(message.by)
+        self.loop.begin()
+        self.ctx.nursery.start_soon(self._continue, rounds)
+        return self.loop.config
+
     @handler(concurrent=True)
     async def wait_idle(self, message: WaitIdle) -> SessionOutcome:
         await self.loop.wait_idle()
@@ -273,6 +293,7 @@ class SessionActor(Actor):
             config=loop.config,
             pending_steering=list(loop.steering),
             pending_follow_ups=list(loop.follow_ups),
+            loop_state=loop.loop_state,
         )
 
     @handler
@@ -321,9 +342,12 @@ class SessionActor(Actor):
         if fatal is not None:
             await self._close(fatal)
 
-    async def _process_resumed(self) -> None:
+    async def _continue(self, rounds: int = 0) -> None:
+        """Go on with the current input without a new user message: after
+        ``extend_limit`` (``rounds`` already made) or after a restart that left a
+        round unfinished (the loop finishes that round first)."""
         try:
-            fatal = await self.loop.run_inputs(None)
+            fatal = await self.loop.run_inputs(None, rounds)
         finally:
             self.loop.settle()
         if fatal is not None:
@@ -392,6 +416,8 @@ class SessionActor(Actor):
         await self.agents.close_all()
         self.loop.close()
         if self._tools is not None:
+            with trio.CancelScope(shield=True):
+                await self._tools.close_terminal()
             self._tools.close()
         if self._mcp is not None:
             await self._mcp.close()

@@ -14,9 +14,12 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Literal
 
+import msgspec
 import trio
 
+from actors.kernel import Rejection
 from actors.models.client.catalog import get_model_info, usage_cost
 from actors.models.errors import (
     AccessDeniedError,
@@ -29,10 +32,11 @@ from actors.models.session import ModelSession
 from actors.session.events import EventHub
 from actors.session.history import MessageLog, history_chars
 from actors.session.loop_detection import call_signature, detect_loop, loop_warning
-from actors.session.model_turn import call_model
+from actors.session.model_turn import ToolCallingMode, call_model
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, build_system_prompt
 from actors.session.resumed_round import ResumedRound
+from actors.session.round_checks import ITERATION_LIMIT_MESSAGE, RoundChecks, Verdict
 from actors.session.tool_round import ToolRunner
 from protocol.events import (
     AssistantTextEndEvent,
@@ -40,6 +44,7 @@ from protocol.events import (
     ErrorEvent,
     InterruptedEvent,
     LoopDetectionEvent,
+    LoopStateEvent,
     ProcessingEndEvent,
     SteeringInjectedEvent,
     TurnLimitEvent,
@@ -49,6 +54,7 @@ from protocol.events import (
 from protocol.llm import Message, Request, Response, ToolCall, ToolChoice, ToolResult
 from protocol.session import (
     AssistantTurn,
+    LoopState,
     SessionConfig,
     SessionOutcome,
     SessionState,
@@ -60,6 +66,22 @@ from protocol.session import (
 )
 
 INTERRUPTED_RESULT = "Interrupted before the tool finished."
+
+
+_ENDED_AS: dict[StopReason, LoopState] = {
+    "completed": "completed",
+    "error": "error",
+    "interrupted": "interrupted",
+    "turn_limit": "interrupted",
+    "closed": "interrupted",
+}
+"""The loop state an input's stop reason leaves."""
+
+
+class NothingToExtend(Rejection):
+    """``ExtendLimit`` while the last input did not stop at a limit (or still runs)."""
+
+    code = "invalid_request"
 
 
 @dataclass(frozen=True)
@@ -110,11 +132,15 @@ class AgenticLoop:
         self._context_tokens: int | None = None
         self._stop_reason: StopReason = "completed"
         self._last_text = ""
+        self.tool_calling = ToolCallingMode(config.tool_calling or profile.tool_calling)
         self._last_error: str | None = None
         self._interrupting = False
         self._stop_after_step = False
         self.resumed: ResumedRound | None = None
         """A round a crash cut short, finished before the next model call."""
+        self._limit_hit: Literal["max_tool_rounds_per_input", "max_turns"] | None = None
+        self._rounds = 0
+        self.loop_state: LoopState | None = None
 
     @property
     def model_name(self) -> str:
@@ -182,8 +208,21 @@ class AgenticLoop:
 
     # -- inputs --------------------------------------------------------------
 
-    async def run_inputs(self, text: str | None) -> str | None:
+    def extend_limit(self, by: int) -> int:
+        """Raise the limit the last input stopped at by ``by``; the tool rounds that
+        input has used, to continue it with :meth:`run_inputs` (``text`` None)."""
+        if by <= 0:
+            raise NothingToExtend(f"extend_limit needs a positive amount, not {by}")
+        if self.state != "idle" or self._limit_hit is None:
+            raise NothingToExtend("the last input did not stop at an iteration limit")
+        limit, self._limit_hit = self._limit_hit, None
+        current = getattr(self.config, limit)
+        self.config = msgspec.structs.replace(self.config, **{limit: current + by})
+        return self._rounds
+
+    async def run_inputs(self, text: str | None, rounds: int = 0) -> str | None:
         """Process ``text``, then each queued follow-up, until none is left.
+        ``rounds`` continues an input stopped at its limit with the rounds it used.
 
         Returns why the session must close (an error no retry can fix), or None."""
         try:
@@ -191,7 +230,8 @@ class AgenticLoop:
                 self._work = scope
                 next_text: str | None = text
                 while self._fatal is None:
-                    await self._process_input(next_text)
+                    await self._process_input(next_text, rounds)
+                    rounds = 0
                     next_text = self._next_input()
                     if next_text is None and not self._continue_with_steering():
                         break
@@ -205,6 +245,7 @@ class AgenticLoop:
             if self.state == "processing":
                 self.state = "idle"
             if self._fatal is None and self.state != "closed":
+                self._set_loop_state(_ENDED_AS[self._stop_reason])
                 self.hub.emit(ProcessingEndEvent(self.state))
             self._idle.set()
         return self._fatal
@@ -217,21 +258,23 @@ class AgenticLoop:
         those messages for a submit that may never come, continue with them."""
         return self.agent_depth > 0 and bool(self.steering)
 
-    async def _process_input(self, text: str | None) -> None:
+    async def _process_input(self, text: str | None, rounds: int = 0) -> None:
         """One input (None: continue with pending steering only) until it ends."""
         self.state = "processing"
         self._stop_reason, self._last_text, self._last_error = "completed", "", None
+        self._limit_hit = None
         if text is not None:
             self.history.append(UserTurn(text, time.time()))
             self.hub.emit(UserInputEvent(text))
         self._drain_steering()
-        rounds = 0
         resumed, self.resumed = self.resumed, None
         if resumed is not None:
-            rounds = 1
+            rounds = max(rounds, 1)
             await self._finish_round(resumed)
         context_warned = False
+        checks = RoundChecks.for_input(self.config)
         while True:
+            self._rounds = rounds
             if self._limit_reached(rounds):
                 return
             if self._stop_after_step:
@@ -239,6 +282,7 @@ class AgenticLoop:
                 self._stop_reason = "interrupted"
                 self.hub.emit(InterruptedEvent())
                 return
+            self._set_loop_state("thinking")
             response = await self._ask_model()
             if response is None:
                 return
@@ -251,19 +295,43 @@ class AgenticLoop:
                     self.state = "awaiting_input"
                 return
             rounds += 1
-            self.history.append(ToolResultsTurn(await self._run_round(calls), time.time()))
+            self._set_loop_state("executing_tool")
+            results = await self._run_round(calls)
+            self.history.append(ToolResultsTurn(results, time.time()))
+            if self._stop_for(checks.after_round(rounds, calls, results)):
+                return
             self._drain_steering()
             self._watch_for_loops(calls)
+
+    def _set_loop_state(self, state: LoopState) -> None:
+        if state != self.loop_state:
+            self.loop_state = state
+            self.hub.emit(LoopStateEvent(state))
+
+    def _stop_for(self, verdict: Verdict) -> bool:
+        """Apply the round's verdict: tell the model its notes, or end the input."""
+        if verdict.stop_text is not None:
+            self._last_text = verdict.stop_text
+            if verdict.await_user:
+                self.state = "awaiting_input"
+            return True
+        for message, category in verdict.notes:
+            self.history.append(SteeringTurn(message, time.time()))
+            self.hub.emit(WarningEvent(message, category))
+        return False
 
     def _limit_reached(self, rounds: int) -> bool:
         config = self.config
         if config.max_tool_rounds_per_input and rounds >= config.max_tool_rounds_per_input:
-            self.hub.emit(TurnLimitEvent("max_tool_rounds_per_input", round=rounds))
+            self._limit_hit = "max_tool_rounds_per_input"
+            self.hub.emit(TurnLimitEvent(self._limit_hit, round=rounds))
         elif config.max_turns and self._model_turns >= config.max_turns:
-            self.hub.emit(TurnLimitEvent("max_turns", total_turns=self._model_turns))
+            self._limit_hit = "max_turns"
+            self.hub.emit(TurnLimitEvent(self._limit_hit, total_turns=self._model_turns))
         else:
             return False
         self._stop_reason = "turn_limit"
+        self._last_text = ITERATION_LIMIT_MESSAGE
         return True
 
     async def _finish_round(self, resumed: ResumedRound) -> None:
@@ -307,7 +375,11 @@ class AgenticLoop:
         """The model's answer, or None after reporting why there is none."""
         try:
             return await call_model(
-                self._parts().model, self._request(), self.hub, self.profile.supports_streaming
+                self._parts().model,
+                self._request(),
+                self.hub,
+                self.profile.supports_streaming,
+                self.tool_calling,
             )
         except (AuthenticationError, AccessDeniedError) as error:
             self._report(error)

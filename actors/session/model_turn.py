@@ -10,10 +10,19 @@ from actors.models.errors import ModelError, StreamError
 from actors.models.fallback import FallbackModel
 from actors.models.session import ModelSession
 from actors.session.events import EventHub
+from actors.session.text_calls import CallWatch
+from actors.session.text_calls.calling import (
+    ToolCalling,
+    Translations,
+    rejects_tools,
+    text_request,
+    text_response,
+)
 from protocol.events import (
     AssistantReasoningDeltaEvent,
     AssistantTextDeltaEvent,
     AssistantTextStartEvent,
+    WarningEvent,
 )
 from protocol.llm import (
     Finish,
@@ -26,10 +35,88 @@ from protocol.llm import (
 )
 
 
+class ToolCallingMode:
+    """How this session's calls carry tools; ``auto`` becomes ``text`` for good the
+    first time a server rejects ``tools``."""
+
+    def __init__(self, mode: ToolCalling) -> None:
+        self.mode: ToolCalling = mode
+        self.translations = Translations()
+
+
 async def call_model(
+    model: ModelSession | FallbackModel,
+    request: Request,
+    hub: EventHub,
+    stream: bool,
+    calling: ToolCallingMode | None = None,
+) -> Response:
+    """The model's whole answer; raises a typed ModelError when the call fails.
+    With text calling, the tools travel in the prompt and the calls in the text."""
+    if calling is not None and calling.mode == "text" and request.tools:
+        return await _call_with_text(model, request, hub, stream, calling.translations)
+    try:
+        return await _call_native(model, request, hub, stream)
+    except ModelError as error:
+        if calling is None or calling.mode != "auto" or not rejects_tools(error, request):
+            raise
+        calling.mode = "text"
+        hub.emit(
+            WarningEvent(
+                f"the server refused native tool calls ({error}); "
+                "tools are offered as text from now on",
+                category="text_tool_calls",
+            )
+        )
+        return await _call_with_text(model, request, hub, stream, calling.translations)
+
+
+async def _call_with_text(
+    model: ModelSession | FallbackModel,
+    request: Request,
+    hub: EventHub,
+    stream: bool,
+    translations: Translations,
+) -> Response:
+    """Stream until a complete call has arrived (early detection, R3.5), then stop
+    generating: whatever the model writes after its call (a made-up observation)
+    would only be thrown away."""
+    plain = text_request(request, translations)
+    if not stream:
+        done = await _call_native(model, plain, hub, stream)
+        return text_response(done.text, done.model, request.tools, done.usage, done.id)
+    watch = CallWatch(tuple(tool.name for tool in request.tools))
+    finished: Response | None = None
+    started = False
+    async with model.stream(plain) as events:
+        async for event in events:
+            match event:
+                case TextStart():
+                    if not started:
+                        hub.emit(AssistantTextStartEvent())
+                        started = True
+                case TextDelta():
+                    hub.emit(AssistantTextDeltaEvent(event.delta))
+                    if watch.feed(event.delta):
+                        break
+                case ReasoningDelta():
+                    hub.emit(AssistantReasoningDeltaEvent(event.delta))
+                case Finish():
+                    finished = event.response
+                case StreamFailed():
+                    raise _stream_error(event)
+    if finished is not None:
+        return text_response(
+            finished.text, finished.model, request.tools, finished.usage, finished.id
+        )
+    if not watch.complete:
+        raise StreamError(f"{request.model}: the stream ended without a finish event")
+    return text_response(watch.text, request.model, request.tools)
+
+
+async def _call_native(
     model: ModelSession | FallbackModel, request: Request, hub: EventHub, stream: bool
 ) -> Response:
-    """The model's whole answer; raises a typed ModelError when the call fails."""
     if not stream:
         response = await model.complete(request)
         if response.text:

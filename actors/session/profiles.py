@@ -21,6 +21,7 @@ from actors.tools.core.shell import shell_tool
 from actors.tools.registry import ToolRegistry
 from protocol.environment import DEFAULT_TIMEOUT_MS
 from protocol.llm import ToolDefinition
+from protocol.session import ToolCalling
 
 ANTHROPIC_SHELL_TIMEOUT_MS = 120_000
 """Claude Code's convention (§3.5); it overrides the session default for this profile."""
@@ -98,6 +99,9 @@ class ProviderProfile:
     default_command_timeout_ms: int | None = None
     """When set, overrides the session's default command timeout for this profile."""
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tool_calling: ToolCalling = "auto"
+    """Native tool calls, text calls (models and servers without them), or native
+    with a switch to text when an OpenAI-compatible server rejects ``tools``."""
 
     def derive(self, model: str | None = None) -> ProviderProfile:
         """A copy with its own registry (and optionally another model), so a session

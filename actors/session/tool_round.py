@@ -21,10 +21,10 @@ from actors.kernel import ActorRef
 from actors.session.events import EventHub
 from actors.session.policy_gate import CommandLimits, PolicyGate
 from actors.session.profiles import ProviderProfile
-from actors.tools.core.context import Subagents, ToolContext
+from actors.tools.core.context import Subagents, TerminalSlot, ToolContext
 from actors.tools.registry import Tool
 from actors.tools.truncation import truncate_tool_output
-from protocol.environment import ExecOutput
+from protocol.environment import CloseTerminal, ExecOutput
 from protocol.events import ToolCallEndEvent, ToolCallOutputDeltaEvent, ToolCallStartEvent
 from protocol.llm import ToolCall, ToolResult
 from protocol.session import SessionConfig
@@ -68,6 +68,7 @@ class ToolRunner:
         self.working_dir = working_dir
         self.agents = agents
         self.gate = gate
+        self.terminal = TerminalSlot(f"terminal-{hub.session_id}")
         self._deltas_in, self._deltas_out = trio.open_memory_channel[tuple[str, ExecOutput]](
             DELTA_BACKLOG
         )
@@ -96,6 +97,7 @@ class ToolRunner:
             agents=self.agents,
             sandbox=limits.sandbox,
             env_allowlist=limits.env_allowlist,
+            terminal=self.terminal,
         )
         self.hub.emit(ToolCallStartEvent(call.id, call.name, call.arguments))
         gate = self.gate
@@ -120,6 +122,12 @@ class ToolRunner:
 
     def close(self) -> None:
         self._deltas_in.close()
+
+    async def close_terminal(self) -> None:
+        """End the session's persistent terminal, if one is open (abort, close)."""
+        if self.terminal.open:
+            self.terminal.open = False
+            await self.environment.ask(CloseTerminal(self.terminal.terminal_id))
 
 
 async def run_in_order(

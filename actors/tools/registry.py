@@ -105,7 +105,10 @@ class ToolRegistry:
         tool = self._tools.get(call.name)
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "none"
-            return _error(call, f"Unknown tool: {call.name}. Available tools: {known}")
+            unreadable = f" The call could not be read: {call.arguments_error}" * bool(
+                call.arguments_error
+            )
+            return _error(call, f"Unknown tool: {call.name}. Available tools: {known}.{unreadable}")
         if call.arguments_error:
             return _error(call, f"Invalid arguments for {call.name}: {call.arguments_error}")
         try:

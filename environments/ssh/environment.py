@@ -27,8 +27,10 @@ from environments.ssh.pool import HostPool
 from environments.ssh.remote_exec import run_remote_command
 from environments.ssh.scripts import find_files_command, grep_command
 from environments.ssh.target import SSHTarget
+from environments.ssh.terminal import SSHTerminals
 from environments.textfiles import render_file
 from protocol.environment import (
+    CloseTerminal,
     DeleteFile,
     DirEntry,
     EnvironmentInfo,
@@ -45,7 +47,9 @@ from protocol.environment import (
     ReadFile,
     ResolvedPath,
     ResolvePath,
+    RunInTerminal,
     StatPath,
+    TerminalOutput,
     WriteFile,
     WriteResult,
 )
@@ -78,13 +82,24 @@ class SSHEnvironment(EnvironmentActor):
     ) -> None:
         self.bridge = bridge
         self.pool = HostPool(target, options, ledger)
+        self.terminals = SSHTerminals(bridge, lambda: self.pool)
         self.env_policy = env_policy or EnvPolicy()
         self.capture_cap = capture_cap
         self._working_dir = working_dir
         self._uname: tuple[str, str] | None = None
 
     async def on_stop(self) -> None:
+        await self.terminals.close_all()
         await self._close(self.pool)
+
+    async def run_in_terminal(self, request: RunInTerminal) -> TerminalOutput:
+        cwd = await self.working_dir()
+        return await self.terminals.run(
+            request.terminal_id, request.command, request.timeout_ms, cwd
+        )
+
+    async def close_terminal(self, request: CloseTerminal) -> bool:
+        return await self.terminals.close(request.terminal_id)
 
     async def working_dir(self) -> str:
         if self._working_dir is None:
@@ -106,6 +121,7 @@ class SSHEnvironment(EnvironmentActor):
             raise InvalidRequest(f"cannot create {directory}: {err.strip()}")
 
     async def cleanup(self) -> None:
+        await self.terminals.close_all()
         old = self.pool
         self.pool = HostPool(old.target, old.options, old.ledger)
         await self._close(old)

@@ -306,6 +306,18 @@ class HostPool:
         self._open.add(remote)
         return remote
 
+    async def open_interactive(self, command: str) -> RemoteProcess:
+        """A channel running ``command`` with its standard input left open (the
+        persistent terminal's shell); ended with :meth:`finish`."""
+
+        async def open_process(connection: asyncssh.SSHClientConnection) -> Any:
+            return await connection.create_process(command, encoding=None, window=COMMAND_WINDOW)
+
+        link, process = await self._open_channel(open_process)
+        remote = RemoteProcess(link, process)
+        self._open.add(remote)
+        return remote
+
     async def finish(self, remote: RemoteProcess) -> None:
         """Close the channel and give its slot back."""
         self._open.discard(remote)

@@ -10,7 +10,12 @@ from pathlib import Path
 
 import trio
 
+from actors.kernel import Runtime
 from environments.terminal import PersistentShell
+from protocol.environment import CloseTerminal, RunInTerminal, TerminalOutput
+from tests.environments.conftest import EnvUnderTest
+from tests.environments.helpers import alive
+from tests.waiting import HANG_GUARD, wait_until_gone
 
 
 async def open_shell(cwd: Path) -> tuple[trio.Process, PersistentShell]:
@@ -82,3 +87,43 @@ async def test_timeout_reports_and_closes(tmp_path: Path) -> None:
         assert result.output.startswith("started")
     finally:
         await close(process)
+
+
+def real(path: Path) -> str:
+    return os.path.realpath(path)
+
+
+async def test_environment_terminal_keeps_state_and_close_ends_its_group(env: EnvUnderTest) -> None:
+    """RunInTerminal / CloseTerminal on every environment kind (local and over SSH)."""
+    (env.workdir / "sub").mkdir()
+
+    async def run(command: str) -> TerminalOutput:
+        with trio.fail_after(HANG_GUARD):
+            return await env.ref.ask(RunInTerminal(command, "t1", 10_000))
+
+    first = await run("cd sub && export GREETING=kept")
+    assert first.exit_code == 0
+    assert first.working_dir == real(env.workdir / "sub")
+    second = await run("echo $GREETING; sleep 300 & echo $!; echo $$; false")
+    greeting, background, shell_pid = second.output.split()
+    assert (greeting, second.exit_code, second.closed) == ("kept", 1, False)
+    pids = [int(background), int(shell_pid)]
+    assert alive(pids) == pids
+    assert await env.ref.ask(CloseTerminal("t1")) is True
+    await wait_until_gone(pids)
+    assert await env.ref.ask(CloseTerminal("t1")) is False
+    fresh = await run("pwd")
+    assert fresh.output.strip() == real(env.workdir)
+    assert await env.ref.ask(CloseTerminal("t1")) is True
+
+
+async def test_stopping_the_environment_ends_its_terminals(
+    env: EnvUnderTest, runtime: Runtime
+) -> None:
+    with trio.fail_after(HANG_GUARD):
+        started = await env.ref.ask(RunInTerminal("sleep 300 & echo $! $$", "t2", 10_000))
+    pids = [int(pid) for pid in started.output.split()]
+    assert alive(pids) == pids
+    with trio.fail_after(HANG_GUARD):
+        await runtime.stop(env.ref)
+    await wait_until_gone(pids)

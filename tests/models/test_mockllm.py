@@ -155,3 +155,35 @@ async def test_a_script_that_has_run_out_answers_500(connect: Connect) -> None:
         assert first.text == "once"
         with pytest.raises(ServerError, match="run out"):
             await session.complete(Request("m", [Message.user("b")]))
+
+
+def test_command_line_can_refuse_tools_and_write_rounds_as_text() -> None:
+    """``--reject-tools``: a server without native tool calling (400 for ``tools``);
+    a request without tools in rounds mode gets its call written in the text."""
+    child = subprocess.Popen(
+        [*_troupe(), "mock-llm", "--reject-tools", "--rounds", "1", "--text-rounds", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        url = child.stdout.readline().strip() + "/v1/chat/completions"
+        tool = {"type": "function", "function": {"name": "noop", "parameters": {}}}
+        user = {"role": "user", "content": "go"}
+        with httpx.Client(timeout=10) as client:
+            refused = client.post(url, json={"messages": [user], "tools": [tool]})
+            text = client.post(url, json={"messages": [user]})
+            done = client.post(
+                url, json={"messages": [user, {"role": "assistant", "content": "x"}]}
+            )
+        assert refused.status_code == 400
+        assert "does not support tools" in refused.json()["error"]["message"]
+        answer = text.json()["choices"][0]["message"]
+        assert answer["content"] == (
+            '<tool_call>\n{"name": "noop", "arguments": {"round": 1}}\n</tool_call>'
+        )
+        assert "tool_calls" not in answer or not answer["tool_calls"]
+        assert done.json()["choices"][0]["message"]["content"] == "done"
+    finally:
+        child.terminate()
+        child.wait(timeout=10)

@@ -82,8 +82,12 @@ def start_agent(tmp_path: Path) -> StartAgent:
 
     @asynccontextmanager
     async def start(
-        profile: str, script: Script | dict[str, Any], config: SessionConfig | None = None
+        profile: str,
+        script: Script | dict[str, Any],
+        config: SessionConfig | None = None,
+        wire: Wire | None = None,
     ) -> AsyncIterator[Agent]:
+        """``wire``: another wire than the profile's own (text calls over openai_chat)."""
         if isinstance(script, dict):
             script = msgspec.convert(script, Script)
         workdir = real_tmp / "work"
@@ -94,7 +98,7 @@ def start_agent(tmp_path: Path) -> StartAgent:
             )
             server = await stack.enter_async_context(serve_mock_llm(script))
             ep = endpoint(
-                WIRE_OF_PROFILE[profile],
+                wire or WIRE_OF_PROFILE[profile],
                 server.base_url,
                 "test-key",
                 timeouts=Timeouts(connect=5.0, request=30.0, stream_read=30.0),

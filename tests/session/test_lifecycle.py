@@ -86,10 +86,11 @@ async def test_a_late_subscriber_can_start_from_session_start(start_agent: Start
         replay = await agent.ref.ask(Subscribe(after_seq=0))
         first = await replay.__anext__()
         assert (first.kind, first.seq) == ("session_start", 1)
-        kinds = [first.kind] + [(await replay.__anext__()).kind for _ in range(3)]
+        kinds = [first.kind] + [(await replay.__anext__()).kind for _ in range(4)]
         assert kinds == [
             "session_start",
             "user_input",
+            "loop_state",
             "assistant_text_start",
             "assistant_text_end",
         ]

@@ -32,6 +32,15 @@ class Subagents(Protocol):
     def results(self) -> list[SubAgentResult]: ...
 
 
+@dataclass
+class TerminalSlot:
+    """A session's persistent terminal: its id in the environment, and whether it
+    is open (ephemeral terminal calls are refused while it is)."""
+
+    terminal_id: str
+    open: bool = False
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """The environment tools act on, and the settings they obey.
@@ -51,6 +60,8 @@ class ToolContext:
     """The OS sandbox the policy puts commands in (None: commands run unconfined)."""
     env_allowlist: tuple[str, ...] | None = None
     """The only variables commands inherit (None: the environment's default)."""
+    terminal: TerminalSlot | None = None
+    """The session's persistent terminal, for the terminal tool."""
 
     def timeout_ms(self, requested: int | None) -> int:
         """The per-call timeout: the session default when unset, never past the cap."""

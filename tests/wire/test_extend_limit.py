@@ -1,0 +1,47 @@
+"""extend_limit over the wire: an input stopped at its iteration limit continues,
+with more room, without a new user message (agent-loop-and-tool-system S5.7)."""
+
+from __future__ import annotations
+
+from protocol.session import SessionConfig
+from protocol.wire import CreateSession, ExtendSessionLimit, SubmitInput
+from tests.wire.conftest import StartStack, events_until, shell_turns, subscribe
+from tests.wire.test_requests import expect_error
+
+
+async def test_extend_limit_continues_the_same_input(start_stack: StartStack) -> None:
+    script = shell_turns("echo a", "echo b", "echo c")
+    async with start_stack(script) as stack, stack.client() as client:
+        config = SessionConfig(max_tool_rounds_per_input=2, enable_loop_detection=False)
+        session = (await client.request(CreateSession, config=config)).session.session_id
+        await subscribe(client, session)
+        await expect_error("invalid_request", client, ExtendSessionLimit,
+                           session=session, by=3)  # fmt: skip
+        await client.request(SubmitInput, session=session, text="go")
+        first = await events_until(client, "processing_end")
+        limits = [e.data for e in first if e.kind == "turn_limit"]
+        assert [(d["limit"], d["round"]) for d in limits] == [("max_tool_rounds_per_input", 2)]
+        assert len([e for e in first if e.kind == "tool_call_end"]) == 2
+
+        extended = await client.request(ExtendSessionLimit, session=session, by=3)
+        assert extended.config.max_tool_rounds_per_input == 5
+        second = await events_until(client, "processing_end")
+        kinds = [e.kind for e in second]
+        assert "user_input" not in kinds and "turn_limit" not in kinds
+        assert kinds.count("tool_call_end") == 1
+        ends = [e.data["text"] for e in second if e.kind == "assistant_text_end"]
+        assert ends[-1] == "All done."
+        # Nothing left to extend once the input has finished on its own.
+        await expect_error("invalid_request", client, ExtendSessionLimit,
+                           session=session, by=3)  # fmt: skip
+
+
+async def test_create_session_takes_a_preset_by_name(start_stack: StartStack) -> None:
+    async with start_stack() as stack, stack.client() as client:
+        created = await client.request(
+            CreateSession, preset="agentic-behavior-tool", config=SessionConfig(max_turns=7)
+        )
+        config = created.session.config
+        assert (config.max_tool_rounds_per_input, config.max_command_timeout_ms) == (25, 300_000)
+        assert config.max_turns == 7
+        await expect_error("invalid_request", client, CreateSession, preset="unknown")
