@@ -4,6 +4,9 @@ trio-websocket frames of the same size in the same run, and the store's write ra
     python bench/gateway.py          # a table
     python bench/gateway.py --json   # one JSON object
 
+It ends with the flood figures of :mod:`bench.flood` (server RSS under three
+subscribers that never read, and their 4008 closes).
+
 Events are emitted into a real session's event hub (the session's own loop is
 not the subject here), go through the store (each is committed before it is
 sent), the subscription and the connection's outbox, and are received by plain
@@ -29,6 +32,7 @@ import trio.lowlevel
 from actors.server.models import ModelSettings
 from actors.server.server import ServerConfig, run_server
 from actors.store import open_store
+from bench.flood import flood_figures
 from bench.report import Figure, compare, emit, parse_args, ratios, sample_figures
 from protocol.events import SessionEvent, WarningEvent, event_fields
 from protocol.wire import Codec, Event
@@ -192,6 +196,7 @@ def measure(quick: bool) -> list[Figure]:
         Figure("ratio_10", "  ratio to raw, 10 subscribers (median)", ratio_10.median, "x",
                f">= {TARGET}", ratio_10.median >= TARGET),
         *sample_figures("store_events_per_s", "events/s written to the store", stored, "/s"),
+        *flood_figures(),
     ]  # fmt: skip
 
 
