@@ -37,15 +37,29 @@ async def recover_session(store: Store, row: SessionRow, last_seq: int) -> tuple
     was interrupted."""
     if row.state == "closed":
         return last_seq, False
+    seq, interrupted, ended = await close_open_input(store, row.id, last_seq)
+    if ended:
+        store.put_state(row.id, "closed")
+        return seq, False
+    store.put_state(row.id, "idle", interrupted=interrupted or row.interrupted)
+    await store.flush()
+    return seq, interrupted
+
+
+async def close_open_input(store: Store, session_id: str, last_seq: int) -> tuple[int, bool, bool]:
+    """Answer the approvals a crash left unanswered and interrupt an input it left
+    running, with events numbered after ``last_seq`` (the highest seq issued).
+    Returns the new last seq, whether an input was interrupted, and whether the
+    session had ended (nothing is added then but the approvals' answers)."""
     seq = last_seq
     marks = await store.events_of_kinds(
-        row.id, *_BOUNDARY_KINDS, "approval_request", "approval_resolved"
+        session_id, *_BOUNDARY_KINDS, "approval_request", "approval_resolved"
     )
 
     def emit(data: EventData) -> None:
         nonlocal seq
         seq += 1
-        store.append_event(SessionEvent(row.id, seq, time.time(), data))
+        store.append_event(SessionEvent(session_id, seq, time.time(), data))
 
     resolved = {_request_id(m) for m in marks if m.kind == "approval_resolved"}
     for mark in marks:
@@ -54,16 +68,13 @@ async def recover_session(store: Store, row: SessionRow, last_seq: int) -> tuple
             if request_id and request_id not in resolved:
                 emit(ApprovalResolvedEvent(request_id, approved=False, message=INTERRUPTED))
     boundaries = [m for m in marks if m.kind in _BOUNDARY_KINDS]
-    interrupted = bool(boundaries) and boundaries[-1].kind == "user_input"
     if boundaries and boundaries[-1].kind == "session_end":
-        store.put_state(row.id, "closed")
-        return seq, False
+        return seq, False, True
+    interrupted = bool(boundaries) and boundaries[-1].kind == "user_input"
     if interrupted:
         emit(InputInterruptedEvent(INTERRUPTED))
         emit(ProcessingEndEvent("idle", interrupted=True))
-    store.put_state(row.id, "idle", interrupted=interrupted or row.interrupted)
-    await store.flush()
-    return seq, interrupted
+    return seq, interrupted, False
 
 
 def _request_id(row: EventRow) -> str | None:

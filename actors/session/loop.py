@@ -33,6 +33,7 @@ from actors.session.model_turn import call_model
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, build_system_prompt
 from actors.session.tool_round import ToolRunner
+from actors.session.turns import TurnLog
 from protocol.events import (
     AssistantTextEndEvent,
     CalledTool,
@@ -54,7 +55,6 @@ from protocol.session import (
     SteeringTurn,
     StopReason,
     ToolResultsTurn,
-    Turn,
     UserTurn,
 )
 
@@ -83,7 +83,7 @@ class AgenticLoop:
         profile: ProviderProfile,
         config: SessionConfig,
         hub: EventHub,
-        history: list[Turn],
+        history: TurnLog,
         agent_depth: int,
         close_subagents: Callable[[], Awaitable[None]],
     ) -> None:
