@@ -104,6 +104,7 @@ async def troupe_rate(count: int, clients: int, subagent: bool = False) -> float
             models=ModelSettings("openai", "http://127.0.0.1:9", "bench"),
             advertise=False,
             outbox_bytes=4 << 20,
+            slow_client_timeout=60.0,  # a loaded machine must not make a reader "slow"
         )
         async with trio.open_nursery() as nursery:
             server = await nursery.start(run_server, config)
