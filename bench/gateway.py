@@ -4,6 +4,9 @@ trio-websocket frames of the same size in the same run, and the store's write ra
     python bench/gateway.py          # a table
     python bench/gateway.py --json   # one JSON object
 
+It ends with the flood figures of :mod:`bench.flood` (server RSS under three
+subscribers that never read, and their 4008 closes).
+
 Events are emitted into a real session's event hub (the session's own loop is
 not the subject here), go through the store (each is committed before it is
 sent), the subscription and the connection's outbox, and are received by plain
@@ -28,7 +31,10 @@ import trio.lowlevel
 
 from actors.server.models import ModelSettings
 from actors.server.server import ServerConfig, run_server
+from actors.session.actor import SessionActor
+from actors.session.events import EventHub
 from actors.store import open_store
+from bench.flood import flood_figures
 from bench.report import Figure, compare, emit, parse_args, ratios, sample_figures
 from protocol.events import SessionEvent, WarningEvent, event_fields
 from protocol.wire import Codec, Event
@@ -85,8 +91,10 @@ async def raw_rate(count: int, clients: int, size: int) -> float:
     return count / elapsed
 
 
-async def troupe_rate(count: int, clients: int) -> float:
-    """Durable events per second per subscriber, through store, subscription, outbox."""
+async def troupe_rate(count: int, clients: int, subagent: bool = False) -> float:
+    """Durable events per second per subscriber, through store, subscription, outbox;
+    with ``subagent``, the events are a subagent's (stored under its own id, the
+    subscribers subscribed to its address)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         config = ServerConfig(
@@ -96,15 +104,19 @@ async def troupe_rate(count: int, clients: int) -> float:
             models=ModelSettings("openai", "http://127.0.0.1:9", "bench"),
             advertise=False,
             outbox_bytes=4 << 20,
+            slow_client_timeout=60.0,  # a loaded machine must not make a reader "slow"
         )
         async with trio.open_nursery() as nursery:
             server = await nursery.start(run_server, config)
             record = await server.registry.create(None, None, None, None)
-            session = record.row.id
+            assert record.actor is not None
+            session, hub = record.row.id, record.actor.hub
+            if subagent:
+                session, hub = await start_subagent(record.actor)
             headers = [(b"authorization", f"Bearer {server.token}".encode())]
             opened = trio.Semaphore(0)
             finished = trio.Semaphore(0)
-            first_seq = record.last_seq + 1
+            first_seq = hub.last_seq + 1
 
             async def subscriber() -> None:
                 async with open_websocket_url(
@@ -129,8 +141,6 @@ async def troupe_rate(count: int, clients: int) -> float:
                     clients_nursery.start_soon(subscriber)
                 for _ in range(clients):
                     await opened.acquire()
-                assert record.actor is not None
-                hub = record.actor.hub
                 start = time.perf_counter()
                 for n in range(count):
                     hub.emit(WarningEvent(PAYLOAD))
@@ -141,6 +151,24 @@ async def troupe_rate(count: int, clients: int) -> float:
                 elapsed = time.perf_counter() - start
             server.stop()
     return count / elapsed
+
+
+async def start_subagent(parent: SessionActor) -> tuple[str, EventHub]:
+    """Spawn a subagent of ``parent`` as its spawn_agent tool would: its address and
+    its event hub (the server's hook has given it the store's sink)."""
+    started: list[tuple[SessionActor, str]] = []
+    hook = parent.subagent_hook
+    assert hook is not None
+
+    def capture(child: SessionActor, address: str) -> None:
+        started.append((child, address))
+        hook(child, address)
+
+    parent.subagent_hook = capture
+    await parent.spawn_subagent("a-1", None, None, None, depth_limit=1)
+    child, address = started[0]
+    assert child.hub.last_seq >= 1, "spawned once started: its session_start is out"
+    return address, child.hub
 
 
 async def store_rate(count: int) -> float:
@@ -168,11 +196,13 @@ def measure(quick: bool) -> list[Figure]:
             "troupe_1": lambda: trio.run(troupe_rate, count, 1),
             "raw_10": lambda: trio.run(raw_rate, count // 5, 10, size),
             "troupe_10": lambda: trio.run(troupe_rate, count // 5, 10),
+            "troupe_sub_1": lambda: trio.run(troupe_rate, count, 1, True),
         },
         repeats,
     )
     ratio_1 = ratios(samples["troupe_1"], samples["raw_1"])
     ratio_10 = ratios(samples["troupe_10"], samples["raw_10"])
+    ratio_sub = ratios(samples["troupe_sub_1"], samples["raw_1"])
     stored = compare({"store": lambda: trio.run(store_rate, count * 2)}, repeats)["store"]
     return [
         Figure("frame_bytes", "event frame size", size, "bytes"),
@@ -184,6 +214,11 @@ def measure(quick: bool) -> list[Figure]:
         Figure("ratio_1_min", "  ratio to raw, 1 subscriber (min)", ratio_1.min, "x"),
         Figure("ratio_1", "  ratio to raw, 1 subscriber (median)", ratio_1.median, "x",
                f">= {TARGET}", ratio_1.median >= TARGET),
+        *sample_figures("subagent_events_per_s_1", "a subagent's durable events/s, 1 subscriber",
+                        samples["troupe_sub_1"], "/s"),
+        Figure("ratio_sub_1_min", "  ratio to raw, subagent (min)", ratio_sub.min, "x"),
+        Figure("ratio_sub_1", "  ratio to raw, subagent (median)", ratio_sub.median, "x",
+               f">= {TARGET}", ratio_sub.median >= TARGET),
         *sample_figures("raw_frames_per_s_10", "raw frames/s per client, 10 clients",
                         samples["raw_10"], "/s"),
         *sample_figures("events_per_s_10", "durable events/s per subscriber, 10",
@@ -192,6 +227,7 @@ def measure(quick: bool) -> list[Figure]:
         Figure("ratio_10", "  ratio to raw, 10 subscribers (median)", ratio_10.median, "x",
                f">= {TARGET}", ratio_10.median >= TARGET),
         *sample_figures("store_events_per_s", "events/s written to the store", stored, "/s"),
+        *flood_figures(),
     ]  # fmt: skip
 
 

@@ -28,7 +28,15 @@ class ModelSession:
     def __init__(self, gateway: ActorRef, connection: Connection) -> None:
         self.gateway = gateway
         self.connection = connection
-        self.rng = random.Random()
+        self._rng: random.Random | None = None
+
+    @property
+    def rng(self) -> random.Random:
+        """Jitter for retries, made on first use: seeding one costs more than the
+        rest of a session's start, and most sessions never retry."""
+        if self._rng is None:
+            self._rng = random.Random()
+        return self._rng
 
     @classmethod
     async def connect(cls, gateway: ActorRef) -> ModelSession:

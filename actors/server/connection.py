@@ -7,10 +7,13 @@ subscription reads the session's events from its own bounded buffer (a lagging o
 is refilled from the store).
 
 A client is judged on throughput over a window, not per frame: once the outbox is
-full, it must drain half of it within ``slow_timeout`` seconds. One that does not
-is disconnected with close code 4008 (it resumes with ``after_seq``): the queued
-frames are dropped at once (their memory returned) and the close frame goes out
-right after the frame already on the wire, never behind the queue. When the
+full, it must drain half of it within ``slow_timeout`` seconds; and a frame may not
+sit on the wire longer than ``slow_timeout`` plus what it needs at
+:data:`MIN_DRAIN_RATE` (so a client that stops reading is judged even when nothing
+more is queued for it). One that fails either is disconnected with close code
+4008 (it resumes with ``after_seq``): the queued frames are dropped at once
+(their memory returned) and the close frame goes out right after the frame
+already on the wire, never behind the queue. When the
 connection ends, the actor stops; the sessions it talked to keep running.
 """
 
@@ -51,6 +54,8 @@ log = logging.getLogger("troupe.server")
 MAX_IN_FLIGHT = 64
 """Requests a connection may have running at once; the reader waits beyond it."""
 CLOSE_GRACE = 2.0
+MIN_DRAIN_RATE = 64 << 10
+"""Bytes per second a client is granted, beyond ``slow_timeout``, to take one frame."""
 SLOW_CLOSE_GRACE = 30.0
 """How long a client judged too slow has to read the frame on the wire and the close."""
 
@@ -104,6 +109,9 @@ class Connection(Actor):
         self._drained = trio.Event()
         self._writer_done = trio.Event()
         self._sending = False
+        self._frames_started = 0
+        self._send_deadline = 0.0
+        self._send_started = trio.Event()
         self.peak_queued_bytes = 0
         self._subscriptions: dict[str, Running] = {}
         """By :func:`subscription_key`: at most one per session."""
@@ -115,6 +123,7 @@ class Connection(Actor):
 
     async def on_start(self) -> None:
         self.ctx.nursery.start_soon(self._writer)
+        self.ctx.nursery.start_soon(self._watch_writer)
         self.ctx.nursery.start_soon(self._reader)
 
     async def on_stop(self) -> None:
@@ -197,7 +206,12 @@ class Connection(Actor):
                 data = self._outbox.popleft()
                 self._queued_bytes -= len(data)
                 self._wake_drained()
+                self._frames_started += 1
+                self._send_deadline = (
+                    trio.current_time() + self.slow_timeout + len(data) / MIN_DRAIN_RATE
+                )
                 self._sending = True
+                self._send_started.set()
                 await self.websocket.send_message(data)
                 self._sending = False
                 self.frames_out += 1
@@ -207,6 +221,22 @@ class Connection(Actor):
             self._end()
         finally:
             self._writer_done.set()
+
+    async def _watch_writer(self) -> None:
+        """Judge a client whose socket has taken nothing for too long: the frame the
+        writer is sending is still on the wire at its deadline. Sleeps while the
+        connection is idle; wakes at most once per deadline while it is busy."""
+        while not self._closing:
+            if not self._sending:
+                self._send_started = trio.Event()
+                await self._send_started.wait()
+                continue
+            frame, deadline = self._frames_started, self._send_deadline
+            await trio.sleep_until(deadline)
+            if self._sending and self._frames_started == frame and not self._closing:
+                reason = "stopped reading: client too slow; resubscribe with after_seq"
+                self.ctx.nursery.start_soon(self._close, CLOSE_TOO_SLOW, reason)
+                return
 
     def _wake_drained(self) -> None:
         """Wake the senders waiting for room (they check what they wait for)."""

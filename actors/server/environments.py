@@ -36,6 +36,12 @@ class EnvironmentRefused(Rejection):
     code = "invalid_request"
 
 
+def _resolve_dir(path: Path) -> tuple[Path, bool]:
+    """The directory's real path, and whether it is a directory."""
+    resolved = path.resolve()
+    return resolved, resolved.is_dir()
+
+
 class Environments:
     """Finds or starts the environment a session or a request names."""
 
@@ -57,9 +63,10 @@ class Environments:
 
     async def local(self, working_dir: str | os.PathLike[str] | None = None) -> ActorRef:
         """The local environment for ``working_dir`` (the default when None)."""
-        try:
-            path = Path(await trio.Path(working_dir or self.default_dir).resolve())
-            is_dir = await trio.Path(path).is_dir()
+        try:  # one trip to a worker thread: many sessions start on one directory
+            path, is_dir = await trio.to_thread.run_sync(
+                _resolve_dir, Path(working_dir or self.default_dir)
+            )
         except (OSError, ValueError) as error:  # too long, not allowed, a NUL byte
             shown = str(working_dir)[:200]
             raise EnvironmentRefused(f"working directory {shown!r}: {error}") from None

@@ -55,13 +55,20 @@ class Models:
         self.runtime = runtime
         self.settings = settings
         self._gateways: dict[Wire, ActorRef] = {}
+        self._profiles: dict[str, ProviderProfile] = {}
+        """Built once per name (tool schemas included): each session derives its own
+        copy (:meth:`ProviderProfile.derive`) and never changes this one."""
 
     def profile(self, name: str | None) -> ProviderProfile:
         name = name or self.settings.profile
+        built = self._profiles.get(name)
+        if built is not None:
+            return built
         factory = PROFILES.get(name)
         if factory is None:
             raise UnknownProfile(f"unknown profile {name!r}; choose one of {sorted(PROFILES)}")
-        return factory()
+        built = self._profiles[name] = factory()
+        return built
 
     async def gateway(self, profile: ProviderProfile) -> ActorRef:
         wire = self.settings.wire or WIRE_OF_PROFILE[profile.id]

@@ -33,8 +33,6 @@ class Record:
     loop_state: str | None = None
     actor: SessionActor | None = None
     ref: ActorRef | None = None
-    history_saved: int = 0
-    history_wanted: trio.Event = field(default_factory=trio.Event)
     approvals: Approvals | None = None
     starting: trio.Lock = field(default_factory=trio.Lock)
     task: str = ""
@@ -77,3 +75,19 @@ class Record:
             working_dir=self.row.working_dir,
             cost_usd=self.cost_usd,
         )
+
+
+@dataclass
+class SubagentRecord:
+    """A subagent whose events the store keeps: live while its actor runs, replayed
+    from the store after (it is not started again; its parent spawns new ones)."""
+
+    id: str
+    """Its session id (``s-3f2a.a-1``), under which its events are stored."""
+    parent: str
+    """The top-level session it belongs to."""
+    address: str
+    last_seq: int = 0
+    """The highest seq issued, durable or live-only."""
+    seq_mark: int = 0
+    """The high-water mark reserved in the store (see :meth:`Store.reserve_seqs`)."""

@@ -54,19 +54,50 @@ async def recover_stored_session(store: Store, row: SessionRow, last_seq: int) -
     whose story is whole (:func:`actors.server.reopen.reopenable_round`)."""
     if row.state == "closed":
         return Recovered(last_seq, False)
+    closed = await close_open_input(store, row.id, last_seq, reopen=True)
+    if closed.ended:
+        store.put_state(row.id, "closed")
+        return Recovered(closed.seq, False)
+    if closed.resumed is not None:
+        store.put_state(row.id, "processing")
+        await store.flush()
+        return Recovered(closed.seq, False, closed.resumed)
+    store.put_state(row.id, "idle", interrupted=closed.interrupted or row.interrupted)
+    await store.flush()
+    return Recovered(closed.seq, closed.interrupted)
+
+
+class ClosedInput(NamedTuple):
+    seq: int
+    """The new last seq."""
+    interrupted: bool
+    ended: bool
+    """The session had ended: nothing was added but the approvals' answers."""
+    resumed: ResumedRound | None = None
+
+
+async def close_open_input(
+    store: Store, session_id: str, last_seq: int, *, reopen: bool = False
+) -> ClosedInput:
+    """Answer the approvals a crash left unanswered and interrupt an input it left
+    running, with events numbered after ``last_seq`` (the highest seq issued).
+    With ``reopen``, a tool round waiting for an approval whose story is whole is
+    left open instead, to be resumed (sessions do this; subagents are not restarted)."""
     seq = last_seq
     marks = await store.events_of_kinds(
-        row.id, *_BOUNDARY_KINDS, "approval_request", "approval_resolved"
+        session_id, *_BOUNDARY_KINDS, "approval_request", "approval_resolved"
     )
 
     def emit(data: EventData) -> None:
         nonlocal seq
         seq += 1
-        store.append_event(SessionEvent(row.id, seq, time.time(), data))
+        store.append_event(SessionEvent(session_id, seq, time.time(), data))
 
     boundaries = [m for m in marks if m.kind in _BOUNDARY_KINDS]
     interrupted = bool(boundaries) and boundaries[-1].kind == "user_input"
-    resumed = await reopenable_round(store, row.id, boundaries[-1].seq) if interrupted else None
+    resumed = None
+    if reopen and interrupted:
+        resumed = await reopenable_round(store, session_id, boundaries[-1].seq)
     keep_open = resumed.request_id if resumed else None
     resolved = {_request_id(m) for m in marks if m.kind == "approval_resolved"}
     for mark in marks:
@@ -75,18 +106,13 @@ async def recover_stored_session(store: Store, row: SessionRow, last_seq: int) -
             if request_id and request_id not in resolved and request_id != keep_open:
                 emit(ApprovalResolvedEvent(request_id, approved=False, message=INTERRUPTED))
     if boundaries and boundaries[-1].kind == "session_end":
-        store.put_state(row.id, "closed")
-        return Recovered(seq, False)
+        return ClosedInput(seq, False, True)
     if resumed is not None:
-        store.put_state(row.id, "processing")
-        await store.flush()
-        return Recovered(seq, False, resumed)
+        return ClosedInput(seq, False, False, resumed)
     if interrupted:
         emit(InputInterruptedEvent(INTERRUPTED))
         emit(ProcessingEndEvent("idle", interrupted=True))
-    store.put_state(row.id, "idle", interrupted=interrupted or row.interrupted)
-    await store.flush()
-    return Recovered(seq, interrupted)
+    return ClosedInput(seq, interrupted, False)
 
 
 def _request_id(row: EventRow) -> str | None:

@@ -1,7 +1,8 @@
 """The server's sessions: creating them, finding them, and starting stored ones again.
 
-Each SessionActor gets the store as an event sink before it starts (see
-:mod:`actors.server.store_sync`), so its very first event is durable; on resume
+Each SessionActor gets the store as an event sink and a turn sink before it
+starts (see :mod:`actors.server.store_sync`), so its very first event and turn are
+durable; on resume
 the session starts from its stored history and numbers its events on from the
 last stored one.
 """
@@ -17,11 +18,12 @@ import trio
 from actors.kernel import ActorRef, Rejection, Runtime, UnknownAddressError
 from actors.server.environments import Environments
 from actors.server.models import Models
-from actors.server.records import Record, SessionNotFound
-from actors.server.recovery import recover_stored_session, repair_history
+from actors.server.records import Record, SessionNotFound, SubagentRecord
+from actors.server.recovery import close_open_input, recover_stored_session, repair_history
 from actors.server.store_sync import StoreSync
 from actors.session.actor import SessionActor
 from actors.session.events import KEEP_BYTES
+from actors.session.snapshots import SnapshotCache
 from actors.store import Store
 from actors.store.db import SessionRow
 from protocol.events import SessionEvent
@@ -49,7 +51,12 @@ class SessionRegistry:
         self.models = models
         self._nursery = nursery
         self.records: dict[str, Record] = {}
+        self.subagents: dict[str, SubagentRecord] = {}
+        """Every subagent the store holds events of, live or not, by address."""
+        self._subagent_ids: dict[str, SubagentRecord] = {}
         self.sync = StoreSync(store)
+        self.snapshots = SnapshotCache()
+        """Environment snapshots, shared by the sessions on one environment."""
         self.replay_buffer_bytes = KEEP_BYTES
         """What each live session keeps of its recent durable events, in bytes."""
 
@@ -66,17 +73,30 @@ class SessionRegistry:
             record = Record(row, _config.decode(row.config), last_seq, state=state)
             record.seq_mark = marks.get(row.id, 0)
             record.interrupted = interrupted or row.interrupted
-            record.history_saved = len(await self.store.history(row.id))
             record.resumed = resumed
             self.records[row.id] = record
             if resumed is not None:  # back awaiting its approval, with or without a client
                 self._nursery.start_soon(self._resume_round, row.id)
+        await self._recover_subagents(seqs, marks)
 
     async def _resume_round(self, session: str) -> None:
         try:
             await self.live(session)
         except Rejection as exc:  # no model key or SSH host now: a subscriber retries
             log.warning("session %s cannot resume its tool round yet: %s", session, exc)
+
+    async def _recover_subagents(self, seqs: dict[str, int], marks: dict[str, int]) -> None:
+        """A subagent is not started again; what a crash left open in it is closed
+        (its input interrupted) so that its stored stream ends consistently."""
+        for row in await self.store.subagents():
+            issued = max(seqs.get(row.id, 0), marks.get(row.id, 0))
+            closed = await close_open_input(self.store, row.id, issued)
+            self._add_subagent(SubagentRecord(row.id, row.parent, row.address, closed.seq, issued))
+        await self.store.flush()
+
+    def _add_subagent(self, record: SubagentRecord) -> None:
+        self.subagents[record.address] = record
+        self._subagent_ids[record.id] = record
 
     # -- lookup --------------------------------------------------------------
 
@@ -87,6 +107,18 @@ class SessionRegistry:
         if record is None:
             raise SessionNotFound(f"no session {session}")
         return record
+
+    def subagent(self, address: str) -> SubagentRecord | None:
+        """A stored subagent by its canonical address, if the store holds it."""
+        return self.subagents.get("/" + address.strip("/"))
+
+    def issued_seq(self, session_id: str) -> int | None:
+        """The highest seq a session or subagent has issued; None if unknown."""
+        record = self.records.get(session_id)
+        if record is not None:
+            return record.last_seq
+        subagent = self._subagent_ids.get(session_id)
+        return None if subagent is None else subagent.last_seq
 
     def infos(self) -> list[SessionInfo]:
         return [record.info() for record in self.records.values()]
@@ -116,7 +148,7 @@ class SessionRegistry:
         else:
             env = await self.environments.local(working_dir)
         gateway = await self.models.routes(profile)
-        actor = SessionActor(profile, env, gateway, config)
+        actor = SessionActor(profile, env, gateway, config, snapshots=self.snapshots)
         now = time.time()
         row = SessionRow(
             actor.id, profile.id, config.model or profile.model, env.address,
@@ -149,10 +181,10 @@ class SessionRegistry:
             if repaired:
                 self.store.put_history(row.id, len(history), repaired)
                 history += repaired
-            record.history_saved = len(history)
             actor = SessionActor(
                 profile, env, gateway, record.config, row.id, history, record.last_seq + 1,
-                resumed=resumed,
+                resumed=resumed, first_agent_number=self._next_agent_number(row.id),
+                snapshots=self.snapshots,
             )  # fmt: skip
             await self._spawn(record, actor)
         return record
@@ -162,8 +194,28 @@ class SessionRegistry:
         actor.hub.keep_bytes = self.replay_buffer_bytes
         record.approvals = actor.approvals
         actor.hub.add_sink(lambda event: self.sync.observe(record, event))
+        actor.loop.history.add_sink(lambda index, turn: self.sync.observe_turn(record, index, turn))
+        actor.subagent_hook = lambda child, address: self._subagent_started(record, child, address)
         record.ref = await self.runtime.spawn(actor, name=f"sessions/{record.row.id}")
-        self._nursery.start_soon(self.sync.save_history, record, record.ref)
+
+    def _subagent_started(self, parent: Record, child: SessionActor, address: str) -> None:
+        """A subagent of ``parent`` (at any depth) is about to start: its events go to
+        the store under its own id, numbered as a session's are."""
+        subagent = SubagentRecord(child.id, parent.row.id, address)
+        self.store.put_subagent(subagent.id, subagent.parent, subagent.address)
+        self._add_subagent(subagent)
+        child.hub.keep_bytes = self.replay_buffer_bytes
+        child.hub.add_sink(lambda event: self.sync.observe_subagent(subagent, event))
+
+    def _next_agent_number(self, session_id: str) -> int:
+        """Above every subagent the session has had directly (``s-x.a-N``)."""
+        prefix = f"{session_id}.a-"
+        numbers = [
+            int(rest)
+            for subagent_id in self._subagent_ids
+            if subagent_id.startswith(prefix) and (rest := subagent_id[len(prefix) :]).isdigit()
+        ]
+        return max(numbers, default=0) + 1
 
     def pending_approvals(self, session: str) -> list[SessionEvent]:
         record = self.record(session)

@@ -1,18 +1,18 @@
 """Keeping the store up to date with the live sessions.
 
 A hub sink (:meth:`StoreSync.observe`) queues every durable event for the store
-and follows the session's state; when events say the history grew, a task per
-session (:meth:`StoreSync.save_history`) asks the session for a snapshot and
-stores the new turns. A server going down needs no special case: the runtime
-suspends its sessions (no ``session_end``), so what they emit is simply recorded.
+and follows the session's state; a turn sink (:meth:`StoreSync.observe_turn`)
+queues every history turn as the session appends it. Both go through the store's
+one queue, in the order they happened, so whatever a crash leaves on disk is a
+prefix of what the session did: its history up to its last stored turn, and
+never an event about a turn the store lacks. A server going down needs no special
+case: the runtime suspends its sessions (no ``session_end``), so what they emit is
+simply recorded.
 """
 
 from __future__ import annotations
 
-import trio
-
-from actors.kernel import ActorError, ActorRef
-from actors.server.records import Record
+from actors.server.records import Record, SubagentRecord
 from actors.store import Store
 from protocol.events import (
     ApprovalRequestEvent,
@@ -27,13 +27,8 @@ from protocol.events import (
     ToolCallStartEvent,
     UserInputEvent,
 )
-from protocol.session import GetSnapshot, Turn
+from protocol.session import Turn
 
-_HISTORY_KINDS = frozenset(
-    {"user_input", "assistant_text_start", "assistant_text_end", "steering_injected",
-     "loop_detection", "processing_end", "session_end", "turn_limit"}
-)  # fmt: skip
-"""Events after which the session's history may have grown."""
 SEQ_BLOCK = 1024
 """Sequence numbers reserved per store write; the next block is reserved halfway
 through this one, so the write is on disk long before the numbers are needed."""
@@ -47,16 +42,7 @@ class StoreSync:
 
     def observe(self, record: Record, event: SessionEvent) -> None:
         """A hub sink: quick, never raises (it runs inside the session's emit)."""
-        if event.seq > record.seq_mark - SEQ_BLOCK // 2:
-            record.seq_mark = event.seq + SEQ_BLOCK
-            self.store.reserve_seqs(record.row.id, record.seq_mark)
-        if isinstance(event.data, ApprovalRequestEvent) and record.actor is not None:
-            # The turn that asked for the tool goes to disk before the request,
-            # so a restart can carry the round on (actors/server/reopen.py).
-            self.store_turns(record, record.actor.loop.history)
-        self.store.append_event(event)
-        if event.seq > record.last_seq:
-            record.last_seq = event.seq
+        self._number_and_store(record, record.row.id, event)
         state = None
         match event.data:
             case UserInputEvent():
@@ -71,28 +57,27 @@ class StoreSync:
             record.state = state
             record.interrupted = False
             self.store.put_state(record.row.id, state)
-        if event.kind in _HISTORY_KINDS:
-            record.history_wanted.set()
         _follow_activity(record, event)
 
-    async def save_history(self, record: Record, ref: ActorRef) -> None:
-        """Store new turns whenever events say the history grew, until the actor stops."""
-        while ref.alive:
-            await record.history_wanted.wait()
-            record.history_wanted = trio.Event()
-            try:
-                snapshot = await ref.ask(GetSnapshot(), timeout=30)
-            except ActorError:
-                return
-            self.store_turns(record, snapshot.history)
-            if record.state == "closed":
-                return
+    def observe_subagent(self, record: SubagentRecord, event: SessionEvent) -> None:
+        """A subagent's hub sink: its events are stored under its own id."""
+        self._number_and_store(record, record.id, event)
 
-    def store_turns(self, record: Record, history: list[Turn]) -> None:
-        new = history[record.history_saved :]
-        if new:
-            self.store.put_history(record.row.id, record.history_saved, new)
-            record.history_saved = len(history)
+    def _number_and_store(
+        self, record: Record | SubagentRecord, session_id: str, event: SessionEvent
+    ) -> None:
+        """Reserve the next block of seqs when half of this one is used; queue a
+        durable event for the store."""
+        if event.seq > record.seq_mark - SEQ_BLOCK // 2:
+            record.seq_mark = event.seq + SEQ_BLOCK
+            self.store.reserve_seqs(session_id, record.seq_mark)
+        self.store.append_event(event)
+        if event.seq > record.last_seq:
+            record.last_seq = event.seq
+
+    def observe_turn(self, record: Record, index: int, turn: Turn) -> None:
+        """A turn sink: the turn the session just appended, queued for the store."""
+        self.store.put_history(record.row.id, index, [turn])
 
 
 def _follow_activity(record: Record, event: SessionEvent) -> None:

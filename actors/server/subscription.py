@@ -87,14 +87,7 @@ class SessionSubscription:
         registry = self.registry
         key = self.session
         if key.startswith("/") and key.strip("/").count("/") > 1:
-            # A subagent: not stored here; its hub still keeps its latest durable
-            # events, so a client resuming from a cursor gets those first.
-            ref = registry.ref_for(key)
-            live = await ref.ask(
-                Subscribe(LIVE_BUFFER, self.cursor, buffer_bytes=LIVE_BUFFER_BYTES)
-            )
-            self.session_id = live.session_id
-            return live, 0
+            return await self._open_subagent(key)
         record = registry.record(key)
         self.session_id = record.row.id
         if record.state != "closed":
@@ -108,10 +101,31 @@ class SessionSubscription:
         live = await record.ref.ask(Subscribe(LIVE_BUFFER, buffer_bytes=LIVE_BUFFER_BYTES))
         return live, record.last_seq
 
+    async def _open_subagent(self, address: str) -> tuple[EventStream | None, int]:
+        """A subagent: replayed from the store like a session, then followed live
+        while its actor runs (it is not started again once it has stopped)."""
+        stored = self.registry.subagent(address)
+        try:
+            ref = self.registry.ref_for(address)
+        except SessionNotFound:
+            if stored is None:
+                raise
+            self.session_id = stored.id
+            return None, stored.last_seq
+        if stored is None:  # not stored (a host without a store): its hub's recent events
+            live = await ref.ask(
+                Subscribe(LIVE_BUFFER, self.cursor, buffer_bytes=LIVE_BUFFER_BYTES)
+            )
+            self.session_id = live.session_id
+            return live, 0
+        self.session_id = stored.id
+        live = await ref.ask(Subscribe(LIVE_BUFFER, buffer_bytes=LIVE_BUFFER_BYTES))
+        return live, stored.last_seq
+
     async def _replay(self, upto: int) -> None:
         """Send stored events after the cursor, at least up to ``upto``."""
         session_id = self.session_id
-        if session_id is None or session_id not in self.registry.records:
+        if session_id is None or self.registry.issued_seq(session_id) is None:
             return
         await self.store.wait_committed(session_id, upto)
         while True:
@@ -140,8 +154,7 @@ class SessionSubscription:
                 assert self.session_id is not None
                 if self.catch_up is not None:
                     await self.catch_up()
-                record = self.registry.records.get(self.session_id)
-                await self._replay(record.last_seq if record else 0)
+                await self._replay(self.registry.issued_seq(self.session_id) or 0)
                 continue
             if event.seq <= self.cursor:
                 continue

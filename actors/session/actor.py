@@ -27,14 +27,17 @@ from actors.session.policy_gate import PolicyGate
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, take_snapshot
 from actors.session.resumed_round import ResumedRound
+from actors.session.snapshots import SnapshotCache
 from actors.session.subagents import AgentManager
 from actors.session.tool_round import ToolRunner
+from actors.session.turns import TurnLog
 from actors.tools.cli_registry import load_cli_tools
 from actors.tools.core.agents import AGENT_TOOLS
 from actors.tools.core.loop_breakers import LOOP_BREAKING_TOOLS
 from actors.tools.core.terminal import TERMINAL
 from actors.tools.mcp import McpTools
 from environments.wrappers import ScopedEnvironment
+from protocol.environment import Describe
 from protocol.events import (
     ErrorEvent,
     EventData,
@@ -73,6 +76,10 @@ class SessionClosed(Rejection):
     code = "session_closed"
 
 
+SubagentHook = Callable[["SessionActor", str], None]
+"""Called with a subagent's actor and its address before the subagent starts."""
+
+
 class SessionActor(Actor):
     """One conversation with one model profile, in one execution environment.
 
@@ -94,6 +101,8 @@ class SessionActor(Actor):
         agent_depth: int = 0,
         snapshot: EnvironmentSnapshot | None = None,
         resumed: ResumedRound | None = None,
+        first_agent_number: int = 1,
+        snapshots: SnapshotCache | None = None,
     ) -> None:
         """``history`` and ``first_seq`` resume a stored session: the conversation so
         far, and the sequence number its next event takes. ``agent_depth`` is how
@@ -104,7 +113,10 @@ class SessionActor(Actor):
         environment sees the same one) instead of taking a new one at start.
         ``resumed`` is a tool round a crash cut short while it waited for an
         approval: its request is open again and the session carries on with it as
-        soon as it starts."""
+        soon as it starts.
+        ``first_agent_number`` numbers its first subagent (a resumed session starts
+        above those it had). The snapshot is taken at the first input, from
+        ``snapshots`` when given (shared by the sessions on one environment)."""
         self.id = session_id or f"s-{secrets.token_hex(4)}"
         config = config or SessionConfig()
         self._agent_depth = agent_depth
@@ -123,9 +135,14 @@ class SessionActor(Actor):
         self.gateway = gateway
         self.hub = EventHub(self.id, first_seq)
         self.snapshot = snapshot
-        self.agents = AgentManager(self)
+        self.snapshots = snapshots
+        self._model: ModelSession | FallbackModel | None = None
+        self.agents = AgentManager(self, first_agent_number)
+        self.subagent_hook: SubagentHook | None = None
+        """Told of each subagent (at any depth below) before it starts, with its
+        address: a host adds its sinks there (the server stores its events)."""
         self.loop = AgenticLoop(
-            self.profile, config, self.hub, list(history or ()), agent_depth,
+            self.profile, config, self.hub, TurnLog(history or ()), agent_depth,
             self.agents.close_all,
         )  # fmt: skip
         self._tools: ToolRunner | None = None
@@ -157,16 +174,17 @@ class SessionActor(Actor):
             model = await ModelSession.connect(routes[0].gateway)
         else:
             model = await FallbackModel.connect(routes, self._model_switched)
-        if self.snapshot is None:
-            self.snapshot = await take_snapshot(self.environment, self.profile)
-        root = self.snapshot.working_directory
+        self._model = model
+        if self.snapshot is not None:
+            root = self.snapshot.working_directory
+        else:  # the snapshot waits for the first input; this asks no process
+            root = (await self.environment.ask(Describe())).working_directory
         paths = PathJudge(self.environment, root)
         gate = PolicyGate(self.hub, self.approvals, root, paths)
         self._tools = ToolRunner(self.hub, self.environment, root, self.agents, gate)
         cli_tools, problems = await load_cli_tools(self.environment, root)
         for tool in cli_tools:
             self.profile.registry.register(tool)
-        self.loop.parts = LoopParts(model, self._tools, self.snapshot)
         self.ctx.nursery.start_soon(self._tools.emit_deltas)
         if self.config.mcp_servers and self.agent_depth == 0:
             self._mcp = McpTools(self.config.mcp_servers, self.ctx.nursery)
@@ -174,7 +192,7 @@ class SessionActor(Actor):
             SessionStartEvent(
                 profile=self.profile.id,
                 model=self.loop.model_name,
-                working_directory=self.snapshot.working_directory,
+                working_directory=root,
                 agent_depth=self.agent_depth,
             )
         )
@@ -183,6 +201,29 @@ class SessionActor(Actor):
         if self.loop.resumed is not None:
             self.loop.begin()
             self.ctx.nursery.start_soon(self._continue)
+
+    async def _prepare(self) -> None:
+        """Before a model call: the snapshot, and the MCP servers' tools (each
+        server starts on the first input that may need it)."""
+        await self._ready_for_input()
+        if self._mcp is not None:
+            await self._mcp.load(
+                self.profile.registry,
+                lambda message: self.hub.emit(WarningEvent(message, category="mcp_server")),
+            )
+
+    async def _ready_for_input(self) -> None:
+        """Take the environment's snapshot (shared with the sessions that start with
+        this one, when the host gave a cache) before the first model call."""
+        if self.loop.parts is not None:
+            return
+        if self.snapshot is None:
+            if self.snapshots is not None:
+                self.snapshot = await self.snapshots.get(self.environment, self.profile)
+            else:
+                self.snapshot = await take_snapshot(self.environment, self.profile)
+        assert self._model is not None and self._tools is not None
+        self.loop.parts = LoopParts(self._model, self._tools, self.snapshot)
 
     def _model_switched(self, data: dict[str, object]) -> None:
         """The one place a fallback switch becomes an event."""
@@ -331,11 +372,7 @@ class SessionActor(Actor):
 
     async def _process(self, text: str) -> None:
         try:
-            if self._mcp is not None:
-                await self._mcp.load(
-                    self.profile.registry,
-                    lambda message: self.hub.emit(WarningEvent(message, category="mcp_server")),
-                )
+            await self._prepare()
             fatal = await self.loop.run_inputs(text)
         finally:
             self.loop.settle()
@@ -347,6 +384,7 @@ class SessionActor(Actor):
         ``extend_limit`` (``rounds`` already made) or after a restart that left a
         round unfinished (the loop finishes that round first)."""
         try:
+            await self._prepare()
             fatal = await self.loop.run_inputs(None, rounds)
         finally:
             self.loop.settle()
@@ -392,7 +430,11 @@ class SessionActor(Actor):
             session_id=f"{self.id}.{agent_id}",
             agent_depth=self.agent_depth + 1,
             snapshot=None if scope else self.snapshot,
+            snapshots=self.snapshots,
         )
+        child.subagent_hook = self.subagent_hook
+        if self.subagent_hook is not None:
+            self.subagent_hook(child, f"{self.ctx.address}/agents/{agent_id}")
         try:
             ref = await self.ctx.spawn(child, name=f"agents/{agent_id}", depth_limit=depth_limit)
         except BaseException:

@@ -38,6 +38,7 @@ from actors.session.prompt import EnvironmentSnapshot, build_system_prompt
 from actors.session.resumed_round import ResumedRound
 from actors.session.round_checks import ITERATION_LIMIT_MESSAGE, RoundChecks, Verdict
 from actors.session.tool_round import ToolRunner
+from actors.session.turns import TurnLog
 from protocol.events import (
     AssistantTextEndEvent,
     CalledTool,
@@ -61,7 +62,6 @@ from protocol.session import (
     SteeringTurn,
     StopReason,
     ToolResultsTurn,
-    Turn,
     UserTurn,
 )
 
@@ -106,7 +106,7 @@ class AgenticLoop:
         profile: ProviderProfile,
         config: SessionConfig,
         hub: EventHub,
-        history: list[Turn],
+        history: TurnLog,
         agent_depth: int,
         close_subagents: Callable[[], Awaitable[None]],
     ) -> None:

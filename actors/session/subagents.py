@@ -87,10 +87,12 @@ class SubAgent:
 class AgentManager:
     """Spawn, steer, wait for and close one session's subagents."""
 
-    def __init__(self, parent: ParentSession) -> None:
+    def __init__(self, parent: ParentSession, first_number: int = 1) -> None:
+        """``first_number`` numbers the first subagent (``a-N``): a resumed session
+        starts above the subagents it had, so no two are ever named alike."""
         self.parent = parent
         self.agents: dict[str, SubAgent] = {}
-        self._ids = itertools.count(1)
+        self._ids = itertools.count(first_number)
         self._starting = 0
         """Spawns under way: they hold a place under the cap before they await."""
 

@@ -78,7 +78,8 @@ class EventRow(msgspec.Struct, frozen=True, array_like=True):
 class Op(msgspec.Struct, frozen=True):
     """One queued write; the writer applies a batch of them in one transaction."""
 
-    kind: str  # "event" | "session" | "state" | "history" | "mark" | "ssh_put" | "ssh_delete"
+    kind: str
+    """event, session, state, history, mark, subagent, ssh_put or ssh_delete."""
     args: tuple
 
 
@@ -89,6 +90,7 @@ def connect(path: Path) -> sqlite3.Connection:
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.execute("PRAGMA busy_timeout=5000")
     connection.executescript(SCHEMA)
+    create_subagents_table(connection)
     return connection
 
 
@@ -112,6 +114,8 @@ def apply(connection: sqlite3.Connection, ops: list[Op]) -> None:
                 connection.execute("INSERT OR REPLACE INTO ssh_environments VALUES (?,?)", op.args)
             elif op.kind == "ssh_delete":
                 connection.execute("DELETE FROM ssh_environments WHERE name=?", op.args)
+            elif op.kind == "subagent":
+                put_subagent(connection, *op.args)
             elif op.kind == "mark":
                 connection.execute(
                     "INSERT INTO seq_marks VALUES (?,?) ON CONFLICT(session_id)"
@@ -178,3 +182,41 @@ def ssh_environments(connection: sqlite3.Connection) -> list[tuple[str, bytes]]:
     """(name, JSON spec) of every SSH environment added and not removed."""
     rows = connection.execute("SELECT name, spec FROM ssh_environments ORDER BY rowid")
     return [(name, bytes(spec)) for name, spec in rows.fetchall()]
+
+
+# -- subagents: their events live in ``events`` under their own id; this table
+# says whose they are and where they were addressed, so a restarted server can
+# replay and recover them.
+
+SUBAGENTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS subagents (
+    id TEXT PRIMARY KEY,
+    parent TEXT NOT NULL,
+    address TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+
+
+class SubagentRow(msgspec.Struct, frozen=True):
+    """A subagent that has run: its session id, its top-level session, its address."""
+
+    id: str
+    parent: str
+    address: str
+
+
+def create_subagents_table(connection: sqlite3.Connection) -> None:
+    connection.executescript(SUBAGENTS_SCHEMA)
+
+
+def put_subagent(
+    connection: sqlite3.Connection, subagent_id: str, parent: str, address: str
+) -> None:
+    connection.execute(
+        "INSERT OR REPLACE INTO subagents VALUES (?,?,?)", (subagent_id, parent, address)
+    )
+
+
+def subagents(connection: sqlite3.Connection) -> list[SubagentRow]:
+    rows = connection.execute("SELECT id, parent, address FROM subagents ORDER BY id").fetchall()
+    return [SubagentRow(*row) for row in rows]

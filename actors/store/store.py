@@ -27,7 +27,7 @@ import msgspec
 import trio
 
 from actors.store import db
-from actors.store.db import EventRow, Op, SessionRow
+from actors.store.db import EventRow, Op, SessionRow, SubagentRow
 from protocol.events import EventData, SessionEvent
 from protocol.session import SessionConfig, Turn
 
@@ -117,6 +117,10 @@ class Store:
     def put_history(self, session_id: str, first_index: int, turns: list[Turn]) -> None:
         for offset, turn in enumerate(turns):
             self._put(Op("history", (session_id, first_index + offset, msgspec.json.encode(turn))))
+
+    def put_subagent(self, subagent_id: str, parent: str, address: str) -> None:
+        """Remember a subagent (whose events are stored under ``subagent_id``)."""
+        self._put(Op("subagent", (subagent_id, parent, address)))
 
     def put_ssh_environment(self, name: str, spec: bytes) -> None:
         """Remember an SSH environment (its request, which holds no secret)."""
@@ -242,6 +246,9 @@ class Store:
 
     async def events_of_kinds(self, session_id: str, *kinds: str) -> list[EventRow]:
         return await self._read(db.events_of_kinds, session_id, kinds)
+
+    async def subagents(self) -> list[SubagentRow]:
+        return await self._read(db.subagents)
 
     async def ssh_environments(self) -> list[tuple[str, bytes]]:
         return await self._read(db.ssh_environments)

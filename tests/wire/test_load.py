@@ -79,3 +79,35 @@ async def test_two_hundred_concurrent_connections(start_stack: StartStack) -> No
                 await owner.request(SubmitInput, session=session, text="hello all")
                 go.set()
         assert sorted(finished) == list(range(200))
+
+
+async def test_a_client_that_stops_reading_is_judged_with_room_in_its_outbox(
+    start_stack: StartStack,
+) -> None:
+    """The outbox is never full here (256 MiB): the client is judged because the
+    frame on the wire does not move, not because more is queued for it."""
+    async with start_stack(
+        shell_turns("seq 1 2000000"), outbox_bytes=256 << 20, slow_client_timeout=1.0
+    ) as stack:
+        headers = [(b"authorization", f"Bearer {stack.token}".encode())]
+        async with (
+            stack.client() as watcher,
+            open_websocket_url(
+                stack.url, extra_headers=headers, message_queue_size=1, max_message_size=64 << 20
+            ) as sleeper,
+        ):
+            await sleeper.send_message(json.dumps({"type": "hello", "version": 1}))
+            await sleeper.get_message()
+            session = (await watcher.request(CreateSession)).session.session_id
+            await sleeper.send_message(
+                json.dumps({"type": "subscribe", "id": 1, "session": session})
+            )
+            await subscribe(watcher, session)
+            await watcher.request(SubmitInput, session=session, text="be loud")
+            await events_until(watcher, "processing_end")
+            await trio.sleep(5)  # reads nothing for a while after the session went quiet
+            with trio.fail_after(HANG_GUARD), pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await sleeper.get_message()
+            assert closed.value.reason is not None
+            assert closed.value.reason.code == CLOSE_TOO_SLOW
