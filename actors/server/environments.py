@@ -26,6 +26,10 @@ from protocol.wire import EnvironmentSummary
 log = logging.getLogger("troupe.server")
 
 SSH_BRIDGE = "/environments/ssh"
+RESOLVED_FRESH_FOR = 1.0
+"""Seconds a resolved working directory is reused without asking the file system
+again: a burst of sessions on one directory costs one trip to a worker thread."""
+RESOLVED_KEPT = 256
 
 
 class EnvironmentNotFound(Rejection):
@@ -58,20 +62,14 @@ class Environments:
         """Where commands' process groups are recorded (ended after a crash)."""
         self.default_dir = Path(os.path.realpath(default_dir))
         self._local: dict[Path, str] = {}
+        self._resolved: dict[str, tuple[float, Path]] = {}
+        """Working directories as asked -> (when resolved, real path), while fresh."""
         self._added: dict[str, str] = {}
         """SSH names -> addresses of hosts added over the wire."""
 
     async def local(self, working_dir: str | os.PathLike[str] | None = None) -> ActorRef:
         """The local environment for ``working_dir`` (the default when None)."""
-        try:  # one trip to a worker thread: many sessions start on one directory
-            path, is_dir = await trio.to_thread.run_sync(
-                _resolve_dir, Path(working_dir or self.default_dir)
-            )
-        except (OSError, ValueError) as error:  # too long, not allowed, a NUL byte
-            shown = str(working_dir)[:200]
-            raise EnvironmentRefused(f"working directory {shown!r}: {error}") from None
-        if not is_dir:
-            raise EnvironmentRefused(f"working directory {path} does not exist")
+        path = await self._resolve(str(working_dir or self.default_dir))
         address = self._local.get(path)
         if address is not None:
             try:
@@ -84,6 +82,28 @@ class Environments:
         )
         self._local[path] = ref.address
         return ref
+
+    async def _resolve(self, asked: str) -> Path:
+        """The real path of an existing directory (``EnvironmentRefused`` otherwise),
+        from a worker thread, or reused when it was resolved within the last second."""
+        now = trio.current_time()
+        cached = self._resolved.get(asked)
+        if cached is not None and now - cached[0] < RESOLVED_FRESH_FOR:
+            return cached[1]
+        try:
+            path, is_dir = await trio.to_thread.run_sync(_resolve_dir, Path(asked))
+        except (OSError, ValueError) as error:  # too long, not allowed, a NUL byte
+            raise EnvironmentRefused(f"working directory {asked[:200]!r}: {error}") from None
+        if not is_dir:
+            raise EnvironmentRefused(f"working directory {path} does not exist")
+        if len(self._resolved) >= RESOLVED_KEPT:
+            self._resolved = {
+                key: entry
+                for key, entry in self._resolved.items()
+                if now - entry[0] < RESOLVED_FRESH_FOR
+            }
+        self._resolved[asked] = (trio.current_time(), path)
+        return path
 
     def resolve(self, name: str) -> ActorRef:
         """An environment by address (``/environments/...``) or by SSH host name."""

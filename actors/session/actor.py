@@ -168,24 +168,17 @@ class SessionActor(Actor):
     # -- lifecycle -----------------------------------------------------------
 
     async def on_start(self) -> None:
-        routes = as_routes(self.gateway)
-        model: ModelSession | FallbackModel
-        if len(routes) == 1 and routes[0].model is None:
-            model = await ModelSession.connect(routes[0].gateway)
-        else:
-            model = await FallbackModel.connect(routes, self._model_switched)
-        self._model = model
+        """Cheap on purpose: no process, no file, no model connection. Many sessions
+        start and never receive input; what only input needs waits for it."""
         if self.snapshot is not None:
             root = self.snapshot.working_directory
-        else:  # the snapshot waits for the first input; this asks no process
+        elif self.snapshots is not None:
+            root = await self.snapshots.working_directory(self.environment)
+        else:
             root = (await self.environment.ask(Describe())).working_directory
         paths = PathJudge(self.environment, root)
         gate = PolicyGate(self.hub, self.approvals, root, paths)
         self._tools = ToolRunner(self.hub, self.environment, root, self.agents, gate)
-        cli_tools, problems = await load_cli_tools(self.environment, root)
-        for tool in cli_tools:
-            self.profile.registry.register(tool)
-        self.ctx.nursery.start_soon(self._tools.emit_deltas)
         if self.config.mcp_servers and self.agent_depth == 0:
             self._mcp = McpTools(self.config.mcp_servers, self.ctx.nursery)
         self.hub.emit(
@@ -196,8 +189,6 @@ class SessionActor(Actor):
                 agent_depth=self.agent_depth,
             )
         )
-        for problem in problems:
-            self.hub.emit(WarningEvent(problem, category="cli_tools"))
         if self.loop.resumed is not None:
             self.loop.begin()
             self.ctx.nursery.start_soon(self._continue)
@@ -213,8 +204,9 @@ class SessionActor(Actor):
             )
 
     async def _ready_for_input(self) -> None:
-        """Take the environment's snapshot (shared with the sessions that start with
-        this one, when the host gave a cache) before the first model call."""
+        """Before the first model call: the environment's snapshot (shared with the
+        sessions that start with this one, when the host gave a cache), the model
+        connection and the CLI tools the user and project files declare."""
         if self.loop.parts is not None:
             return
         if self.snapshot is None:
@@ -222,8 +214,22 @@ class SessionActor(Actor):
                 self.snapshot = await self.snapshots.get(self.environment, self.profile)
             else:
                 self.snapshot = await take_snapshot(self.environment, self.profile)
-        assert self._model is not None and self._tools is not None
+        assert self._tools is not None
+        if self._model is None:
+            self._model = await self._connect_model()
+        cli_tools, problems = await load_cli_tools(self.environment, self._tools.working_dir)
+        for tool in cli_tools:
+            self.profile.registry.register(tool)
+        for problem in problems:
+            self.hub.emit(WarningEvent(problem, category="cli_tools"))
+        self.ctx.nursery.start_soon(self._tools.emit_deltas)
         self.loop.parts = LoopParts(self._model, self._tools, self.snapshot)
+
+    async def _connect_model(self) -> ModelSession | FallbackModel:
+        routes = as_routes(self.gateway)
+        if len(routes) == 1 and routes[0].model is None:
+            return await ModelSession.connect(routes[0].gateway)
+        return await FallbackModel.connect(routes, self._model_switched)
 
     def _model_switched(self, data: dict[str, object]) -> None:
         """The one place a fallback switch becomes an event."""

@@ -17,6 +17,7 @@ import trio
 from actors.kernel import ActorRef
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, take_snapshot
+from protocol.environment import Describe
 
 FRESH_FOR = 30.0
 """Seconds a snapshot is shared; the git state it shows is "at session start"."""
@@ -37,6 +38,16 @@ class SnapshotCache:
         self._flights: dict[tuple[str, tuple[str, ...]], _Flight] = {}
         self.taken = 0
         """Snapshots actually taken (the rest were shared)."""
+        self._roots: dict[str, str] = {}
+
+    async def working_directory(self, environment: ActorRef) -> str:
+        """The environment's working directory, asked once per environment: it is
+        fixed when the environment is made, and sessions need it at start."""
+        root = self._roots.get(environment.address)
+        if root is None:
+            root = (await environment.ask(Describe())).working_directory
+            self._roots[environment.address] = root
+        return root
 
     async def get(self, environment: ActorRef, profile: ProviderProfile) -> EnvironmentSnapshot:
         """The environment's snapshot: a fresh one shared, or one taken now. A failed
