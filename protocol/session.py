@@ -105,6 +105,13 @@ class SessionConfig(msgspec.Struct, frozen=True):
     persistent shell per session (agentic-behavior-tool.md 6)."""
     tool_calling: ToolCalling | None = None
     """Native or text tool calls; None: what the provider profile says."""
+    agentic_mode: bool = False
+    """Offer ``enter_agentic_mode(user_prompt, objective)`` and
+    ``complete(result, status)`` (agentic-behavior-tool.md 2-4): in agentic mode a
+    state block is placed before the latest user prompt of each request, and the
+    loop runs until ``complete`` or ``agentic_max_iterations``."""
+    agentic_max_iterations: int = 25
+    """Model calls an agentic loop may make before it stops (0: unlimited)."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
@@ -222,6 +229,9 @@ class SubscribeRef(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field=
     buffer: int = 1024
 
 
+CompletionStatus = Literal["success", "failure", "partial"]
+"""What ``complete(result, status)`` says of the objective."""
+
 StopReason = Literal["completed", "turn_limit", "error", "interrupted", "closed"]
 
 
@@ -235,6 +245,9 @@ class SessionOutcome(msgspec.Struct, frozen=True):
     turns_used: int
     stop_reason: StopReason
     error: str | None = None
+    completion_status: CompletionStatus | None = None
+    """The status ``complete`` gave, when the input ended an agentic loop with it
+    (``success`` is false for ``failure`` and ``partial``)."""
 
 
 class SessionSnapshot(msgspec.Struct, frozen=True):

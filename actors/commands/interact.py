@@ -28,6 +28,7 @@ from actors.commands.render import TextRenderer, approval_prompt
 from actors.commands.render_calls import dollars
 from protocol.client import RequestError, TroupeClient
 from protocol.events import (
+    AgenticEndEvent,
     ApprovalRequestEvent,
     ApprovalResolvedEvent,
     AssistantTextEndEvent,
@@ -209,6 +210,8 @@ class Follower:
                     outcome.cost_usd = (
                         None if data.cost_usd is None else outcome.cost_usd + data.cost_usd
                     )
+            case AgenticEndEvent():
+                outcome.result = data.result
             case TurnLimitEvent() if not outcome.stopped_by_user:
                 outcome.status, outcome.exit_code = "turn_limit", EXIT_TURN_LIMIT
             case ErrorEvent():

@@ -34,6 +34,9 @@ from rich.text import Text
 from actors.commands.render_calls import call_text, result_lines, short, subagent_report
 from actors.commands.render_live import WorkingIndicator
 from protocol.events import (
+    AgenticEndEvent,
+    AgenticIterationEvent,
+    AgenticStartEvent,
     ApprovalRequestEvent,
     ApprovalResolvedEvent,
     AssistantReasoningDeltaEvent,
@@ -158,6 +161,14 @@ class TextRenderer:
                 system(f"{data.kind.replace('_', ' ')}: {data.address}")
             case TurnLimitEvent():
                 system(f"[turn limit] {data.limit}")
+            case AgenticStartEvent():
+                system(
+                    f"[agentic mode] {data.objective} (at most {data.max_iterations} iterations)"
+                )
+            case AgenticIterationEvent():
+                system(f"[agentic iteration {data.iteration} of {data.max_iterations}]")
+            case AgenticEndEvent():
+                system(f"[agentic {data.status.replace('_', ' ')}] {data.result}")
             case ApprovalRequestEvent():
                 system(approval_prompt(data))
             case ApprovalResolvedEvent():

@@ -15,7 +15,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import trio
 
@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{workdir} is not a directory", EXIT_BAD_INPUT)
     settings = settings_for(args, workdir)
     check_policy(getattr(args, "policy", None))
+    loop_options(args)  # bad values are said before anything starts
     task = read_task(args)
     return trio.run(_run, args, settings, workdir, task)
 
@@ -108,8 +109,25 @@ def _instructions(value: str | None) -> str | None:
     return value
 
 
-def session_config(settings: Settings, policy: str | None = None) -> SessionConfig:
+def loop_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The loop options given as flags (only those given: a preset's own values
+    stay unless a flag changes them)."""
+    options: dict[str, Any] = {}
+    if getattr(args, "agentic", None):
+        options["agentic_mode"] = True
+    iterations = getattr(args, "max_iterations", None)
+    if iterations is not None:
+        if iterations < 0:
+            raise CommandError("--max-iterations must be 0 (unlimited) or more", EXIT_BAD_INPUT)
+        options["agentic_max_iterations"] = iterations
+    return options
+
+
+def session_config(
+    settings: Settings, policy: str | None = None, options: dict[str, Any] | None = None
+) -> SessionConfig:
     return SessionConfig(
+        **(options or {}),
         policy=policy or "interactive",
         max_turns=settings.get("max_turns") or 0,
         model=settings.get("model"),
@@ -178,7 +196,7 @@ async def _open_session(
                 profile=settings.get("provider"),
                 environment=environment,
                 working_dir=None if environment else str(workdir),
-                config=session_config(settings, getattr(args, "policy", None)),
+                config=session_config(settings, getattr(args, "policy", None), loop_options(args)),
                 preset=getattr(args, "preset", None),
             ),
         )

@@ -29,6 +29,7 @@ from actors.models.errors import (
 )
 from actors.models.fallback import FallbackModel
 from actors.models.session import ModelSession
+from actors.session.agentic_mode import KEEP_GOING, AgenticMode, with_state_block
 from actors.session.events import EventHub
 from actors.session.history import MessageLog, history_chars
 from actors.session.loop_detection import call_signature, detect_loop, loop_warning
@@ -55,6 +56,7 @@ from protocol.events import (
 from protocol.llm import Message, Request, Response, ToolCall, ToolChoice, ToolResult
 from protocol.session import (
     AssistantTurn,
+    CompletionStatus,
     LoopState,
     SessionConfig,
     SessionOutcome,
@@ -76,6 +78,10 @@ _ENDED_AS: dict[StopReason, LoopState] = {
     "closed": "interrupted",
 }
 """The loop state an input's stop reason leaves."""
+
+
+LimitName = Literal["max_tool_rounds_per_input", "max_turns", "agentic_max_iterations"]
+"""The settings an input can stop at, which ``extend_limit`` raises."""
 
 
 class NothingToExtend(Rejection):
@@ -138,9 +144,11 @@ class AgenticLoop:
         self._stop_after_step = False
         self.resumed: ResumedRound | None = None
         """A round a crash cut short, finished before the next model call."""
-        self._limit_hit: Literal["max_tool_rounds_per_input", "max_turns"] | None = None
+        self._limit_hit: LimitName | None = None
         self._rounds = 0
         self.loop_state: LoopState | None = None
+        self.agentic = AgenticMode(hub)
+        self._completion: CompletionStatus | None = None
 
     @property
     def model_name(self) -> str:
@@ -197,13 +205,15 @@ class AgenticLoop:
 
     def outcome(self) -> SessionOutcome:
         closed = self.state == "closed"
+        completed = self._stop_reason == "completed" and not closed
         return SessionOutcome(
             state=self.state,
             output=self._last_text,
-            success=self._stop_reason == "completed" and not closed,
+            success=completed and self._completion in (None, "success"),
             turns_used=self._model_turns,
             stop_reason="closed" if closed else self._stop_reason,
             error=self._last_error,
+            completion_status=self._completion,
         )
 
     # -- inputs --------------------------------------------------------------
@@ -262,8 +272,9 @@ class AgenticLoop:
         """One input (None: continue with pending steering only) until it ends."""
         self.state = "processing"
         self._stop_reason, self._last_text, self._last_error = "completed", "", None
-        self._limit_hit = None
+        self._limit_hit, self._completion = None, None
         if text is not None:
+            self.agentic.leave()  # a new request; a continued one keeps its agentic loop
             self.history.append(UserTurn(text, time.time()))
             self.hub.emit(UserInputEvent(text))
         self._drain_steering()
@@ -283,7 +294,8 @@ class AgenticLoop:
                 self.hub.emit(InterruptedEvent())
                 return
             self._set_loop_state("thinking")
-            response = await self._ask_model()
+            block = self.agentic.begin_iteration(self.config.agentic_max_iterations)
+            response = await self._ask_model(block)
             if response is None:
                 return
             self._record(response)
@@ -291,6 +303,10 @@ class AgenticLoop:
                 context_warned = self._warn_about_context()
             calls = response.tool_calls
             if not calls:
+                if self.agentic.active:  # no complete(): the agent means to go on
+                    self.history.append(SteeringTurn(KEEP_GOING, time.time()))
+                    self.hub.emit(SteeringInjectedEvent(KEEP_GOING))
+                    continue
                 if response.text.rstrip().endswith("?"):
                     self.state = "awaiting_input"
                 return
@@ -298,6 +314,8 @@ class AgenticLoop:
             self._set_loop_state("executing_tool")
             results = await self._run_round(calls)
             self.history.append(ToolResultsTurn(results, time.time()))
+            if self._completed(calls, results):
+                return
             if self._stop_for(checks.after_round(rounds, calls, results)):
                 return
             self._drain_steering()
@@ -320,8 +338,26 @@ class AgenticLoop:
             self.hub.emit(WarningEvent(message, category))
         return False
 
+    def _completed(self, calls: list[ToolCall], results: list[ToolResult]) -> bool:
+        """Agentic mode follows the round; ``complete`` ends the input with its result."""
+        tools = self._parts().tools
+        completion = self.agentic.after_round(
+            calls, results, tools.working_dir, tools.terminal.open,
+            self.config.agentic_max_iterations,
+        )  # fmt: skip
+        if completion is None:
+            return False
+        self._last_text, self._completion = completion.result, completion.status
+        return True
+
     def _limit_reached(self, rounds: int) -> bool:
         config = self.config
+        if self.agentic.limit_reached(config.agentic_max_iterations):
+            self._limit_hit = "agentic_max_iterations"
+            self.hub.emit(TurnLimitEvent(self._limit_hit, round=self.agentic.iterations))
+            self._stop_reason = "turn_limit"
+            self._last_text = self.agentic.stop_at_limit(self._last_text)
+            return True
         if config.max_tool_rounds_per_input and rounds >= config.max_tool_rounds_per_input:
             self._limit_hit = "max_tool_rounds_per_input"
             self.hub.emit(TurnLimitEvent(self._limit_hit, round=rounds))
@@ -358,25 +394,30 @@ class AgenticLoop:
 
     # -- the model -----------------------------------------------------------
 
-    def _request(self) -> Request:
+    def _request(self, state_block: str | None = None) -> Request:
+        """The next request; in agentic mode ``state_block`` goes just before the
+        latest user prompt, in this request only."""
         config = self.config
         snapshot = self._parts().snapshot
         system = build_system_prompt(self.profile, snapshot, config.user_instructions)
+        messages = self._messages.messages(self.history)
+        if state_block is not None:
+            messages = with_state_block(messages, self._messages.prompt_index(), state_block)
         return Request(
             model=self.model_name,
-            messages=[Message.system(system), *self._messages.messages(self.history)],
+            messages=[Message.system(system), *messages],
             tools=self.profile.tools(),
             tool_choice=ToolChoice("auto"),
             reasoning_effort=config.reasoning_effort,
             provider_options=self.profile.provider_options(),
         )
 
-    async def _ask_model(self) -> Response | None:
+    async def _ask_model(self, state_block: str | None = None) -> Response | None:
         """The model's answer, or None after reporting why there is none."""
         try:
             return await call_model(
                 self._parts().model,
-                self._request(),
+                self._request(state_block),
                 self.hub,
                 self.profile.supports_streaming,
                 self.tool_calling,

@@ -47,3 +47,55 @@ async def test_an_unknown_preset_is_one_line_and_exit_2(home: Home) -> None:
     assert done.returncode == 2
     assert b"Traceback" not in done.stderr
     assert b"no-such-preset" in done.stderr
+
+
+async def test_run_agentic_until_complete(home: Home) -> None:
+    enter = {
+        "name": "enter_agentic_mode",
+        "arguments": {"user_prompt": "greet", "objective": "hello.txt exists"},
+    }
+    shell = {"name": "shell", "arguments": {"command": "echo hi > hello.txt"}}
+    complete = {"name": "complete", "arguments": {"result": "hello.txt made", "status": "partial"}}
+    script = {
+        "turns": [{"tool_calls": [enter]}, {"tool_calls": [shell]}, {"tool_calls": [complete]}],
+        "repeat": False,
+    }
+    async with mock_llm(script) as mock:
+        done = await home.troupe(
+            "run", "--base-url", mock.base_url, "--agentic", "--max-iterations", "7",
+            "--output-format", "json", "greet",
+        )  # fmt: skip
+        bodies = request_bodies(mock)
+    assert done.returncode == 0, done.stderr
+    assert len(bodies) == 3
+    assert "Iteration: 2 of 7" in json.dumps(bodies[2])
+    assert json.loads(done.stdout)["result"] == "hello.txt made"
+    assert (home.work / "hello.txt").read_text() == "hi\n"
+
+
+async def test_run_agentic_shows_the_loop_and_its_end(home: Home) -> None:
+    enter = {"name": "enter_agentic_mode", "arguments": {"user_prompt": "u", "objective": "obj"}}
+    working = {
+        "text": "still going",
+        "tool_calls": [{"name": "shell", "arguments": {"command": "true"}}],
+    }
+    script = {"turns": [{"tool_calls": [enter]}, working], "repeat": True}
+    async with mock_llm(script) as mock:
+        done = await home.troupe(
+            "run", "--base-url", mock.base_url, "--preset", "agentic-behavior-tool",
+            "--max-iterations", "2", "go",
+        )  # fmt: skip
+        assert len(request_bodies(mock)) == 3
+    out = done.stdout.decode()
+    assert "[agentic mode] obj (at most 2 iterations)" in out
+    assert "[agentic iteration 2 of 2]" in out
+    assert "[agentic iteration limit] still going" in out
+    assert "Stopped: iteration limit reached (2 agentic iterations" in out
+    assert done.returncode == 53  # the turn-limit exit code
+
+
+async def test_a_negative_max_iterations_is_one_line_and_exit_2(home: Home) -> None:
+    done = await home.troupe("run", "--max-iterations", "-1", "hello")
+    assert done.returncode == 2
+    assert done.stderr.decode().strip().count("\n") == 0
+    assert "--max-iterations" in done.stderr.decode()

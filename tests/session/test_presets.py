@@ -30,6 +30,8 @@ def test_each_preset_sets_its_documents_defaults(name: str) -> None:
     assert config.default_command_timeout_ms == timeout_s * 1000
     assert config.max_command_timeout_ms == max_s * 1000
     assert config.loop_breaking_tools == (name == "forge-agent-loop-prd")
+    assert config.agentic_mode == (name == "agentic-behavior-tool")
+    assert config.agentic_max_iterations == 25
 
 
 def test_explicit_settings_win_over_the_preset() -> None:
