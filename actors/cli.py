@@ -162,6 +162,16 @@ def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         metavar="N",
         help="model calls an agentic loop may make (default 25; 0 = unlimited)",
     )
+    run.add_argument(
+        "--input-token-budget",
+        type=int,
+        metavar="N",
+        help="tokens one input may spend (input + output as the model reports them); "
+        "warned at 80 %%, stopped past it (exit 53)",
+    )
+    run.add_argument(
+        "--session-token-budget", type=int, metavar="N", help="tokens the whole session may spend"
+    )
     run.add_argument("--instructions", help="extra system instructions (text, or @FILE)")
     run.add_argument(
         "--policy",

@@ -173,12 +173,19 @@ class SteeringInjectedEvent(EventBody, frozen=True):
 class TurnLimitEvent(EventBody, frozen=True):
     """A limit stopped the input: ``round`` is set for ``max_tool_rounds_per_input``
     and ``agentic_max_iterations`` (the iterations used), ``total_turns`` for
-    ``max_turns``."""
+    ``max_turns``, ``tokens_used`` for the token budgets."""
 
     kind = "turn_limit"
-    limit: Literal["max_tool_rounds_per_input", "max_turns", "agentic_max_iterations"]
+    limit: Literal[
+        "max_tool_rounds_per_input",
+        "max_turns",
+        "agentic_max_iterations",
+        "input_token_budget",
+        "session_token_budget",
+    ]
     round: int | None = None
     total_turns: int | None = None
+    tokens_used: int | None = None
 
 
 class AgenticStartEvent(EventBody, frozen=True):

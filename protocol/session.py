@@ -112,6 +112,13 @@ class SessionConfig(msgspec.Struct, frozen=True):
     loop runs until ``complete`` or ``agentic_max_iterations``."""
     agentic_max_iterations: int = 25
     """Model calls an agentic loop may make before it stops (0: unlimited)."""
+    input_token_budget: int = 0
+    """Tokens (input plus output, as the model reports them) one input may spend
+    before it stops (0: unlimited)."""
+    session_token_budget: int = 0
+    """Tokens the whole session may spend before its inputs stop (0: unlimited)."""
+    token_budget_warning_ratio: float = 0.8
+    """Warn the user and the model once a budget is this far spent (0: never)."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):

@@ -159,6 +159,8 @@ class TextRenderer:
                 system(subagent_report("failed", data.address, data.output, data.turns_used))
             case SubagentInputEvent() | SubagentClosedEvent():
                 system(f"{data.kind.replace('_', ' ')}: {data.address}")
+            case TurnLimitEvent() if data.tokens_used is not None:
+                system(f"[token budget] {data.limit}: {data.tokens_used:,} tokens used")
             case TurnLimitEvent():
                 system(f"[turn limit] {data.limit}")
             case AgenticStartEvent():

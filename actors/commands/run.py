@@ -120,6 +120,14 @@ def loop_options(args: argparse.Namespace) -> dict[str, Any]:
         if iterations < 0:
             raise CommandError("--max-iterations must be 0 (unlimited) or more", EXIT_BAD_INPUT)
         options["agentic_max_iterations"] = iterations
+    for flag in ("input_token_budget", "session_token_budget"):
+        budget = getattr(args, flag, None)
+        if budget is None:
+            continue
+        if budget < 0:
+            dashed = flag.replace("_", "-")
+            raise CommandError(f"--{dashed} must be 0 (unlimited) or more", EXIT_BAD_INPUT)
+        options[flag] = budget
     return options
 
 

@@ -38,6 +38,7 @@ from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, build_system_prompt
 from actors.session.resumed_round import ResumedRound
 from actors.session.round_checks import ITERATION_LIMIT_MESSAGE, RoundChecks, Verdict
+from actors.session.token_budget import TokenBudget
 from actors.session.tool_round import ToolRunner
 from actors.session.turns import TurnLog
 from protocol.events import (
@@ -80,7 +81,13 @@ _ENDED_AS: dict[StopReason, LoopState] = {
 """The loop state an input's stop reason leaves."""
 
 
-LimitName = Literal["max_tool_rounds_per_input", "max_turns", "agentic_max_iterations"]
+LimitName = Literal[
+    "max_tool_rounds_per_input",
+    "max_turns",
+    "agentic_max_iterations",
+    "input_token_budget",
+    "session_token_budget",
+]
 """The settings an input can stop at, which ``extend_limit`` raises."""
 
 
@@ -148,6 +155,7 @@ class AgenticLoop:
         self._rounds = 0
         self.loop_state: LoopState | None = None
         self.agentic = AgenticMode(hub)
+        self.budget = TokenBudget(self.history)
         self._completion: CompletionStatus | None = None
 
     @property
@@ -275,6 +283,7 @@ class AgenticLoop:
         self._limit_hit, self._completion = None, None
         if text is not None:
             self.agentic.leave()  # a new request; a continued one keeps its agentic loop
+            self.budget.new_input()
             self.history.append(UserTurn(text, time.time()))
             self.hub.emit(UserInputEvent(text))
         self._drain_steering()
@@ -299,6 +308,7 @@ class AgenticLoop:
             if response is None:
                 return
             self._record(response)
+            budget_notes = self._spend(response)
             if not context_warned:
                 context_warned = self._warn_about_context()
             calls = response.tool_calls
@@ -314,6 +324,8 @@ class AgenticLoop:
             self._set_loop_state("executing_tool")
             results = await self._run_round(calls)
             self.history.append(ToolResultsTurn(results, time.time()))
+            for note in budget_notes:
+                self.history.append(SteeringTurn(note, time.time()))
             if self._completed(calls, results):
                 return
             if self._stop_for(checks.after_round(rounds, calls, results)):
@@ -350,8 +362,22 @@ class AgenticLoop:
         self._last_text, self._completion = completion.result, completion.status
         return True
 
+    def _spend(self, response: Response) -> list[str]:
+        """Count the answer's tokens; warn the user now (the model hears it after
+        the round, with the tool results)."""
+        warnings = self.budget.record(response.usage, response.provider, self.config)
+        for message in warnings:
+            self.hub.emit(WarningEvent(message, "token_budget_near"))
+        return warnings
+
     def _limit_reached(self, rounds: int) -> bool:
         config = self.config
+        exceeded = self.budget.exceeded(config)
+        if exceeded is not None:
+            self._limit_hit = exceeded.name
+            self.hub.emit(TurnLimitEvent(exceeded.name, tokens_used=exceeded.used))
+            self._stop_reason, self._last_text = "turn_limit", exceeded.message
+            return True
         if self.agentic.limit_reached(config.agentic_max_iterations):
             self._limit_hit = "agentic_max_iterations"
             self.hub.emit(TurnLimitEvent(self._limit_hit, round=self.agentic.iterations))

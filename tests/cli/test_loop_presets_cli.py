@@ -99,3 +99,23 @@ async def test_a_negative_max_iterations_is_one_line_and_exit_2(home: Home) -> N
     assert done.returncode == 2
     assert done.stderr.decode().strip().count("\n") == 0
     assert "--max-iterations" in done.stderr.decode()
+
+
+async def test_run_stops_at_the_input_token_budget(home: Home) -> None:
+    turn = {"tool_calls": [CALL], "usage": {"input": 100, "output": 20}}
+    async with mock_llm({"turns": [turn], "repeat": True}) as mock:
+        done = await home.troupe(
+            "run", "--base-url", mock.base_url, "--input-token-budget", "300", "go"
+        )
+        assert len(request_bodies(mock)) == 3  # 120, 240 (warned), 360: stopped
+    out = done.stdout.decode()
+    assert "[warning] Token budget: 240 of 300 tokens used for this request" in out
+    assert "[token budget] input_token_budget: 360 tokens used" in out
+    assert done.returncode == 53
+
+
+async def test_a_negative_token_budget_is_one_line_and_exit_2(home: Home) -> None:
+    done = await home.troupe("run", "--session-token-budget", "-5", "hello")
+    assert done.returncode == 2
+    assert done.stderr.decode().strip().count("\n") == 0
+    assert "--session-token-budget must be 0" in done.stderr.decode()
