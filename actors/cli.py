@@ -172,6 +172,13 @@ def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     run.add_argument(
         "--session-token-budget", type=int, metavar="N", help="tokens the whole session may spend"
     )
+    run.add_argument(
+        "--tool-calling",
+        metavar="native|text|auto",
+        help="how tools reach the model: the provider's tool calls, a call format in the "
+        "system prompt parsed from the answer's text (models or servers without tool "
+        "calling), or auto (native, text when the server rejects tools; the default)",
+    )
     run.add_argument("--instructions", help="extra system instructions (text, or @FILE)")
     run.add_argument(
         "--policy",

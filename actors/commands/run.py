@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import typing
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
@@ -34,7 +35,7 @@ from actors.commands.stored import latest_in
 from actors.commands.stream_input import read_stream_json
 from actors.config import ConfigError, Settings, resolve
 from actors.policy.presets import UnknownPreset, policy_preset
-from protocol.session import SessionConfig
+from protocol.session import SessionConfig, ToolCalling
 from protocol.wire import (
     CreateSession,
     GetSession,
@@ -109,6 +110,9 @@ def _instructions(value: str | None) -> str | None:
     return value
 
 
+TOOL_CALLING_MODES = typing.get_args(ToolCalling)
+
+
 def loop_options(args: argparse.Namespace) -> dict[str, Any]:
     """The loop options given as flags (only those given: a preset's own values
     stay unless a flag changes them)."""
@@ -120,6 +124,13 @@ def loop_options(args: argparse.Namespace) -> dict[str, Any]:
         if iterations < 0:
             raise CommandError("--max-iterations must be 0 (unlimited) or more", EXIT_BAD_INPUT)
         options["agentic_max_iterations"] = iterations
+    calling = getattr(args, "tool_calling", None)
+    if calling is not None:
+        if calling not in TOOL_CALLING_MODES:
+            raise CommandError(
+                f"--tool-calling must be native, text or auto, not {calling!r}", EXIT_BAD_INPUT
+            )
+        options["tool_calling"] = calling
     for flag in ("input_token_budget", "session_token_budget"):
         budget = getattr(args, flag, None)
         if budget is None:

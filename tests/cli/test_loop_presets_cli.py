@@ -119,3 +119,43 @@ async def test_a_negative_token_budget_is_one_line_and_exit_2(home: Home) -> Non
     assert done.returncode == 2
     assert done.stderr.decode().strip().count("\n") == 0
     assert "--session-token-budget must be 0" in done.stderr.decode()
+
+
+async def test_run_with_text_tool_calling_offers_no_native_tools(home: Home) -> None:
+    script = {
+        "turns": [
+            {"text": f"<tool_call>{json.dumps(CALL)}</tool_call>"},
+            {"text": "written by a text call"},
+        ],
+        "repeat": False,
+    }
+    async with mock_llm(script) as mock:
+        done = await home.troupe(
+            "run", "--wire", "openai-chat", "--base-url", f"{mock.base_url}/v1",
+            "--tool-calling", "text", "hello",
+        )  # fmt: skip
+        bodies = request_bodies(mock)
+    assert done.returncode == 0, done.stderr
+    assert len(bodies) == 2 and all("tools" not in body for body in bodies)
+    assert "<tool_call>" in bodies[0]["messages"][0]["content"]
+    assert (home.work / "out.txt").read_text() == "made-by-text\n"
+
+
+async def test_native_tool_calling_is_kept_native(home: Home) -> None:
+    async with mock_llm({"turns": [{"text": "hi"}], "repeat": False}) as mock:
+        done = await home.troupe(
+            "run", "--wire", "openai-chat", "--base-url", f"{mock.base_url}/v1",
+            "--tool-calling", "native", "hello",
+        )  # fmt: skip
+        bodies = request_bodies(mock)
+    assert done.returncode == 0, done.stderr
+    assert "shell" in {tool["function"]["name"] for tool in bodies[0]["tools"]}
+    assert "<tool_call>" not in bodies[0]["messages"][0]["content"]
+
+
+async def test_a_bad_tool_calling_value_is_one_line_and_exit_2(home: Home) -> None:
+    done = await home.troupe("run", "--tool-calling", "xml", "hello")
+    assert done.returncode == 2
+    err = done.stderr.decode().strip()
+    assert "\n" not in err and "Traceback" not in err
+    assert "--tool-calling must be native, text or auto, not 'xml'" in err
