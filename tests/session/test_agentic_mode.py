@@ -192,3 +192,45 @@ async def test_agentic_tools_are_off_by_default(start_agent: StartAgent) -> None
     async with start_agent("anthropic", turns("hello")) as agent:
         await agent.run("hi")
         assert not {"enter_agentic_mode", "complete"} & tool_names(agent.request_bodies()[0])
+
+
+async def test_the_block_follows_the_persistent_terminal_and_patches(
+    start_agent: StartAgent,
+) -> None:
+    config = SessionConfig(agentic_mode=True, terminal_tool=True)
+    patch = "*** Begin Patch\n*** Add File: notes/a.txt\n+one\n*** End Patch"
+    update = "*** Begin Patch\n*** Update File: notes/a.txt\n@@\n-one\n+two\n*** End Patch"
+    script = turns(
+        [ENTER],
+        [call("terminal", command="mkdir -p sub && cd sub && echo in-sub", persistent=True)],
+        [call("apply_patch", patch=patch)],
+        [call("apply_patch", patch=update)],
+        [call("terminal", close=True)],
+        [call("complete", result="ok", status="success")],
+    )  # fmt: skip
+    async with start_agent("openai", script, config) as agent:
+        await agent.run(PROMPT)
+        bodies = agent.request_bodies()
+        assert len(bodies) == 6
+        blocks = [b for b in (_block_in(body) for body in bodies[1:]) if b]
+        assert len(blocks) == 5
+        after_cd, after_patch, after_update, after_close = blocks[1:]
+        assert f"Working directory: {agent.workdir / 'sub'}" in after_cd
+        assert "Last command: mkdir -p sub && cd sub && echo in-sub" in after_cd
+        assert "Exit code: 0" in after_cd and "Last output (end):\nin-sub" in after_cd
+        assert "Files modified this session: notes/a.txt" in after_patch
+        assert "Files modified this session: notes/a.txt\n" in after_update  # listed once
+        assert "Iteration: 5 of 25" in after_close
+        assert (agent.workdir / "notes/a.txt").read_text() == "two\n"
+
+
+def _block_in(body: dict[str, Any]) -> str:
+    """The state block of an OpenAI Responses request (its ``input`` items), checked
+    to be the item just before the user's prompt."""
+    items = [body_text(item) for item in body.get("input", [])]
+    found = [i for i, text in enumerate(items) if "<agentic_state>" in text]
+    if not found:
+        return ""
+    (index,) = found
+    assert PROMPT in items[index + 1] and '"role":"user"' in items[index + 1]
+    return items[index].encode().decode("unicode_escape")
