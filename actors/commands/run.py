@@ -260,6 +260,7 @@ async def _follow(
             if streaming:
                 follower.more_input = True
                 nursery.start_soon(read_stream_json, follower)
+            follower.offer_extend = interactive
             outcome = await follower.run(
                 task, after_seq=after_seq, interactive=interactive, emit_result=False
             )
