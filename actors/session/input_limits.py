@@ -4,7 +4,9 @@
 Token budgets (:mod:`actors.session.token_budget`), the agentic loop's
 iterations (:mod:`actors.session.agentic_mode`), tool rounds per input and model
 turns per session: the first one reached ends the input with its message and a
-``turn_limit`` event.
+``turn_limit`` event. In agentic mode its iteration limit takes the place of the
+tool rounds per input (the agentic preset sets both to 25, and entering the mode
+takes a round of its own).
 """
 
 from __future__ import annotations
@@ -64,7 +66,8 @@ class InputLimits:
             self.hit = "agentic_max_iterations"
             self.hub.emit(TurnLimitEvent(self.hit, round=agentic.iterations))
             return agentic.stop_at_limit(last_text)
-        if config.max_tool_rounds_per_input and rounds >= config.max_tool_rounds_per_input:
+        rounds_limit = 0 if agentic.active else config.max_tool_rounds_per_input
+        if rounds_limit and rounds >= rounds_limit:
             self.hit = "max_tool_rounds_per_input"
             self.hub.emit(TurnLimitEvent(self.hit, round=rounds))
         elif config.max_turns and model_turns >= config.max_turns:

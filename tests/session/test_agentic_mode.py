@@ -234,3 +234,20 @@ def _block_in(body: dict[str, Any]) -> str:
     (index,) = found
     assert PROMPT in items[index + 1] and '"role":"user"' in items[index + 1]
     return items[index].encode().decode("unicode_escape")
+
+
+async def test_in_agentic_mode_its_iterations_replace_the_round_limit(
+    start_agent: StartAgent,
+) -> None:
+    working = {"tool_calls": [call("shell", command="true")]}
+    script = {"turns": [{"tool_calls": [ENTER]}, working], "repeat": True}
+    config = SessionConfig(
+        agentic_mode=True,
+        agentic_max_iterations=3,
+        max_tool_rounds_per_input=2,
+        enable_loop_detection=False,
+    )
+    async with start_agent("anthropic", script, config) as agent:
+        await agent.run(PROMPT)
+        assert len(agent.request_bodies()) == 4  # entering, then three iterations
+        assert agent.of(TurnLimitEvent) == [TurnLimitEvent("agentic_max_iterations", round=3)]
