@@ -54,3 +54,9 @@ async def test_a_session_started_with_a_preset_follows_it(start_agent: StartAgen
     async with start_agent("gemini", {"turns": [{"text": "hi"}]}, forge) as agent:
         await agent.run("hello")
         assert "task_completion" in tool_names(agent.request_bodies()[0])
+    agentic = preset_config("agentic-behavior-tool")
+    async with start_agent("anthropic", {"turns": [{"text": "hi"}]}, agentic) as agent:
+        await agent.run("hello")
+        offered = tool_names(agent.request_bodies()[0])
+        assert {"terminal", "enter_agentic_mode", "complete"} <= offered
+        assert "task_completion" not in offered
