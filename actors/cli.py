@@ -149,6 +149,36 @@ def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "(coding-agent-loop, agent-loop-and-tool-system, agentic-behavior-tool, "
         "forge-agent-loop-prd, adr-040; see docs/presets.md)",
     )
+    run.add_argument(
+        "--agentic",
+        action="store_true",
+        default=None,
+        help="offer agentic mode: the model may enter an autonomous loop that runs "
+        "until it calls complete(result, status) (on in the agentic-behavior-tool preset)",
+    )
+    run.add_argument(
+        "--max-iterations",
+        type=int,
+        metavar="N",
+        help="model calls an agentic loop may make (default 25; 0 = unlimited)",
+    )
+    run.add_argument(
+        "--input-token-budget",
+        type=int,
+        metavar="N",
+        help="tokens one input may spend (input + output as the model reports them); "
+        "warned at 80 %%, stopped past it (exit 53)",
+    )
+    run.add_argument(
+        "--session-token-budget", type=int, metavar="N", help="tokens the whole session may spend"
+    )
+    run.add_argument(
+        "--tool-calling",
+        metavar="native|text|auto",
+        help="how tools reach the model: the provider's tool calls, a call format in the "
+        "system prompt parsed from the answer's text (models or servers without tool "
+        "calling), or auto (native, text when the server rejects tools; the default)",
+    )
     run.add_argument("--instructions", help="extra system instructions (text, or @FILE)")
     run.add_argument(
         "--policy",

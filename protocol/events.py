@@ -171,13 +171,50 @@ class SteeringInjectedEvent(EventBody, frozen=True):
 
 
 class TurnLimitEvent(EventBody, frozen=True):
-    """A limit stopped the input: ``round`` is set for ``max_tool_rounds_per_input``,
-    ``total_turns`` for ``max_turns``."""
+    """A limit stopped the input: ``round`` is set for ``max_tool_rounds_per_input``
+    and ``agentic_max_iterations`` (the iterations used), ``total_turns`` for
+    ``max_turns``, ``tokens_used`` for the token budgets."""
 
     kind = "turn_limit"
-    limit: Literal["max_tool_rounds_per_input", "max_turns"]
+    limit: Literal[
+        "max_tool_rounds_per_input",
+        "max_turns",
+        "agentic_max_iterations",
+        "input_token_budget",
+        "session_token_budget",
+    ]
     round: int | None = None
     total_turns: int | None = None
+    tokens_used: int | None = None
+
+
+class AgenticStartEvent(EventBody, frozen=True):
+    """The model entered agentic mode (``enter_agentic_mode``): it works on
+    ``objective`` with tools until it calls ``complete`` or uses ``max_iterations``."""
+
+    kind = "agentic_start"
+    user_prompt: str
+    objective: str
+    max_iterations: int
+
+
+class AgenticIterationEvent(EventBody, frozen=True):
+    """An iteration of the agentic loop starts (a model call in agentic mode)."""
+
+    kind = "agentic_iteration"
+    iteration: int
+    max_iterations: int
+
+
+class AgenticEndEvent(EventBody, frozen=True):
+    """The agentic loop ended: ``complete`` was called with ``status`` (success,
+    failure, partial), or ``iteration_limit`` was reached; ``result`` is what the
+    user is shown."""
+
+    kind = "agentic_end"
+    status: Literal["success", "failure", "partial", "iteration_limit"]
+    result: str
+    iterations: int
 
 
 class LoopDetectionEvent(EventBody, frozen=True):
@@ -362,6 +399,9 @@ EventData = (
     | ToolCallEndEvent
     | SteeringInjectedEvent
     | TurnLimitEvent
+    | AgenticStartEvent
+    | AgenticIterationEvent
+    | AgenticEndEvent
     | LoopDetectionEvent
     | WarningEvent
     | ServiceRestartedEvent
@@ -451,6 +491,9 @@ def event_record(event: SessionEvent) -> dict[str, Any]:
 __all__ = [
     "EPHEMERAL_KINDS",
     "EVENT_TYPES",
+    "AgenticEndEvent",
+    "AgenticIterationEvent",
+    "AgenticStartEvent",
     "ApprovalRequestEvent",
     "ApprovalResolvedEvent",
     "AssistantReasoningDeltaEvent",

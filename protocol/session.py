@@ -105,6 +105,20 @@ class SessionConfig(msgspec.Struct, frozen=True):
     persistent shell per session (agentic-behavior-tool.md 6)."""
     tool_calling: ToolCalling | None = None
     """Native or text tool calls; None: what the provider profile says."""
+    agentic_mode: bool = False
+    """Offer ``enter_agentic_mode(user_prompt, objective)`` and
+    ``complete(result, status)`` (agentic-behavior-tool.md 2-4): in agentic mode a
+    state block is placed before the latest user prompt of each request, and the
+    loop runs until ``complete`` or ``agentic_max_iterations``."""
+    agentic_max_iterations: int = 25
+    """Model calls an agentic loop may make before it stops (0: unlimited)."""
+    input_token_budget: int = 0
+    """Tokens (input plus output, as the model reports them) one input may spend
+    before it stops (0: unlimited)."""
+    session_token_budget: int = 0
+    """Tokens the whole session may spend before its inputs stop (0: unlimited)."""
+    token_budget_warning_ratio: float = 0.8
+    """Warn the user and the model once a budget is this far spent (0: never)."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
@@ -222,6 +236,9 @@ class SubscribeRef(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field=
     buffer: int = 1024
 
 
+CompletionStatus = Literal["success", "failure", "partial"]
+"""What ``complete(result, status)`` says of the objective."""
+
 StopReason = Literal["completed", "turn_limit", "error", "interrupted", "closed"]
 
 
@@ -235,6 +252,9 @@ class SessionOutcome(msgspec.Struct, frozen=True):
     turns_used: int
     stop_reason: StopReason
     error: str | None = None
+    completion_status: CompletionStatus | None = None
+    """The status ``complete`` gave, when the input ended an agentic loop with it
+    (``success`` is false for ``failure`` and ``partial``)."""
 
 
 class SessionSnapshot(msgspec.Struct, frozen=True):

@@ -24,10 +24,12 @@ import msgspec
 import trio
 
 from actors.commands.errors import EXIT_ERROR, EXIT_OK, EXIT_TURN_LIMIT
+from actors.commands.extend_prompt import extend_amount, extend_question
 from actors.commands.render import TextRenderer, approval_prompt
 from actors.commands.render_calls import dollars
 from protocol.client import RequestError, TroupeClient
 from protocol.events import (
+    AgenticEndEvent,
     ApprovalRequestEvent,
     ApprovalResolvedEvent,
     AssistantTextEndEvent,
@@ -40,6 +42,7 @@ from protocol.events import (
 )
 from protocol.wire import (
     Event,
+    ExtendSessionLimit,
     InterruptSession,
     ResolveApproval,
     SteerSession,
@@ -129,6 +132,11 @@ class Follower:
         self.more_input = False
         """True while an input stream may still send lines: the follower then keeps
         going past the end of an input, until the stream closes."""
+        self.offer_extend = False
+        """At a terminal (``troupe run``): when an input stops at a limit, ask whether
+        to raise it and continue that input instead of ending."""
+        self._limit: str | None = None
+        """The limit the input stopped at, while that question waits for its answer."""
         self.known_until = 0
         """Events up to this sequence number are history replayed on subscribe: the
         state they show is over (set with ``state`` from the session's summary)."""
@@ -182,6 +190,9 @@ class Follower:
             self._show(event, data)
             self._account(event, data)
             if event.kind == "session_end" or (event.kind in self.until and not self.more_input):
+                if event.kind != "session_end" and self._limit is not None:
+                    self.renderer.note(extend_question(self._limit))
+                    continue
                 self.finish()
                 return
         outcome.status = "disconnected"
@@ -209,8 +220,12 @@ class Follower:
                     outcome.cost_usd = (
                         None if data.cost_usd is None else outcome.cost_usd + data.cost_usd
                     )
+            case AgenticEndEvent():
+                outcome.result = data.result
             case TurnLimitEvent() if not outcome.stopped_by_user:
                 outcome.status, outcome.exit_code = "turn_limit", EXIT_TURN_LIMIT
+                if self.offer_extend and event.seq > self.known_until:
+                    self._limit = data.limit
             case ErrorEvent():
                 outcome.status, outcome.exit_code = "error", EXIT_ERROR
                 outcome.error = data.message or data.error_type or "error"
@@ -243,6 +258,8 @@ class Follower:
             while True:
                 chunk = await stream.receive_some()
                 if not chunk:
+                    if self._limit is not None:  # no answer will come: the run ends
+                        self.finish()
                     return
                 buffer += chunk
                 while b"\n" in buffer:
@@ -264,6 +281,9 @@ class Follower:
 
     async def typed(self, line: str) -> None:
         """One line from the user: an approval answer, "stop", or a message."""
+        if self._limit is not None:
+            await self._answer_extend(line, self._limit)
+            return
         if not line:
             return
         try:
@@ -285,6 +305,24 @@ class Follower:
                 self.renderer.note(f"[steering queued] {line}")
         except RequestError as error:
             self.renderer.note(f"[refused] {error}")
+
+    async def _answer_extend(self, line: str, limit: str) -> None:
+        """The answer to the extend question: raise the limit and follow the same
+        input on, or end the run (it stopped at the limit)."""
+        self._limit = None
+        by = extend_amount(line, limit)
+        if by is None:
+            self.finish()
+            return
+        try:
+            await self.client.request(ExtendSessionLimit, session=self.session, by=by)
+        except RequestError as error:
+            self.renderer.note(f"[refused] {error}")
+            self.finish()
+            return
+        self.state = "processing"
+        self.outcome.status, self.outcome.exit_code = "done", EXIT_OK
+        self.renderer.note(f"[{limit} raised by {by:,}; continuing]")
 
     async def interrupt(self, immediate: bool = True) -> None:
         """Stop the current work, keep the session (best effort, bounded)."""

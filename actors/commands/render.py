@@ -34,6 +34,9 @@ from rich.text import Text
 from actors.commands.render_calls import call_text, result_lines, short, subagent_report
 from actors.commands.render_live import WorkingIndicator
 from protocol.events import (
+    AgenticEndEvent,
+    AgenticIterationEvent,
+    AgenticStartEvent,
     ApprovalRequestEvent,
     ApprovalResolvedEvent,
     AssistantReasoningDeltaEvent,
@@ -156,8 +159,18 @@ class TextRenderer:
                 system(subagent_report("failed", data.address, data.output, data.turns_used))
             case SubagentInputEvent() | SubagentClosedEvent():
                 system(f"{data.kind.replace('_', ' ')}: {data.address}")
+            case TurnLimitEvent() if data.tokens_used is not None:
+                system(f"[token budget] {data.limit}: {data.tokens_used:,} tokens used")
             case TurnLimitEvent():
                 system(f"[turn limit] {data.limit}")
+            case AgenticStartEvent():
+                system(
+                    f"[agentic mode] {data.objective} (at most {data.max_iterations} iterations)"
+                )
+            case AgenticIterationEvent():
+                system(f"[agentic iteration {data.iteration} of {data.max_iterations}]")
+            case AgenticEndEvent():
+                system(f"[agentic {data.status.replace('_', ' ')}] {data.result}")
             case ApprovalRequestEvent():
                 system(approval_prompt(data))
             case ApprovalResolvedEvent():

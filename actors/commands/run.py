@@ -13,9 +13,10 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import typing
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import trio
 
@@ -34,7 +35,7 @@ from actors.commands.stored import latest_in
 from actors.commands.stream_input import read_stream_json
 from actors.config import ConfigError, Settings, resolve
 from actors.policy.presets import UnknownPreset, policy_preset
-from protocol.session import SessionConfig
+from protocol.session import SessionConfig, ToolCalling
 from protocol.wire import (
     CreateSession,
     GetSession,
@@ -53,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{workdir} is not a directory", EXIT_BAD_INPUT)
     settings = settings_for(args, workdir)
     check_policy(getattr(args, "policy", None))
+    loop_options(args)  # bad values are said before anything starts
     task = read_task(args)
     return trio.run(_run, args, settings, workdir, task)
 
@@ -108,8 +110,43 @@ def _instructions(value: str | None) -> str | None:
     return value
 
 
-def session_config(settings: Settings, policy: str | None = None) -> SessionConfig:
+TOOL_CALLING_MODES = typing.get_args(ToolCalling)
+
+
+def loop_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The loop options given as flags (only those given: a preset's own values
+    stay unless a flag changes them)."""
+    options: dict[str, Any] = {}
+    if getattr(args, "agentic", None):
+        options["agentic_mode"] = True
+    iterations = getattr(args, "max_iterations", None)
+    if iterations is not None:
+        if iterations < 0:
+            raise CommandError("--max-iterations must be 0 (unlimited) or more", EXIT_BAD_INPUT)
+        options["agentic_max_iterations"] = iterations
+    calling = getattr(args, "tool_calling", None)
+    if calling is not None:
+        if calling not in TOOL_CALLING_MODES:
+            raise CommandError(
+                f"--tool-calling must be native, text or auto, not {calling!r}", EXIT_BAD_INPUT
+            )
+        options["tool_calling"] = calling
+    for flag in ("input_token_budget", "session_token_budget"):
+        budget = getattr(args, flag, None)
+        if budget is None:
+            continue
+        if budget < 0:
+            dashed = flag.replace("_", "-")
+            raise CommandError(f"--{dashed} must be 0 (unlimited) or more", EXIT_BAD_INPUT)
+        options[flag] = budget
+    return options
+
+
+def session_config(
+    settings: Settings, policy: str | None = None, options: dict[str, Any] | None = None
+) -> SessionConfig:
     return SessionConfig(
+        **(options or {}),
         policy=policy or "interactive",
         max_turns=settings.get("max_turns") or 0,
         model=settings.get("model"),
@@ -178,7 +215,7 @@ async def _open_session(
                 profile=settings.get("provider"),
                 environment=environment,
                 working_dir=None if environment else str(workdir),
-                config=session_config(settings, getattr(args, "policy", None)),
+                config=session_config(settings, getattr(args, "policy", None), loop_options(args)),
                 preset=getattr(args, "preset", None),
             ),
         )
@@ -223,6 +260,7 @@ async def _follow(
             if streaming:
                 follower.more_input = True
                 nursery.start_soon(read_stream_json, follower)
+            follower.offer_extend = interactive
             outcome = await follower.run(
                 task, after_seq=after_seq, interactive=interactive, emit_result=False
             )

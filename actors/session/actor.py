@@ -32,6 +32,7 @@ from actors.session.subagents import AgentManager
 from actors.session.tool_round import ToolRunner
 from actors.session.turns import TurnLog
 from actors.tools.cli_registry import load_cli_tools
+from actors.tools.core.agentic import AGENTIC_TOOLS
 from actors.tools.core.agents import AGENT_TOOLS
 from actors.tools.core.loop_breakers import LOOP_BREAKING_TOOLS
 from actors.tools.core.terminal import TERMINAL
@@ -128,6 +129,9 @@ class SessionActor(Actor):
                 self.profile.registry.unregister(tool.name)
         if config.loop_breaking_tools:
             for tool in LOOP_BREAKING_TOOLS:
+                self.profile.registry.register(tool)
+        if config.agentic_mode:
+            for tool in AGENTIC_TOOLS:
                 self.profile.registry.register(tool)
         if config.terminal_tool:
             self.profile.registry.register(TERMINAL)

@@ -44,13 +44,22 @@ class MessageLog:
     def __init__(self) -> None:
         self._messages: list[Message] = []
         self._converted = 0
+        self._prompt_index: int | None = None
 
     def messages(self, history: Sequence[Turn]) -> list[Message]:
         if len(history) < self._converted:  # history was replaced: start over
-            self._messages, self._converted = [], 0
-        self._messages.extend(to_messages(history[self._converted :]))
+            self._messages, self._converted, self._prompt_index = [], 0, None
+        for turn in history[self._converted :]:
+            if isinstance(turn, UserTurn):
+                self._prompt_index = len(self._messages)
+            self._messages.extend(to_messages((turn,)))
         self._converted = len(history)
         return self._messages
+
+    def prompt_index(self) -> int:
+        """Where the latest user prompt is among the messages (0 when there is none),
+        as of the last :meth:`messages`."""
+        return self._prompt_index or 0
 
 
 def _assistant(text: str, calls: list[ToolCall]) -> Message:

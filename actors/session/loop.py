@@ -14,47 +14,36 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal
 
-import msgspec
 import trio
 
-from actors.kernel import Rejection
-from actors.models.client.catalog import get_model_info, usage_cost
-from actors.models.errors import (
-    AccessDeniedError,
-    AuthenticationError,
-    ContextLengthError,
-    ModelError,
-)
 from actors.models.fallback import FallbackModel
 from actors.models.session import ModelSession
+from actors.session.agentic_mode import KEEP_GOING, AgenticMode
 from actors.session.events import EventHub
-from actors.session.history import MessageLog, history_chars
-from actors.session.loop_detection import call_signature, detect_loop, loop_warning
-from actors.session.model_turn import ToolCallingMode, call_model
+from actors.session.input_limits import InputLimits, NothingToExtend
+from actors.session.loop_detection import LoopWatch
+from actors.session.model_calls import ModelCalls, ModelFailure
+from actors.session.model_turn import ToolCallingMode
 from actors.session.profiles import ProviderProfile
-from actors.session.prompt import EnvironmentSnapshot, build_system_prompt
+from actors.session.prompt import EnvironmentSnapshot
 from actors.session.resumed_round import ResumedRound
-from actors.session.round_checks import ITERATION_LIMIT_MESSAGE, RoundChecks, Verdict
+from actors.session.round_checks import RoundChecks, Verdict
+from actors.session.token_budget import TokenBudget
 from actors.session.tool_round import ToolRunner
 from actors.session.turns import TurnLog
 from protocol.events import (
-    AssistantTextEndEvent,
-    CalledTool,
-    ErrorEvent,
     InterruptedEvent,
     LoopDetectionEvent,
     LoopStateEvent,
     ProcessingEndEvent,
     SteeringInjectedEvent,
-    TurnLimitEvent,
     UserInputEvent,
     WarningEvent,
 )
-from protocol.llm import Message, Request, Response, ToolCall, ToolChoice, ToolResult
+from protocol.llm import Response, ToolCall, ToolResult
 from protocol.session import (
-    AssistantTurn,
+    CompletionStatus,
     LoopState,
     SessionConfig,
     SessionOutcome,
@@ -78,10 +67,7 @@ _ENDED_AS: dict[StopReason, LoopState] = {
 """The loop state an input's stop reason leaves."""
 
 
-class NothingToExtend(Rejection):
-    """``ExtendLimit`` while the last input did not stop at a limit (or still runs)."""
-
-    code = "invalid_request"
+__all__ = ["INTERRUPTED_RESULT", "AgenticLoop", "LoopParts", "NothingToExtend"]
 
 
 @dataclass(frozen=True)
@@ -123,13 +109,9 @@ class AgenticLoop:
         self._work: trio.CancelScope | None = None
         self._idle = trio.Event()
         self._idle.set()
-        self._signatures: list[str] = []
+        self._loops = LoopWatch()
         self._fatal: str | None = None
-        self._messages = MessageLog()
-        self._model_turns = sum(1 for turn in self.history if isinstance(turn, AssistantTurn))
-        self._history_chars = 0
-        self._chars_counted = 0
-        self._context_tokens: int | None = None
+        self.model = ModelCalls(profile, hub, history)
         self._stop_reason: StopReason = "completed"
         self._last_text = ""
         self.tool_calling = ToolCallingMode(config.tool_calling or profile.tool_calling)
@@ -138,13 +120,16 @@ class AgenticLoop:
         self._stop_after_step = False
         self.resumed: ResumedRound | None = None
         """A round a crash cut short, finished before the next model call."""
-        self._limit_hit: Literal["max_tool_rounds_per_input", "max_turns"] | None = None
+        self.limits = InputLimits(hub)
         self._rounds = 0
         self.loop_state: LoopState | None = None
+        self.agentic = AgenticMode(hub)
+        self.budget = TokenBudget(self.history)
+        self._completion: CompletionStatus | None = None
 
     @property
     def model_name(self) -> str:
-        return self.config.model or self.profile.model
+        return ModelCalls.model_name(self.profile, self.config)
 
     def _parts(self) -> LoopParts:
         if self.parts is None:
@@ -197,13 +182,15 @@ class AgenticLoop:
 
     def outcome(self) -> SessionOutcome:
         closed = self.state == "closed"
+        completed = self._stop_reason == "completed" and not closed
         return SessionOutcome(
             state=self.state,
             output=self._last_text,
-            success=self._stop_reason == "completed" and not closed,
-            turns_used=self._model_turns,
+            success=completed and self._completion in (None, "success"),
+            turns_used=self.model.turns,
             stop_reason="closed" if closed else self._stop_reason,
             error=self._last_error,
+            completion_status=self._completion,
         )
 
     # -- inputs --------------------------------------------------------------
@@ -211,13 +198,7 @@ class AgenticLoop:
     def extend_limit(self, by: int) -> int:
         """Raise the limit the last input stopped at by ``by``; the tool rounds that
         input has used, to continue it with :meth:`run_inputs` (``text`` None)."""
-        if by <= 0:
-            raise NothingToExtend(f"extend_limit needs a positive amount, not {by}")
-        if self.state != "idle" or self._limit_hit is None:
-            raise NothingToExtend("the last input did not stop at an iteration limit")
-        limit, self._limit_hit = self._limit_hit, None
-        current = getattr(self.config, limit)
-        self.config = msgspec.structs.replace(self.config, **{limit: current + by})
+        self.config = self.limits.extend(self.config, by, self.state == "idle")
         return self._rounds
 
     async def run_inputs(self, text: str | None, rounds: int = 0) -> str | None:
@@ -262,8 +243,10 @@ class AgenticLoop:
         """One input (None: continue with pending steering only) until it ends."""
         self.state = "processing"
         self._stop_reason, self._last_text, self._last_error = "completed", "", None
-        self._limit_hit = None
+        self.limits.hit, self._completion = None, None
         if text is not None:
+            self.agentic.leave()  # a new request; a continued one keeps its agentic loop
+            self.budget.new_input()
             self.history.append(UserTurn(text, time.time()))
             self.hub.emit(UserInputEvent(text))
         self._drain_steering()
@@ -286,11 +269,17 @@ class AgenticLoop:
             response = await self._ask_model()
             if response is None:
                 return
-            self._record(response)
+            self._last_text = response.text
+            self.model.record(response, self.model_name)
+            budget_notes = self._spend(response)
             if not context_warned:
-                context_warned = self._warn_about_context()
+                context_warned = self.model.warn_about_context(self.config)
             calls = response.tool_calls
             if not calls:
+                if self.agentic.active:  # no complete(): the agent means to go on
+                    self.history.append(SteeringTurn(KEEP_GOING, time.time()))
+                    self.hub.emit(SteeringInjectedEvent(KEEP_GOING))
+                    continue
                 if response.text.rstrip().endswith("?"):
                     self.state = "awaiting_input"
                 return
@@ -298,6 +287,10 @@ class AgenticLoop:
             self._set_loop_state("executing_tool")
             results = await self._run_round(calls)
             self.history.append(ToolResultsTurn(results, time.time()))
+            for note in budget_notes:
+                self.history.append(SteeringTurn(note, time.time()))
+            if self._completed(calls, results):
+                return
             if self._stop_for(checks.after_round(rounds, calls, results)):
                 return
             self._drain_steering()
@@ -320,18 +313,33 @@ class AgenticLoop:
             self.hub.emit(WarningEvent(message, category))
         return False
 
-    def _limit_reached(self, rounds: int) -> bool:
-        config = self.config
-        if config.max_tool_rounds_per_input and rounds >= config.max_tool_rounds_per_input:
-            self._limit_hit = "max_tool_rounds_per_input"
-            self.hub.emit(TurnLimitEvent(self._limit_hit, round=rounds))
-        elif config.max_turns and self._model_turns >= config.max_turns:
-            self._limit_hit = "max_turns"
-            self.hub.emit(TurnLimitEvent(self._limit_hit, total_turns=self._model_turns))
-        else:
+    def _completed(self, calls: list[ToolCall], results: list[ToolResult]) -> bool:
+        """Agentic mode follows the round; ``complete`` ends the input with its result."""
+        tools = self._parts().tools
+        completion = self.agentic.after_round(
+            calls, results, tools.working_dir, tools.terminal.open,
+            self.config.agentic_max_iterations,
+        )  # fmt: skip
+        if completion is None:
             return False
-        self._stop_reason = "turn_limit"
-        self._last_text = ITERATION_LIMIT_MESSAGE
+        self._last_text, self._completion = completion.result, completion.status
+        return True
+
+    def _spend(self, response: Response) -> list[str]:
+        """Count the answer's tokens; warn the user now (the model hears it after
+        the round, with the tool results)."""
+        warnings = self.budget.record(response.usage, response.provider, self.config)
+        for message in warnings:
+            self.hub.emit(WarningEvent(message, "token_budget_near"))
+        return warnings
+
+    def _limit_reached(self, rounds: int) -> bool:
+        stop_text = self.limits.check(
+            self.config, rounds, self.model.turns, self.agentic, self.budget, self._last_text
+        )
+        if stop_text is None:
+            return False
+        self._stop_reason, self._last_text = "turn_limit", stop_text
         return True
 
     async def _finish_round(self, resumed: ResumedRound) -> None:
@@ -358,77 +366,19 @@ class AgenticLoop:
 
     # -- the model -----------------------------------------------------------
 
-    def _request(self) -> Request:
-        config = self.config
-        snapshot = self._parts().snapshot
-        system = build_system_prompt(self.profile, snapshot, config.user_instructions)
-        return Request(
-            model=self.model_name,
-            messages=[Message.system(system), *self._messages.messages(self.history)],
-            tools=self.profile.tools(),
-            tool_choice=ToolChoice("auto"),
-            reasoning_effort=config.reasoning_effort,
-            provider_options=self.profile.provider_options(),
-        )
-
     async def _ask_model(self) -> Response | None:
-        """The model's answer, or None after reporting why there is none."""
-        try:
-            return await call_model(
-                self._parts().model,
-                self._request(),
-                self.hub,
-                self.profile.supports_streaming,
-                self.tool_calling,
-            )
-        except (AuthenticationError, AccessDeniedError) as error:
-            self._report(error)
-            self._fatal = f"{type(error).__name__}: {error}"
-        except ContextLengthError as error:
-            self._stop_reason, self._last_error = "error", str(error)
-            self.hub.emit(WarningEvent(str(error), "context_length"))
-        except ModelError as error:
-            self._report(error)
+        """The model's answer (in agentic mode, with this iteration's state block),
+        or None once the input has been ended by the failure."""
+        parts = self._parts()
+        block = self.agentic.begin_iteration(self.config.agentic_max_iterations)
+        request = self.model.request(self.config, parts.snapshot, block)
+        answer = await self.model.ask(parts.model, request, self.tool_calling)
+        if not isinstance(answer, ModelFailure):
+            return answer
+        self._stop_reason, self._last_error = "error", answer.error
+        if answer.fatal:
+            self._fatal = answer.error
         return None
-
-    def _report(self, error: ModelError) -> None:
-        self._stop_reason, self._last_error = "error", f"{type(error).__name__}: {error}"
-        self.hub.emit(
-            ErrorEvent(
-                error_type=type(error).__name__,
-                message=str(error),
-                retryable=bool(getattr(error, "retryable", False)),
-            )
-        )
-
-    def _record(self, response: Response) -> None:
-        self._model_turns += 1
-        usage = response.usage
-        cached = (usage.cache_read_tokens or 0) + (usage.cache_write_tokens or 0)
-        counted = usage.input_tokens + usage.output_tokens
-        # Anthropic counts cached input apart from input_tokens; the others inside it.
-        self._context_tokens = counted + (cached if response.provider == "anthropic" else 0)
-        self._last_text = response.text
-        self.history.append(
-            AssistantTurn(
-                content=response.text,
-                tool_calls=response.tool_calls,
-                reasoning=response.reasoning,
-                usage=response.usage,
-                response_id=response.id or None,
-                timestamp=time.time(),
-                message=response.message,
-            )
-        )
-        self.hub.emit(
-            AssistantTextEndEvent(
-                text=response.text,
-                reasoning=response.reasoning,
-                tool_calls=[CalledTool(c.id, c.name) for c in response.tool_calls],
-                usage=response.usage,
-                cost_usd=usage_cost(response.model, usage) or usage_cost(self.model_name, usage),
-            )
-        )
 
     # -- between rounds ------------------------------------------------------
 
@@ -439,31 +389,7 @@ class AgenticLoop:
             self.hub.emit(SteeringInjectedEvent(text))
 
     def _watch_for_loops(self, calls: list[ToolCall]) -> None:
-        config = self.config
-        if not config.enable_loop_detection:
-            return
-        self._signatures.extend(call_signature(c.name, c.arguments) for c in calls)
-        if detect_loop(self._signatures, config.loop_detection_window):
-            warning = loop_warning(config.loop_detection_window)
+        warning = self._loops.warning_after(calls, self.config)
+        if warning is not None:
             self.history.append(SteeringTurn(warning, time.time()))
             self.hub.emit(LoopDetectionEvent(warning))
-            self._signatures.clear()
-
-    def _warn_about_context(self) -> bool:
-        """Warn once the history nears the context window: the model catalog's window
-        for the model in use (else the profile's), and the tokens the provider counted
-        on its last answer (else ~4 characters a token).
-
-        The character count is kept up to date incrementally: recounting the whole
-        history on every round would make each round slower than the last."""
-        self._history_chars += history_chars(self.history[self._chars_counted :])
-        self._chars_counted = len(self.history)
-        info = get_model_info(self.model_name)
-        window = info.context_window if info is not None else self.profile.context_window_size
-        tokens = self._context_tokens or self._history_chars / 4
-        if tokens <= window * self.config.context_warning_ratio:
-            return False
-        percent = round(tokens / window * 100)
-        message = f"Context usage at ~{percent}% of context window"
-        self.hub.emit(WarningEvent(message, "context_usage"))
-        return True

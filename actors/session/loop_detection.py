@@ -13,6 +13,9 @@ from typing import Any
 
 import msgspec
 
+from protocol.llm import ToolCall
+from protocol.session import SessionConfig
+
 _ENCODER = msgspec.json.Encoder(order="sorted")
 
 
@@ -42,3 +45,20 @@ def loop_warning(window: int) -> str:
         f"Loop detected: the last {window} tool calls follow a repeating pattern. "
         "Try a different approach."
     )
+
+
+class LoopWatch:
+    """The signatures of a session's tool calls since the last loop it found."""
+
+    def __init__(self) -> None:
+        self._signatures: list[str] = []
+
+    def warning_after(self, calls: Sequence[ToolCall], config: SessionConfig) -> str | None:
+        """Add a round's calls; the warning for the model when they close a loop."""
+        if not config.enable_loop_detection:
+            return None
+        self._signatures.extend(call_signature(c.name, c.arguments) for c in calls)
+        if not detect_loop(self._signatures, config.loop_detection_window):
+            return None
+        self._signatures.clear()
+        return loop_warning(config.loop_detection_window)

@@ -45,8 +45,11 @@ LOOP_PRESETS = MappingProxyType(
         ),
         "agentic-behavior-tool": LoopPreset(
             "agentic-behavior-tool",
-            "agentic-behavior-tool.md: 25 iterations, commands 60 s (300 s at most), terminal",
+            "agentic-behavior-tool.md: agentic mode (25 iterations), commands 60 s "
+            "(300 s at most), terminal",
             SessionConfig(
+                agentic_mode=True,
+                agentic_max_iterations=25,
                 max_tool_rounds_per_input=25,
                 default_command_timeout_ms=60_000,
                 max_command_timeout_ms=300_000,

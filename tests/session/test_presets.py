@@ -30,6 +30,8 @@ def test_each_preset_sets_its_documents_defaults(name: str) -> None:
     assert config.default_command_timeout_ms == timeout_s * 1000
     assert config.max_command_timeout_ms == max_s * 1000
     assert config.loop_breaking_tools == (name == "forge-agent-loop-prd")
+    assert config.agentic_mode == (name == "agentic-behavior-tool")
+    assert config.agentic_max_iterations == 25
 
 
 def test_explicit_settings_win_over_the_preset() -> None:
@@ -52,3 +54,9 @@ async def test_a_session_started_with_a_preset_follows_it(start_agent: StartAgen
     async with start_agent("gemini", {"turns": [{"text": "hi"}]}, forge) as agent:
         await agent.run("hello")
         assert "task_completion" in tool_names(agent.request_bodies()[0])
+    agentic = preset_config("agentic-behavior-tool")
+    async with start_agent("anthropic", {"turns": [{"text": "hi"}]}, agentic) as agent:
+        await agent.run("hello")
+        offered = tool_names(agent.request_bodies()[0])
+        assert {"terminal", "enter_agentic_mode", "complete"} <= offered
+        assert "task_completion" not in offered

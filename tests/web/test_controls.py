@@ -139,8 +139,12 @@ def test_extend_limit_lets_a_stopped_session_go_on(
         expect(timeline.locator(".tool pre.output")).to_have_count(1)
         page.get_by_role("button", name="Extend limit").click()
         expect(page.locator(".toast.ok")).to_have_text("max turns now 21")
-        page.locator("#composer-text").fill("go on")
-        page.locator("#composer-text").press("Enter")
+        # extend_limit continues the same input: no new message was needed.
         expect(timeline.locator(".assistant").last).to_contain_text("Finished all steps.")
+        expect(timeline.locator(".user")).to_have_count(1)
         outputs = timeline.locator(".tool pre.output").all_inner_texts()
         assert [o.splitlines()[0] for o in outputs] == ["step-1", "step-2"], outputs
+        expect(page.locator("#session-state")).to_have_text("idle")
+        # Nothing stopped at a limit now: the server refuses, and the page says why.
+        page.get_by_role("button", name="Extend limit").click()
+        expect(page.locator(".toast.bad")).to_contain_text("did not stop at an iteration limit")

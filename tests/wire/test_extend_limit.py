@@ -45,3 +45,33 @@ async def test_create_session_takes_a_preset_by_name(start_stack: StartStack) ->
         assert (config.max_tool_rounds_per_input, config.max_command_timeout_ms) == (25, 300_000)
         assert config.max_turns == 7
         await expect_error("invalid_request", client, CreateSession, preset="unknown")
+
+
+async def test_agentic_mode_over_the_wire_with_its_limit_extended(start_stack: StartStack) -> None:
+    enter = {"name": "enter_agentic_mode", "arguments": {"user_prompt": "p", "objective": "o"}}
+    working = {"text": "on it", "tool_calls": [{"name": "shell", "arguments": {"command": "true"}}]}
+    done = {"name": "complete", "arguments": {"result": "all set", "status": "success"}}
+    script = {
+        "turns": [{"tool_calls": [enter]}, working, working, {"tool_calls": [done]}],
+        "repeat": False,
+    }
+    async with start_stack(script) as stack, stack.client() as client:
+        config = SessionConfig(agentic_max_iterations=2, enable_loop_detection=False)
+        created = await client.request(CreateSession, preset="agentic-behavior-tool", config=config)
+        assert created.session.config.agentic_mode
+        session = created.session.session_id
+        await subscribe(client, session)
+        await client.request(SubmitInput, session=session, text="go")
+        first = await events_until(client, "processing_end")
+        kinds = [e.kind for e in first]
+        assert kinds.count("agentic_start") == 1 and kinds.count("agentic_iteration") == 2
+        (limit,) = [e.data for e in first if e.kind == "turn_limit"]
+        assert (limit["limit"], limit["round"]) == ("agentic_max_iterations", 2)
+        (end,) = [e.data for e in first if e.kind == "agentic_end"]
+        assert end["status"] == "iteration_limit" and end["result"].startswith("on it\n\nStopped")
+
+        extended = await client.request(ExtendSessionLimit, session=session, by=1)
+        assert extended.config.agentic_max_iterations == 3
+        second = await events_until(client, "processing_end")
+        ends = [e.data for e in second if e.kind == "agentic_end"]
+        assert ends == [{"status": "success", "result": "all set", "iterations": 3}]

@@ -2,6 +2,9 @@
 // Methods of the App (see app.js).
 import { $, h, money, toast } from "./dom.js";
 
+const EXTEND_BY = 20;         // turns, tool rounds or iterations one click of "Extend limit" adds
+const EXTEND_TOKENS_BY = 50_000;  // ... or tokens, when a token budget stopped the input
+
 export class SessionView {
   showSession(main, key) {
     this.view = "session";
@@ -82,18 +85,20 @@ export class SessionView {
         act("Send", "primary", () => send("send"), "Submit, or steer while it works (Enter)"),
         act("Follow-up", "", () => send("follow_up"), "Queue after the current input"),
         act("Interrupt", "", () => this.link.request("interrupt", { session: key, immediate: true }).catch((e) => toast(e.message)), "Stop now, running commands included; the session stays open (Esc)"),
-        act("Extend limit", "", () => this.extendLimit(key), "Allow more turns"),
+        act("Extend limit", "", () => this.extendLimit(key), "Raise the limit the last input stopped at and continue it"),
         act("Abort", "danger", () => { if (confirm("Abort this session? It will be closed.")) this.link.request("abort", { session: key, reason: "aborted from the web page" }).catch((e) => toast(e.message)); }, "Cancel and close the session")));
   }
 
+  /** The protocol's extend_limit: the session raises the limit its last input
+   * stopped at and continues that same input (no new message is needed). */
   async extendLimit(key) {
     const stream = this.streams.get(key);
+    const by = stream?.limitHit?.endsWith("token_budget") ? EXTEND_TOKENS_BY : EXTEND_BY;
     try {
-      const info = (await this.link.request("get_session", { session: key })).session;
-      const current = info.config.max_turns || 0;
-      const next = current ? current + 20 : 0;
-      await this.link.request("update_config", { session: key, max_turns: next });
-      toast(next ? `max turns now ${next}` : "no turn limit", "ok");
+      const { config } = await this.link.request("extend_limit", { session: key, by });
+      const limit = stream?.limitHit;
+      if (stream) stream.limitHit = null;
+      toast(limit ? `${limit.replace(/_/g, " ")} now ${config[limit]}` : `limit raised by ${by}`, "ok");
     } catch (error) { toast(error.message); }
     return stream;
   }

@@ -23,6 +23,7 @@ export class Stream {
     this.iterations = 0;
     this.processing = false;
     this.interrupted = false;
+    this.limitHit = null;     // the setting the last input stopped at (extend_limit raises it)
     this.closed = false;
     this.running = 0;
     this.usage = { input: 0, output: 0 };
@@ -84,6 +85,7 @@ export class Stream {
         this.task = this.task || data.content;
         this.processing = true;
         this.interrupted = false;
+        this.limitHit = null;
         this.add(h("li", { class: "user" }, h("div", { class: "who" }, "you"), h("div", { class: "md", html: Render.markdown(data.content) })));
         break;
       case "steering_injected":
@@ -130,10 +132,17 @@ export class Stream {
           `approval ${verdict}${data.message ? `: ${data.message}` : ""}`));
         break;
       }
+      case "agentic_start":
+        this.add(h("li", { class: "note" }, `agentic mode: ${data.objective} (at most ${data.max_iterations} iterations)`));
+        break;
+      case "agentic_end":
+        this.add(h("li", { class: `alert ${data.status === "success" ? "okay" : "warn"}` }, h("strong", {}, `Agentic ${data.status.replace(/_/g, " ")} `), data.result));
+        break;
       case "warning": case "loop_detection":
         this.add(h("li", { class: "alert warn", role: "alert" }, h("strong", {}, "Warning "), data.message));
         break;
       case "turn_limit":
+        this.limitHit = data.limit;
         this.add(h("li", { class: "alert warn", role: "alert" }, h("strong", {}, "Limit reached "), `${data.limit}`));
         break;
       case "error":
