@@ -53,7 +53,10 @@ class _Gone(Exception):
 
 
 def _has_tools(body: Any) -> bool:
-    return isinstance(body, dict) and bool(body.get("tools"))
+    if not isinstance(body, dict):
+        return False
+    config = body.get("toolConfig")  # Bedrock Converse
+    return bool(body.get("tools") or (isinstance(config, dict) and config.get("tools")))
 
 
 class MockLLMServer:
