@@ -230,3 +230,57 @@ def test_a_signed_endpoint_needs_a_region() -> None:
     ep = Endpoint("bedrock_converse", "http://127.0.0.1:1", platform="bedrock")
     with pytest.raises(ConfigurationError, match="region"):
         platform_adapter(ep)
+
+
+async def test_rounds_mode_counts_converse_tool_results(runtime: Runtime) -> None:
+    script = Script(rounds=2, rounds_tool="step")
+    async with serve_mock_llm(script) as server, session_on(runtime, converse(server)) as session:
+        history = [Message.user("go")]
+        for _ in range(5):
+            response = await session.complete(Request(NOVA, history, [TOOL]))
+            if not response.tool_calls:
+                break
+            (call,) = response.tool_calls
+            history += [response.message, Message.tool_result(call.id, "ok")]
+    assert response.text == "done"
+    assert len(server.requests) == 3
+
+
+def test_the_command_line_mock_speaks_converse() -> None:
+    """``troupe mock-llm`` as users start it: Converse and ConverseStream at Bedrock's
+    paths, the stream read by botocore's own event-stream decoder."""
+    import subprocess
+
+    import botocore.eventstream
+    import httpx
+
+    from tests.models.test_mockllm import _troupe
+
+    child = subprocess.Popen(
+        [*_troupe(), "mock-llm", "--port", "0"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None
+        url = child.stdout.readline().strip()
+        body = {"messages": [{"role": "user", "content": [{"text": "hi"}]}]}
+        with httpx.Client(timeout=10) as client:
+            whole = client.post(url + "/model/amazon.nova-lite-v1%3A0/converse", json=body)
+            streamed = client.post(
+                url + "/model/amazon.nova-lite-v1%3A0/converse-stream", json=body
+            )
+    finally:
+        child.terminate()
+        child.wait(timeout=10)
+    assert whole.json()["output"]["message"]["content"] == [{"text": "ok"}]
+    assert response_problems(whole.json()) == []
+    assert streamed.headers["content-type"] == "application/vnd.amazon.eventstream"
+    buffer = botocore.eventstream.EventStreamBuffer()
+    buffer.add_data(streamed.content)
+    names = [message.headers[":event-type"] for message in buffer]
+    assert names == [
+        "messageStart",
+        "contentBlockDelta",
+        "contentBlockStop",
+        "messageStop",
+        "metadata",
+    ]
