@@ -1,10 +1,11 @@
 """Bedrock Converse shapes checked with botocore's own service model for
 ``bedrock-runtime`` (the ``service-2.json`` botocore ships): botocore's parameter
-validator, made strict about what it leaves alone (enum values), over request bodies
+validator, made strict about what it leaves alone (enum values, patterns), over request bodies
 and the mock's answers. Not written here: the shapes are AWS's."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -20,10 +21,15 @@ def service_model() -> Any:
 
 
 def _enum_problems(value: Any, shape: Any, where: str) -> list[str]:
-    """What botocore's validator does not check: enum values (recursively)."""
+    """What botocore's validator does not check: enum values and string patterns
+    (a tool name or tool use id Bedrock would refuse), recursively."""
     kind = shape.type_name
-    if kind == "string" and shape.enum and isinstance(value, str) and value not in shape.enum:
-        return [f"{where}: {value!r} is not one of {shape.enum}"]
+    if kind == "string" and isinstance(value, str):
+        if shape.enum and value not in shape.enum:
+            return [f"{where}: {value!r} is not one of {shape.enum}"]
+        pattern = shape.metadata.get("pattern")
+        if pattern and not re.fullmatch(pattern, value):
+            return [f"{where}: {value!r} does not match {pattern}"]
     problems: list[str] = []
     if kind == "structure" and isinstance(value, dict):
         for name, member in shape.members.items():

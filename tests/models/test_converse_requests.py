@@ -135,11 +135,13 @@ def test_requests_validate_against_botocores_service_model(name: str, stream: bo
 
 def test_the_validator_is_strict() -> None:
     """The check refuses what Bedrock refuses: a stray key, two keys in one content
-    block, an unknown enum value, a missing required member."""
+    block, a tool name off its pattern, an unknown enum value, a missing member."""
     _, body = build(REQUESTS["bare"])
     assert request_problems({**body, "stream": True}, NOVA)
     content = [{"text": "a", "image": {"format": "png", "source": {"bytes": "eA=="}}}]
     assert request_problems({"messages": [{"role": "user", "content": content}]}, NOVA)
+    use = [{"toolUse": {"toolUseId": "id", "name": "has space", "input": {}}}]
+    assert request_problems({"messages": [{"role": "assistant", "content": use}]}, NOVA)
     image = [{"image": {"format": "bmp", "source": {"bytes": "eA=="}}}]
     assert request_problems({"messages": [{"role": "user", "content": image}]}, NOVA)
     assert request_problems({"messages": [{"content": [{"text": "a"}]}]}, NOVA)

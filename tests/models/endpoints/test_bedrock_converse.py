@@ -26,7 +26,12 @@ from actors.mockllm.wire_converse import complete as mock_complete
 from actors.mockllm.wire_converse import stream as mock_stream
 from actors.models.config import Endpoint, endpoint, endpoint_from_env
 from actors.models.endpoints import bedrock_endpoint, platform_adapter, platform_endpoints_from_env
-from actors.models.errors import ConfigurationError, InvalidRequestError, RateLimitError
+from actors.models.errors import (
+    ConfigurationError,
+    InvalidRequestError,
+    ModelError,
+    RateLimitError,
+)
 from protocol.llm import (
     Finish,
     Message,
@@ -236,13 +241,15 @@ async def test_rounds_mode_counts_converse_tool_results(runtime: Runtime) -> Non
     script = Script(rounds=2, rounds_tool="step")
     async with serve_mock_llm(script) as server, session_on(runtime, converse(server)) as session:
         history = [Message.user("go")]
+        texts = []
         for _ in range(5):
             response = await session.complete(Request(NOVA, history, [TOOL]))
+            texts.append(response.text)
             if not response.tool_calls:
                 break
             (call,) = response.tool_calls
             history += [response.message, Message.tool_result(call.id, "ok")]
-    assert response.text == "done"
+    assert texts[-1] == "done"
     assert len(server.requests) == 3
 
 
@@ -284,3 +291,31 @@ def test_the_command_line_mock_speaks_converse() -> None:
         "messageStop",
         "metadata",
     ]
+
+
+ERROR_TYPES = [
+    (400, "ValidationException", "Input is too long for requested model.", "context_length"),
+    (400, "ServiceQuotaExceededException", "Your account has reached its quota.", "quota"),
+    (403, "AccessDeniedException", "You don't have access to the model.", "access_denied"),
+    (408, "ModelTimeoutException", "The model took too long.", "timeout"),
+    (424, "ModelErrorException", "The model failed to process the request.", "server"),
+    (429, "ModelNotReadyException", "The model is not ready.", "rate_limit"),
+]
+
+
+@pytest.mark.parametrize(("status", "name", "message", "kind"), ERROR_TYPES)
+async def test_aws_error_types_in_the_header_pick_the_typed_error(
+    runtime: Runtime, status: int, name: str, message: str, kind: str
+) -> None:
+    """Bedrock names its error in ``x-amzn-ErrorType`` (the body has only a message)."""
+    header = {"x-amzn-errortype": f"{name}:http://internal.amazon.com/coral/com.amazon.bedrock/"}
+    fault = Fault(status=status, message=message, headers=header)
+    async with (
+        serve_mock_llm(Script(turns=[Turn(fault=fault)])) as server,
+        session_on(runtime, converse(server)) as session,
+    ):
+        with pytest.raises(ModelError) as caught:
+            await session.complete(Request(NOVA, [Message.user("hi")]))
+    error = caught.value
+    assert (error.kind, error.status_code, error.message) == (kind, status, message)
+    assert error.error_code == name
