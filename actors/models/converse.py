@@ -6,9 +6,11 @@ one request shape for every Bedrock model (Nova, Llama, Mistral, Claude, ...).
 (``toolSpec`` with ``inputSchema.json``; ``toolChoice`` auto/any/tool) and
 ``outputConfig`` for a JSON-schema answer. Prompt caching is a ``cachePoint`` block
 after the system prompt, the tools and the conversation, sent by default to the
-models that cache (Claude, Nova; ``provider_options.bedrock.auto_cache`` overrides).
+models that cache (Claude, Nova; ``provider_options.bedrock_converse.auto_cache``
+overrides).
 Reasoning effort becomes Claude's thinking budget or Nova 2's ``reasoningConfig`` in
-``additionalModelRequestFields``. ``provider_options.bedrock`` is merged last.
+``additionalModelRequestFields``. ``provider_options.bedrock_converse`` is merged
+last (keyed by the wire: InvokeModel's Anthropic options are under ``bedrock``).
 
 This module is pure translation; :mod:`actors.models.endpoints.bedrock` adds SigV4 or
 the Bedrock API key and the event-stream framing whose events ``ConverseStream`` reads.
@@ -22,7 +24,7 @@ from urllib.parse import quote
 from actors.models.adapter import Adapter, HttpCall, StreamParser, decode_json, encode
 from actors.models.anthropic import DEFAULT_MAX_TOKENS, THINKING_BUDGETS
 from actors.models.builder import ResponseBuilder
-from actors.models.converse_request import PROVIDER, message_blocks
+from actors.models.converse_request import PROVIDER, WIRE, message_blocks
 from actors.models.errors import classify
 from actors.models.sse import SSEEvent
 from actors.models.wire_cache import GroupedState, leading_system
@@ -87,6 +89,9 @@ def caches(model: str) -> tuple[bool, bool]:
 
 class ConverseAdapter(Adapter):
     provider = PROVIDER
+
+    def options(self, request: Request) -> dict[str, Any]:
+        return dict(request.provider_options.get(WIRE, {}))
 
     def build(self, request: Request, *, stream: bool) -> HttpCall:
         options = self.options(request)

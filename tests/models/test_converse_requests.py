@@ -220,11 +220,14 @@ def test_tool_choice_thinking_caching_and_structured_output() -> None:
 
 
 def test_options_override_and_caching_can_be_turned_off() -> None:
-    options = {"bedrock": {"auto_cache": False, "performanceConfig": {"latency": "optimized"}}}
+    converse = {"auto_cache": False, "performanceConfig": {"latency": "optimized"}}
+    invoke = {"thinking": {"type": "enabled", "budget_tokens": 2048}}  # InvokeModel's
+    options = {"bedrock_converse": converse, "bedrock": invoke}
     request = Request(CLAUDE, history(), [WEATHER], provider_options=options)
     _, body = build(request)
     assert "cachePoint" not in json.dumps(body)
     assert body["performanceConfig"] == {"latency": "optimized"}
+    assert "thinking" not in body
     assert request_problems(body, CLAUDE) == []
 
 
