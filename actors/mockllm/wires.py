@@ -28,6 +28,8 @@ class Wire(msgspec.Struct, frozen=True):
     error_body: Callable[[int, str, float | None], bytes]
     tool_result_marker: str
     stream_content_type: str = SSE
+    error_headers: Callable[[int], dict[str, str]] = lambda _status: {}
+    """status -> the headers an error answer carries (AWS names its error in one)"""
 
 
 def _no_retry_info(
@@ -77,6 +79,7 @@ WIRES: dict[str, Wire] = {
         _no_retry_info(wire_bedrock.error_body),
         "tool_result",
         wire_bedrock.EVENT_STREAM,
+        wire_bedrock.error_headers,
     ),
     "bedrock_converse": Wire(
         "bedrock_converse",
@@ -86,6 +89,7 @@ WIRES: dict[str, Wire] = {
         _no_retry_info(wire_converse.error_body),
         "toolResult",
         wire_bedrock.EVENT_STREAM,
+        wire_bedrock.error_headers,
     ),
 }
 

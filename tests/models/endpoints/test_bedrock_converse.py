@@ -148,9 +148,11 @@ async def test_errors_are_typed(runtime: Runtime) -> None:
         with pytest.raises(RateLimitError) as limited:
             await session.complete(request)
         assert limited.value.message == "Too many requests, please wait."
+        assert limited.value.error_code == "ThrottlingException"  # the mock's header
         with pytest.raises(InvalidRequestError) as invalid:
             await session.complete(request)
         assert invalid.value.status_code == 400
+        assert invalid.value.error_code == "ValidationException"
         seen = await collect(session, request)
     assert type(seen[-1]) is StreamFailed
     assert seen[-1].error.kind == "server"
