@@ -7,11 +7,12 @@
 
 The scripted provider runs in another process (``troupe mock-llm --rounds N``), so
 the CPU measured here is the client's alone. For each wire (OpenAI Responses, Chat
-Completions, Anthropic Messages, Gemini; all streamed), a real session (gateway
+Completions, Anthropic Messages, Gemini, Bedrock Converse; all streamed), a real session (gateway
 actor, model stream, tool registry, events, history) does N rounds of a trivial
 tool, and a raw loop (httpx + the standard ``json`` module, no Troupe) does the same
 N rounds: the same system prompt and tool definitions (taken from the session's
-first request), its history grown by hand, the stream read line by line. The two
+first request), its history grown by hand, the stream read line by line (Converse's
+AWS event-stream frames by botocore's decoder, as the adapter reads them). The two
 alternate (which goes first swaps every repeat), both warmed alike; the figure is
 the session's client CPU over the raw loop's, per repeat, min and median. Then an
 MCP tool round (the SDK-built fixture server over stdio) against the same round with
@@ -57,12 +58,13 @@ from bench.report import Figure, emit, parse_args
 from environments.local import LocalEnvironment
 from protocol.session import SessionConfig, Submit, ToolCalling, WaitIdle
 
-WIRES: list[Wire] = ["openai_responses", "openai_chat", "anthropic", "gemini"]
+WIRES: list[Wire] = ["openai_responses", "openai_chat", "anthropic", "gemini", "bedrock_converse"]
 PROFILES: dict[str, Callable[[str], ProviderProfile]] = {
     "openai_responses": openai_profile,
     "openai_chat": openai_profile,
     "anthropic": anthropic_profile,
     "gemini": gemini_profile,
+    "bedrock_converse": anthropic_profile,
 }
 PROMPT = "run the rounds"
 
@@ -222,12 +224,62 @@ class RawGemini:
         return True
 
 
+class RawConverse:
+    """Bedrock Converse: events named by ``:event-type``, read with botocore's decoder
+    (as the adapter does), the calls' inputs joined from their deltas."""
+
+    history_key = "messages"
+
+    def __init__(self) -> None:
+        self.calls: dict[int, dict[str, Any]] = {}
+
+    def read(self, event: Any) -> None:
+        name, data = event
+        index = data.get("contentBlockIndex", 0)
+        if name == "contentBlockStart" and "toolUse" in data["start"]:
+            self.calls[index] = {**data["start"]["toolUse"], "input": []}
+        elif name == "contentBlockDelta" and "toolUse" in data["delta"]:
+            self.calls[index]["input"].append(data["delta"]["toolUse"]["input"])
+
+    def answer(self, history: list[Any]) -> bool:
+        if not self.calls:
+            return False
+        uses = [
+            {"toolUse": {**c, "input": json.loads("".join(c["input"]) or "{}")}}
+            for c in self.calls.values()
+        ]
+        history.append({"role": "assistant", "content": uses})
+        results = [
+            {"toolResult": {"toolUseId": c["toolUseId"], "content": [{"text": "ok"}]}}
+            for c in self.calls.values()
+        ]
+        history.append({"role": "user", "content": results})
+        return True
+
+
 RAW: dict[str, Callable[[], Any]] = {
     "openai_responses": RawResponses,
     "openai_chat": RawChat,
     "anthropic": RawAnthropic,
     "gemini": RawGemini,
+    "bedrock_converse": RawConverse,
 }
+
+
+async def _read_events(wire: str, response: httpx.Response, reader: Any) -> None:
+    if wire == "bedrock_converse":
+        from botocore.eventstream import EventStreamBuffer
+
+        buffer = EventStreamBuffer()
+        async for chunk in response.aiter_bytes():
+            buffer.add_data(chunk)
+            for message in buffer:
+                reader.read((message.headers[":event-type"], json.loads(message.payload)))
+        return
+    async for line in response.aiter_lines():
+        event = _sse_data(line)
+        if event is not None:
+            reader.read(event)
 
 
 async def raw_rounds(wire: str, url: str, path: str, first: dict[str, Any]) -> tuple[float, float]:
@@ -241,10 +293,7 @@ async def raw_rounds(wire: str, url: str, path: str, first: dict[str, Any]) -> t
             reader = RAW[wire]()
             body = {**first, key: history}
             async with client.stream("POST", path, json=body) as response:
-                async for line in response.aiter_lines():
-                    event = _sse_data(line)
-                    if event is not None:
-                        reader.read(event)
+                await _read_events(wire, response, reader)
             if not reader.answer(history):
                 return time.perf_counter() - wall, time.process_time() - cpu
 

@@ -53,7 +53,10 @@ class _Gone(Exception):
 
 
 def _has_tools(body: Any) -> bool:
-    return isinstance(body, dict) and bool(body.get("tools"))
+    if not isinstance(body, dict):
+        return False
+    config = body.get("toolConfig")  # Bedrock Converse
+    return bool(body.get("tools") or (isinstance(config, dict) and config.get("tools")))
 
 
 class MockLLMServer:
@@ -226,7 +229,7 @@ class MockLLMServer:
         if turn.delay:
             await trio.sleep(turn.delay)
         if fault.status is not None:
-            extra = dict(fault.headers)
+            extra = {**wire.error_headers(fault.status), **fault.headers}
             if fault.retry_after is not None:
                 extra["retry-after"] = f"{fault.retry_after:g}"
             body = wire.error_body(fault.status, fault.message, fault.retry_after)

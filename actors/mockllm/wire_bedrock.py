@@ -21,6 +21,18 @@ EVENT_STREAM = "application/vnd.amazon.eventstream"
 BODY_FORMAT = {"bedrock": "anthropic"}
 """The request body format each extra wire uses (for scripted conversations)."""
 
+ERROR_TYPES = {
+    400: "ValidationException",
+    403: "AccessDeniedException",
+    404: "ResourceNotFoundException",
+    408: "ModelTimeoutException",
+    424: "ModelErrorException",
+    429: "ThrottlingException",
+    500: "InternalServerException",
+    503: "ServiceUnavailableException",
+}
+"""The exception Bedrock names in ``x-amzn-ErrorType`` for each HTTP status."""
+
 _DATA = re.compile(rb"^data: ?(.*)$", re.MULTILINE)
 
 
@@ -72,3 +84,10 @@ def error_event(message: str, sequence: int = 0) -> bytes:
 
 def error_body(status: int, message: str) -> bytes:
     return encode({"message": message})
+
+
+def error_headers(status: int) -> dict[str, str]:
+    name = ERROR_TYPES.get(status, "InternalServerException" if status >= 500 else "")
+    if not name:
+        return {}
+    return {"x-amzn-errortype": f"{name}:http://internal.amazon.com/coral/com.amazon.bedrock/"}

@@ -7,7 +7,14 @@ from typing import Any
 
 import msgspec
 
-from actors.mockllm import wire_anthropic, wire_bedrock, wire_gemini, wire_openai, wire_responses
+from actors.mockllm import (
+    wire_anthropic,
+    wire_bedrock,
+    wire_converse,
+    wire_gemini,
+    wire_openai,
+    wire_responses,
+)
 from actors.mockllm.answer import Answer
 from actors.mockllm.replay import SSE
 
@@ -21,6 +28,8 @@ class Wire(msgspec.Struct, frozen=True):
     error_body: Callable[[int, str, float | None], bytes]
     tool_result_marker: str
     stream_content_type: str = SSE
+    error_headers: Callable[[int], dict[str, str]] = lambda _status: {}
+    """status -> the headers an error answer carries (AWS names its error in one)"""
 
 
 def _no_retry_info(
@@ -70,6 +79,17 @@ WIRES: dict[str, Wire] = {
         _no_retry_info(wire_bedrock.error_body),
         "tool_result",
         wire_bedrock.EVENT_STREAM,
+        wire_bedrock.error_headers,
+    ),
+    "bedrock_converse": Wire(
+        "bedrock_converse",
+        wire_converse.stream,
+        wire_converse.complete,
+        wire_bedrock.error_event,
+        _no_retry_info(wire_converse.error_body),
+        "toolResult",
+        wire_bedrock.EVENT_STREAM,
+        wire_bedrock.error_headers,
     ),
 }
 
@@ -81,6 +101,10 @@ def route(path: str) -> tuple[str, bool | None] | None:
         return "bedrock", True
     if path.endswith("/invoke"):
         return "bedrock", False
+    if path.endswith("/converse-stream"):  # AWS Bedrock Converse
+        return "bedrock_converse", True
+    if path.endswith("/converse"):
+        return "bedrock_converse", False
     if path.endswith(":streamRawPredict"):  # Anthropic models on Vertex AI
         return "anthropic", True
     if path.endswith(":rawPredict"):
@@ -115,6 +139,13 @@ def count_tool_results(wire: str, body: Any) -> int:
             if isinstance(m.get("content"), list)
             for block in m["content"]
             if block.get("type") == "tool_result"
+        )
+    if wire == "bedrock_converse":
+        return sum(
+            1
+            for m in body.get("messages") or ()
+            for block in m.get("content") or ()
+            if isinstance(block, dict) and "toolResult" in block
         )
     return sum(
         1

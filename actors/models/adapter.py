@@ -96,7 +96,7 @@ class StreamParser:
 
 
 class Adapter:
-    """Base of the four adapters; ``provider`` is the name used in errors and parts."""
+    """Base of the wire adapters; ``provider`` is the name used in errors and parts."""
 
     provider = "unknown"
 

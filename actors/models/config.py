@@ -10,7 +10,8 @@ import msgspec
 
 from actors.models.errors import ConfigurationError
 
-Wire = Literal["openai_responses", "openai_chat", "anthropic", "gemini"]
+Wire = Literal["openai_responses", "openai_chat", "anthropic", "gemini", "bedrock_converse"]
+"""``bedrock_converse``: AWS Bedrock's Converse API, any Bedrock model (SigV4 or an API key)."""
 Platform = Literal["direct", "azure", "vertex", "bedrock", "openrouter"]
 """Who hosts the endpoint: the provider itself, or a platform that serves the same wire
 format behind its own URLs and authentication (see :mod:`actors.models.endpoints`)."""
@@ -20,6 +21,7 @@ DEFAULT_BASE_URLS: dict[str, str] = {
     "openai_chat": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com/v1",
     "gemini": "https://generativelanguage.googleapis.com/v1beta",
+    "bedrock_converse": "https://bedrock-runtime.us-east-1.amazonaws.com",
 }
 
 _ENV: dict[str, tuple[tuple[str, ...], str]] = {
@@ -27,6 +29,7 @@ _ENV: dict[str, tuple[tuple[str, ...], str]] = {
     "openai_chat": (("OPENAI_API_KEY",), "OPENAI_BASE_URL"),
     "anthropic": (("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL"),
     "gemini": (("GEMINI_API_KEY", "GOOGLE_API_KEY"), "GEMINI_BASE_URL"),
+    "bedrock_converse": (("AWS_BEARER_TOKEN_BEDROCK",), "AWS_ENDPOINT_URL_BEDROCK_RUNTIME"),
 }
 
 
@@ -65,6 +68,8 @@ class Endpoint(msgspec.Struct, frozen=True):
 
 def normalise_base_url(wire: Wire, base_url: str) -> str:
     url = base_url.rstrip("/")
+    if wire == "bedrock_converse":
+        return url  # Bedrock's paths carry no version
     tail = url.rsplit("/", 1)[-1]
     if tail.startswith("v1") or tail.startswith("v2"):
         return url

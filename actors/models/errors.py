@@ -195,6 +195,19 @@ _BY_CODE: dict[str, type[ModelError]] = {
     "rate_limit_exceeded": RateLimitError,
     "server_error": ServerError,
     "content_filter": ContentFilterError,
+    # AWS (Bedrock) exception names, from the ``x-amzn-ErrorType`` header
+    "ValidationException": InvalidRequestError,
+    "AccessDeniedException": AccessDeniedError,
+    "ResourceNotFoundException": NotFoundError,
+    "ThrottlingException": RateLimitError,
+    "ModelNotReadyException": RateLimitError,
+    "ServiceQuotaExceededException": QuotaExceededError,
+    "ModelTimeoutException": RequestTimeoutError,
+    "ModelErrorException": ServerError,
+    "InternalServerException": ServerError,
+    "ServiceUnavailableException": ServerError,
+    "UnrecognizedClientException": AuthenticationError,
+    "ExpiredTokenException": AuthenticationError,
     # Gemini / gRPC status names
     "NOT_FOUND": NotFoundError,
     "INVALID_ARGUMENT": InvalidRequestError,
@@ -209,7 +222,13 @@ _BY_CODE: dict[str, type[ModelError]] = {
 
 _BY_WORDS: tuple[tuple[tuple[str, ...], type[ModelError]], ...] = (
     (
-        ("context length", "context window", "too many tokens", "maximum context"),
+        (
+            "context length",
+            "context window",
+            "too many tokens",
+            "maximum context",
+            "input is too long",  # Bedrock
+        ),
         ContextLengthError,
     ),
     (("content filter", "safety", "content policy"), ContentFilterError),
@@ -288,6 +307,8 @@ def classify(
         except msgspec.DecodeError:
             raw = body.decode("utf-8", "replace")
     message, kind, code, delay = _error_fields(raw)
+    if kind is None and code is None and headers:  # AWS names the error in a header
+        kind = str(headers.get("x-amzn-errortype") or "").split(":")[0] or None
     if not message:
         message = raw if isinstance(raw, str) and raw else f"HTTP {status}"
     cls: type[ModelError] | None = None

@@ -18,7 +18,7 @@ ADAPTERS: dict[str, type[Adapter]] = {
 
 
 def adapter_for(endpoint: Endpoint) -> Adapter:
-    if endpoint.platform != "direct":
+    if endpoint.platform != "direct" or endpoint.wire == "bedrock_converse":
         from actors.models.endpoints import platform_adapter  # platforms import adapters
 
         return platform_adapter(endpoint)

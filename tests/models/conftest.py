@@ -13,7 +13,7 @@ from actors.mockllm import MockLLMServer, Reply, Script, serve_mock_llm
 from actors.models import ModelSession, RetryPolicy, open_gateway
 from actors.models.config import Timeouts, Wire, endpoint
 
-WIRES: list[Wire] = ["openai_responses", "openai_chat", "anthropic", "gemini"]
+WIRES: list[Wire] = ["openai_responses", "openai_chat", "anthropic", "gemini", "bedrock_converse"]
 FAST_RETRY = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=5.0)
 HANG_GUARD = 20
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "providers"

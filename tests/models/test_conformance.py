@@ -45,8 +45,9 @@ def _files() -> list[str]:
 def wire_of(relative: str, uri: str = "") -> str | None:
     """Which adapter speaks a recording, from where it came from (or the URI it answered)."""
     if uri:
-        if "bedrock" in uri:
-            return None
+        path = uri.split("?")[0]
+        if "bedrock" in uri:  # Converse is a wire; InvokeModel is Anthropic's, enveloped
+            return "bedrock_converse" if path.endswith(("/converse", "/converse-stream")) else None
         if uri.split("?")[0].endswith("/responses"):
             return "openai_responses"
         if "/chat/completions" in uri:

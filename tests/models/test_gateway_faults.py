@@ -65,7 +65,7 @@ async def test_text(wire: str, mode: str, connect: Connect) -> None:
     assert len(server.requests) == 1
     body = server.requests[0].json()
     assert "Be brief." in str(body) and "Hello" in str(body)
-    assert bool(body.get("stream")) == (mode == "stream") or wire == "gemini"
+    assert bool(body.get("stream")) == (mode == "stream") or wire in ("gemini", "bedrock_converse")
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -121,11 +121,11 @@ async def test_reasoning(wire: str, mode: str, connect: Connect) -> None:
             response = await ask(session, mode)
     assert response.reasoning == "First, consider the question carefully."
     assert response.text == "42"
-    if wire != "anthropic":  # Anthropic has no count; the adapter estimates it
+    if wire not in ("anthropic", "bedrock_converse"):  # no count: the adapter estimates
         assert response.usage.reasoning_tokens == 25
     else:
         assert response.usage.reasoning_tokens
-    if wire in ("anthropic", "openai_responses"):
+    if wire in ("anthropic", "openai_responses", "bedrock_converse"):
         thinking = response.message.content[0]
         assert thinking.signature == "sig-abc"  # type: ignore[union-attr]
 

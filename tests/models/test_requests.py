@@ -268,13 +268,14 @@ async def test_signatures_from_a_real_stream_go_back_exactly(wire: str, connect:
         assert '"functionResponse":{"name":"read_file"' in sent
 
 
-# Gemini always sends arguments as JSON objects, and so do Anthropic's complete answers:
-# only argument *text* can be broken.
+# Gemini always sends arguments as JSON objects, and so do Anthropic's and Converse's
+# complete answers: only argument *text* can be broken.
 TEXT_ARGUMENTS = [
     (wire, mode)
     for wire in WIRES
     for mode in ("complete", "stream")
-    if wire != "gemini" and (wire, mode) != ("anthropic", "complete")
+    if wire != "gemini"
+    and (wire, mode) not in (("anthropic", "complete"), ("bedrock_converse", "complete"))
 ]
 
 

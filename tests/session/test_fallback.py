@@ -45,7 +45,11 @@ def workdir(tmp_path: Path) -> Path:
 
 @asynccontextmanager
 async def session_on(
-    workdir: Path, first: Script, second: Script, first_wire: Wire = "openai_responses"
+    workdir: Path,
+    first: Script,
+    second: Script,
+    first_wire: Wire = "openai_responses",
+    second_wire: Wire = "anthropic",
 ) -> AsyncIterator[tuple[Any, MockLLMServer, MockLLMServer, list[SessionEvent]]]:
     timeouts = Timeouts(connect=5.0, request=30.0, stream_read=30.0)
     async with (
@@ -54,7 +58,7 @@ async def session_on(
         serve_mock_llm(second) as backup,
     ):
         ep1 = endpoint(first_wire, primary.base_url, "k1", timeouts=timeouts)
-        ep2 = endpoint("anthropic", backup.base_url, "k2", timeouts=timeouts)
+        ep2 = endpoint(second_wire, backup.base_url, "k2", timeouts=timeouts)
         async with (
             open_gateway(runtime, ep1, POLICY) as gw1,
             open_gateway(runtime, ep2, POLICY) as gw2,

@@ -1,7 +1,11 @@
 """Hosted platforms that serve a provider's wire behind their own URLs and auth:
 Azure OpenAI, Google Vertex AI (Gemini and Claude), AWS Bedrock (Claude) and
-OpenRouter. Each is an adapter subclass that rewrites the call (URL, body envelope,
-headers) and, where auth needs I/O or signing, does it in ``prepare`` per attempt.
+OpenRouter. Bedrock serves two wires: Anthropic's Messages body through InvokeModel
+(wire ``anthropic``) and AWS's own Converse API for any model (wire
+``bedrock_converse``, also reached with ``platform="direct"``: a Bedrock API key as
+``api_key``, or the AWS credential chain). Each is an adapter subclass that rewrites
+the call (URL, body envelope, headers) and, where auth needs I/O or signing, does it
+in ``prepare`` per attempt.
 
 ``platform_endpoints_from_env`` follows the conventions users already have: the
 ``openai`` SDK's for Azure, Claude Code's ``CLAUDE_CODE_USE_BEDROCK`` /
@@ -29,11 +33,15 @@ def platform_adapter(endpoint: Endpoint) -> Adapter:
         from actors.models.endpoints.vertex import vertex_adapter
 
         return vertex_adapter(endpoint)
-    if endpoint.platform == "bedrock":
-        from actors.models.endpoints.bedrock import BedrockAnthropicAdapter
+    if endpoint.platform == "bedrock" or endpoint.wire == "bedrock_converse":
+        from actors.models.endpoints.bedrock import BedrockAnthropicAdapter, BedrockConverseAdapter
 
+        if endpoint.wire == "bedrock_converse":
+            return BedrockConverseAdapter(endpoint)
         if endpoint.wire != "anthropic":
-            raise ConfigurationError("bedrock: only Anthropic models (wire 'anthropic')")
+            raise ConfigurationError(
+                "bedrock: wire 'anthropic' (InvokeModel) or 'bedrock_converse' (Converse)"
+            )
         return BedrockAnthropicAdapter(endpoint)
     if endpoint.platform == "openrouter":
         from actors.models.endpoints.openrouter import openrouter_adapter
@@ -90,7 +98,10 @@ def bedrock_endpoint(
     secret_access_key: str | None = None,
     session_token: str | None = None,
     bearer_token: str | None = None,
+    wire: str = "anthropic",
 ) -> Endpoint:
+    """``wire``: ``anthropic`` (Claude through InvokeModel) or ``bedrock_converse``
+    (any Bedrock model through Converse)."""
     from actors.models.endpoints.bedrock import bedrock_url
 
     options = {
@@ -102,7 +113,7 @@ def bedrock_endpoint(
     }
     clean = {k: v for k, v in options.items() if v}
     url = (base_url or bedrock_url(region)).rstrip("/")
-    return Endpoint("anthropic", url, platform="bedrock", platform_options=clean)
+    return Endpoint(wire, url, platform="bedrock", platform_options=clean)  # type: ignore[arg-type]
 
 
 def openrouter_endpoint(api_key: str, base_url: str | None = None) -> Endpoint:
@@ -128,14 +139,10 @@ def platform_endpoints_from_env(environ: Mapping[str, str] | None = None) -> dic
             env["OPENROUTER_API_KEY"], env.get("OPENROUTER_BASE_URL")
         )
     if env.get("CLAUDE_CODE_USE_BEDROCK", "").lower() in TRUE:
-        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
-        found["bedrock"] = bedrock_endpoint(
-            region,
-            base_url=env.get("ANTHROPIC_BEDROCK_BASE_URL"),
-            access_key_id=env.get("AWS_ACCESS_KEY_ID"),
-            secret_access_key=env.get("AWS_SECRET_ACCESS_KEY"),
-            session_token=env.get("AWS_SESSION_TOKEN"),
-            bearer_token=env.get("AWS_BEARER_TOKEN_BEDROCK"),
+        found["bedrock"] = _bedrock_from_env(env, "anthropic", "ANTHROPIC_BEDROCK_BASE_URL")
+    if env.get("TROUPE_USE_BEDROCK", "").lower() in TRUE:
+        found["bedrock-converse"] = _bedrock_from_env(
+            env, "bedrock_converse", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME"
         )
     if env.get("CLAUDE_CODE_USE_VERTEX", "").lower() in TRUE:
         project = env.get("ANTHROPIC_VERTEX_PROJECT_ID") or env.get("GOOGLE_CLOUD_PROJECT", "")
@@ -150,3 +157,15 @@ def platform_endpoints_from_env(environ: Mapping[str, str] | None = None) -> dic
             env.get("GOOGLE_CLOUD_PROJECT", ""), env.get("GOOGLE_CLOUD_LOCATION", "global")
         )
     return found
+
+
+def _bedrock_from_env(env: Mapping[str, str], wire: str, url_variable: str) -> Endpoint:
+    return bedrock_endpoint(
+        env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
+        base_url=env.get(url_variable),
+        access_key_id=env.get("AWS_ACCESS_KEY_ID"),
+        secret_access_key=env.get("AWS_SECRET_ACCESS_KEY"),
+        session_token=env.get("AWS_SESSION_TOKEN"),
+        bearer_token=env.get("AWS_BEARER_TOKEN_BEDROCK"),
+        wire=wire,
+    )
