@@ -15,6 +15,7 @@ from typing import Any, cast
 import msgspec
 
 from protocol.events import EVENT_TYPES
+from protocol.wire_client_calls import ClientCall, ClientCallError, ClientCallResult
 from protocol.wire_limits import (
     INT_MAX,
     INT_MIN,
@@ -266,6 +267,9 @@ __all__ = [
     "PROTOCOL_VERSION",
     "AbortSession",
     "AddSSHEnvironment",
+    "ClientCall",
+    "ClientCallError",
+    "ClientCallResult",
     "ClientFrame",
     "Codec",
     "ConfigUpdated",

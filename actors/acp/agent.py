@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 import trio
 
+from actors.acp.client_files import EditorRefused, serve_client_calls, served_operations
 from actors.acp.updates import update_of
 from actors.config import ConfigError, mcp_servers_for
 from protocol.client import RequestError, TroupeClient
@@ -97,6 +98,7 @@ class AcpAgent:
         still get their answers (for up to ``EOF_GRACE`` seconds)."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._follow_events)
+            nursery.start_soon(serve_client_calls, self.client, self._ask_editor)
             async with trio.open_nursery() as handlers:
                 async for line in lines:
                     if line.strip():
@@ -130,6 +132,12 @@ class AcpAgent:
             error = reply["error"] or {}
             raise AcpError(error.get("code", INTERNAL), error.get("message", "client error"))
         return reply.get("result")
+
+    async def _ask_editor(self, method: str, params: dict[str, Any]) -> Any:
+        try:
+            return await self.ask_client(method, params)
+        except AcpError as error:
+            raise EditorRefused(error.code, str(error)) from None
 
     async def _receive(self, line: bytes, nursery: trio.Nursery) -> None:
         try:
@@ -205,7 +213,10 @@ class AcpAgent:
             raise AcpError(INVALID_PARAMS, "cwd must be an absolute path")
         servers = await _session_servers(Path(cwd), params.get("mcpServers") or [])
         created = await self.client.request(
-            CreateSession, working_dir=cwd, config=SessionConfig(mcp_servers=servers)
+            CreateSession,
+            working_dir=cwd,
+            config=SessionConfig(mcp_servers=servers),
+            client_operations=served_operations(self.client_capabilities),
         )
         session_id = created.session.session_id
         self._sessions[session_id] = AcpSession(session_id, cwd)

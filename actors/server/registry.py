@@ -16,6 +16,7 @@ import msgspec
 import trio
 
 from actors.kernel import ActorRef, Rejection, Runtime, UnknownAddressError
+from actors.server.client_environment import ClientEnvironment
 from actors.server.environments import Environments
 from actors.server.models import Models
 from actors.server.records import Record, SessionNotFound, SubagentRecord
@@ -29,6 +30,7 @@ from actors.store.db import SessionRow
 from protocol.events import SessionEvent
 from protocol.session import SessionConfig
 from protocol.wire import SessionInfo
+from protocol.wire_client_calls import ClientOperation
 
 _config = msgspec.json.Decoder(SessionConfig)
 log = logging.getLogger("troupe.server")
@@ -57,6 +59,8 @@ class SessionRegistry:
         self.sync = StoreSync(store)
         self.snapshots = SnapshotCache()
         """Environment snapshots, shared by the sessions on one environment."""
+        self.client_environments: dict[str, ActorRef] = {}
+        """Sessions whose file operations a client serves (see ``create``)."""
         self.replay_buffer_bytes = KEEP_BYTES
         """What each live session keeps of its recent durable events, in bytes."""
 
@@ -140,7 +144,11 @@ class SessionRegistry:
         environment: str | None,
         working_dir: str | None,
         config: SessionConfig | None,
+        client: tuple[ActorRef, frozenset[ClientOperation]] | None = None,
     ) -> Record:
+        """``client``: a connection and the operations it serves for this session
+        (the session's environment is then a :class:`ClientEnvironment`; the store
+        records the environment behind it, which a resumed session uses)."""
         profile = self.models.profile(profile_name)
         config = config or SessionConfig()
         if environment:
@@ -148,7 +156,15 @@ class SessionRegistry:
         else:
             env = await self.environments.local(working_dir)
         gateway = await self.models.routes(profile)
-        actor = SessionActor(profile, env, gateway, config, snapshots=self.snapshots)
+        served, session_env = None, env
+        if client is not None:
+            served = ClientEnvironment(env, *client)
+            number = len(self.client_environments) + 1
+            session_env = await self.runtime.spawn(served, name=f"client-environments/{number}")
+        actor = SessionActor(profile, session_env, gateway, config, snapshots=self.snapshots)
+        if served is not None:
+            served.session_id = actor.id
+            self.client_environments[actor.id] = session_env
         now = time.time()
         row = SessionRow(
             actor.id, profile.id, config.model or profile.model, env.address,
@@ -170,7 +186,10 @@ class SessionRegistry:
                 return record
             row = record.row
             profile = self.models.profile(row.profile)
-            if row.environment.startswith("/environments/local"):
+            serving = self.client_environments.get(row.id)
+            if serving is not None and serving.address in self.runtime.addresses():
+                env = serving
+            elif row.environment.startswith("/environments/local"):
                 env = await self.environments.local(row.working_dir)
             else:
                 env = self.environments.resolve(row.environment)

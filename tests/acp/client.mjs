@@ -1,7 +1,11 @@
 // An ACP client built on the official SDK (@agentclientprotocol/sdk), driving
 // `troupe acp` as an editor would. Usage: node client.mjs PLAN_JSON
 // The plan: {sdk, command: [...], cwd, prompts: [text...], cancelWhenExists: path,
-//            loadSessionId, permissions: ["reject_once" | "allow_once" | ...]}
+//            loadSessionId, permissions: ["reject_once" | "allow_once" | ...],
+//            buffers: {absolute path: text}}
+// With `buffers`, the client offers its file system (fs.readTextFile and
+// fs.writeTextFile): reads are answered from the buffers (a path not there is
+// "resource not found"), writes go into them; the disk is never touched.
 // Prints one JSON object: what the agent answered and every update it streamed.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -19,6 +23,8 @@ const permissionRequests = [];
 const answers = [...(plan.permissions || [])];
 let sessionId = null;
 let connection = null;
+const buffers = plan.buffers ? { ...plan.buffers } : null;
+const fsRequests = [];
 
 class Client {
   async requestPermission(params) {
@@ -37,8 +43,18 @@ class Client {
       await connection.cancel({ sessionId: params.sessionId });
     }
   }
-  async readTextFile() { return { content: "" }; }
-  async writeTextFile() { return {}; }
+  async readTextFile(params) {
+    fsRequests.push({ method: "read", ...params });
+    if (!buffers || !(params.path in buffers)) {
+      throw acp.RequestError.resourceNotFound(params.path);
+    }
+    return { content: buffers[params.path] };
+  }
+  async writeTextFile(params) {
+    fsRequests.push({ method: "write", ...params });
+    buffers[params.path] = params.content;
+    return {};
+  }
 }
 
 connection = new acp.ClientSideConnection(() => new Client(), stream);
@@ -46,7 +62,10 @@ const result = { prompts: [] };
 try {
   result.initialize = await connection.initialize({
     protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientCapabilities: {
+      fs: { readTextFile: Boolean(buffers), writeTextFile: Boolean(buffers) },
+      terminal: false,
+    },
   });
   if (plan.loadSessionId) {
     await connection.loadSession({ sessionId: plan.loadSessionId, cwd: plan.cwd, mcpServers: [] });
@@ -66,6 +85,8 @@ try {
 }
 result.updates = updates;
 result.permissionRequests = permissionRequests;
+result.buffers = buffers;
+result.fsRequests = fsRequests;
 child.stdin.end();
 const code = await new Promise((resolve) => child.on("exit", resolve));
 result.exitCode = code;
