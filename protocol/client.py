@@ -37,6 +37,7 @@ from protocol.client_asyncio import open_asyncio_websocket
 from protocol.wire import (
     PROTOCOL_VERSION,
     ClientCall,
+    ClientCallCancel,
     ClientCallError,
     ClientCallResult,
     Encoding,
@@ -115,9 +116,8 @@ class TroupeClient:
         self._send_events, self._receive_events = anyio.create_memory_object_stream[Event](
             EVENT_QUEUE
         )
-        self._send_calls, self._receive_calls = anyio.create_memory_object_stream[ClientCall](
-            CALL_QUEUE
-        )
+        calls = anyio.create_memory_object_stream[ClientCall | ClientCallCancel](CALL_QUEUE)
+        self._send_calls, self._receive_calls = calls
         self.errors: list[ErrorReply] = []
         """Error frames without a request id (a frame the server could not read)."""
         self.closed: ConnectionClosed | None = None
@@ -155,9 +155,10 @@ class TroupeClient:
         except anyio.EndOfStream:
             raise EndOfEvents from None
 
-    async def calls(self) -> AsyncIterator[ClientCall]:
+    async def calls(self) -> AsyncIterator[ClientCall | ClientCallCancel]:
         """The ``client_call`` frames for the sessions this client created with
-        ``client_operations``, in arrival order; answer each with :meth:`answer_call`."""
+        ``client_operations``, in arrival order; answer each with :meth:`answer_call`.
+        A ``client_call_cancel`` says the server gave up on a call: stop its work."""
         async for call in self._receive_calls:
             yield call
 
@@ -178,7 +179,7 @@ class TroupeClient:
                 frame = self._decoder.decode(await self.websocket.get_message())
                 if isinstance(frame, Event):
                     await self._send_events.send(frame)
-                elif isinstance(frame, ClientCall):
+                elif isinstance(frame, ClientCall | ClientCallCancel):
                     await self._send_calls.send(frame)
                 elif isinstance(frame, ErrorReply) and frame.id is None:
                     self.errors.append(frame)

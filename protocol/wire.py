@@ -15,7 +15,12 @@ from typing import Any, cast
 import msgspec
 
 from protocol.events import EVENT_TYPES
-from protocol.wire_client_calls import ClientCall, ClientCallError, ClientCallResult
+from protocol.wire_client_calls import (
+    ClientCall,
+    ClientCallCancel,
+    ClientCallError,
+    ClientCallResult,
+)
 from protocol.wire_limits import (
     INT_MAX,
     INT_MIN,
@@ -268,6 +273,7 @@ __all__ = [
     "AbortSession",
     "AddSSHEnvironment",
     "ClientCall",
+    "ClientCallCancel",
     "ClientCallError",
     "ClientCallResult",
     "ClientFrame",

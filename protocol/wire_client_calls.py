@@ -14,10 +14,11 @@ from typing import Any, Literal
 
 import msgspec
 
-ClientOperation = Literal["read_text_file", "write_text_file"]
+ClientOperation = Literal["read_text_file", "write_text_file", "run_command"]
 """What a client may offer to serve: reading a text file (its result
-``{"content": "..."}``, the whole text, unsaved edits included) and writing one
-(its result ``{}``)."""
+``{"content": "..."}``, the whole text, unsaved edits included), writing one
+(its result ``{}``), and running a shell command where the user sees it (an
+editor's terminal; its result a :class:`RunCommandResult`)."""
 
 
 class ReadTextFileCall(msgspec.Struct, frozen=True, tag="read_text_file", tag_field="operation"):
@@ -33,7 +34,31 @@ class WriteTextFileCall(msgspec.Struct, frozen=True, tag="write_text_file", tag_
     content: str
 
 
-ClientCallBody = ReadTextFileCall | WriteTextFileCall
+class RunCommandCall(msgspec.Struct, frozen=True, tag="run_command", tag_field="operation"):
+    """Run ``command`` with ``bash -c`` in ``working_dir`` with ``env`` added to the
+    client's environment; stop it after ``timeout_ms`` (then ``timed_out``); keep at
+    most the last ``output_byte_limit`` bytes of its output (stdout and stderr
+    together). A ``client_call_cancel`` for this id means: kill it now."""
+
+    command: str
+    working_dir: str
+    timeout_ms: int
+    output_byte_limit: int
+    env: dict[str, str] = {}
+
+
+class RunCommandResult(msgspec.Struct, frozen=True):
+    """How a command the client ran ended. ``exit_code`` is null when a signal
+    ended it (``signal`` names it)."""
+
+    output: str
+    exit_code: int | None = None
+    signal: str | None = None
+    truncated: bool = False
+    timed_out: bool = False
+
+
+ClientCallBody = ReadTextFileCall | WriteTextFileCall | RunCommandCall
 
 
 class ClientCall(msgspec.Struct, frozen=True, tag="client_call", tag_field="type"):
@@ -42,6 +67,14 @@ class ClientCall(msgspec.Struct, frozen=True, tag="client_call", tag_field="type
     id: int
     session: str
     call: ClientCallBody
+
+
+class ClientCallCancel(msgspec.Struct, frozen=True, tag="client_call_cancel", tag_field="type"):
+    """Server -> client: the server no longer waits for call ``id`` (the session's
+    work was interrupted, or the call timed out): stop what it started (kill a
+    command). Its result, if one is still sent, is dropped."""
+
+    id: int
 
 
 class ClientCallError(msgspec.Struct, frozen=True):
@@ -68,10 +101,13 @@ class ReadTextFileResult(msgspec.Struct, frozen=True):
 __all__ = [
     "ClientCall",
     "ClientCallBody",
+    "ClientCallCancel",
     "ClientCallError",
     "ClientCallResult",
     "ClientOperation",
     "ReadTextFileCall",
     "ReadTextFileResult",
+    "RunCommandCall",
+    "RunCommandResult",
     "WriteTextFileCall",
 ]

@@ -26,11 +26,28 @@ from environments.errors import (
     PermissionDenied,
 )
 from protocol.asks import Asks
-from protocol.wire_client_calls import ClientCall, ClientCallBody, ClientCallResult
+from protocol.wire_client_calls import (
+    ClientCall,
+    ClientCallBody,
+    ClientCallCancel,
+    ClientCallResult,
+    RunCommandCall,
+)
 
 DEFAULT_CALL_TIMEOUT = 20.0
 """Seconds a client has to answer one call (below the environment ask's 30 s, so
 the tool sees ``client_timeout`` rather than a generic timeout)."""
+
+
+CANCEL_SEND_LIMIT = 2.0
+"""Seconds spent queueing a ``client_call_cancel`` (the call is over either way)."""
+
+
+def describe(call: ClientCallBody) -> str:
+    """The call as a tool's error message names it."""
+    if isinstance(call, RunCommandCall):
+        return f"run_command {call.command[:80]!r}"
+    return f"{call.__struct_config__.tag} {call.path}"
 
 
 class ClientUnavailable(EnvironmentError_):
@@ -83,17 +100,23 @@ class PendingCalls:
         self, send: Callable[[Any], Awaitable[None]], request: ServeOnClient
     ) -> dict[str, Any]:
         """Send the call and return the client's result, or raise a typed refusal."""
-        what = f"{request.call.__struct_config__.tag} {request.call.path}"
+        what = describe(request.call)
         if self.closed:
             raise ClientUnavailable(f"{what}: the client serving this session has disconnected")
         call_id = next(self._ids)
         pending = self._pending[call_id] = _Pending()
+        timeout = self.timeout
+        if isinstance(request.call, RunCommandCall):  # the client stops it at timeout_ms
+            timeout += request.call.timeout_ms / 1000
         try:
             await send(ClientCall(call_id, request.session, request.call))
-            with trio.move_on_after(self.timeout):
+            with trio.move_on_after(timeout):
                 await pending.answered.wait()
         finally:
             del self._pending[call_id]
+            if pending.result is None and not self.closed:  # given up: tell the client
+                with trio.CancelScope(shield=True), trio.move_on_after(CANCEL_SEND_LIMIT):
+                    await send(ClientCallCancel(call_id))
         answer = pending.result
         if answer is None and self.closed:
             raise ClientUnavailable(f"{what}: the client disconnected before answering")

@@ -1,12 +1,14 @@
-"""A session's environment whose file reads and writes a client serves.
+"""A session's environment whose file reads and writes (and tools' commands) a
+client serves.
 
 It stands in front of the session's own environment (a wrapper, as a read-only
 or scoped one does): the operations the client offered in ``create_session``
-(``read_text_file``, ``write_text_file``) go to the client through its
-connection, everything else (searches, listings, commands, path checks) to the
-environment. So an editor's agent reads the unsaved buffer and the editor sees
-each write, while the policy's checks, which run in the session before any
-request reaches an environment, are unchanged.
+(``read_text_file``, ``write_text_file``, ``run_command``) go to the client
+through its connection, everything else (searches, listings, path checks, the
+session's own probes) to the environment. So an editor's agent reads the unsaved
+buffer, the editor sees each write, and the user watches commands in the
+editor's terminals, while the policy's checks, which run in the session before
+any request reaches an environment, are unchanged.
 
 The client serves while it is connected. A call in flight when it goes fails
 with ``client_unavailable``; later calls go to the environment, since with the
@@ -16,6 +18,7 @@ editor gone the disk is again the only copy of the files.
 from __future__ import annotations
 
 import posixpath
+import time
 
 import msgspec
 
@@ -27,18 +30,41 @@ from protocol.environment import (
     Describe,
     EnvironmentInfo,
     EnvironmentRequest,
+    ExecCommand,
+    ExecResult,
     FileContent,
     ReadFile,
     WriteFile,
     WriteResult,
+    effective_timeout_ms,
 )
 from protocol.wire_client_calls import (
     ClientCallBody,
     ClientOperation,
     ReadTextFileCall,
     ReadTextFileResult,
+    RunCommandCall,
+    RunCommandResult,
     WriteTextFileCall,
 )
+
+OUTPUT_BYTE_LIMIT = 1 << 20
+"""The output a client keeps of a command (the tool truncates it further)."""
+SIGNALLED = -1
+"""The exit code reported for a command a signal ended (ACP gives no number)."""
+
+
+def _plain(request: ExecCommand) -> bool:
+    """A command for the client's terminal: one a tool runs for the model (its
+    output streams to the session; the session's own probes, such as the git
+    snapshot, stay out of the user's terminals), with no OS sandbox, restricted
+    variables or argument vector, which only the session's environment enforces."""
+    return (
+        request.output_to is not None
+        and request.sandbox is None
+        and request.env_allowlist is None
+        and request.argv is None
+    )
 
 
 class ClientEnvironment(ForwardingEnvironment):
@@ -61,6 +87,8 @@ class ClientEnvironment(ForwardingEnvironment):
                 return await self._read(request)
             case WriteFile() if self._serves("write_text_file"):
                 return await self._write(request)
+            case ExecCommand() if self._serves("run_command") and _plain(request):
+                return await self._run(request)
             case _:
                 return await self.forward(request)
 
@@ -98,6 +126,27 @@ class ClientEnvironment(ForwardingEnvironment):
         if answer is None:
             return await self.forward(request)
         return WriteResult(path, len(request.content.encode(errors="surrogatepass")))
+
+    async def _run(self, request: ExecCommand) -> object:
+        working_dir = await self._absolute(request.working_dir or ".")
+        timeout_ms = effective_timeout_ms(request.timeout_ms)
+        call = RunCommandCall(
+            request.command, working_dir, timeout_ms, OUTPUT_BYTE_LIMIT, request.env_vars or {}
+        )
+        started = time.monotonic()
+        answer = await self._call(call)
+        if answer is None:
+            return await self.forward(request)
+        try:
+            ran = msgspec.convert(answer, RunCommandResult)
+        except msgspec.ValidationError as error:
+            raise ClientCallFailed(f"run_command: a bad result: {error}") from None
+        exit_code = ran.exit_code if ran.exit_code is not None else SIGNALLED
+        output = ran.output if ran.signal is None else f"{ran.output}\n[ended by {ran.signal}]"
+        return ExecResult(
+            stdout=output, stderr="", exit_code=exit_code, timed_out=ran.timed_out,
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )  # fmt: skip
 
     async def _call(self, call: ClientCallBody) -> dict[str, object] | None:
         """The client's result; None once its connection has ended (then the

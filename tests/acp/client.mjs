@@ -6,6 +6,8 @@
 // With `buffers`, the client offers its file system (fs.readTextFile and
 // fs.writeTextFile): reads are answered from the buffers (a path not there is
 // "resource not found"), writes go into them; the disk is never touched.
+// With `terminal: true`, it offers terminals: each runs as a real process (its
+// own process group), released terminals are killed, as an editor's would be.
 // Prints one JSON object: what the agent answered and every update it streamed.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -25,6 +27,14 @@ let sessionId = null;
 let connection = null;
 const buffers = plan.buffers ? { ...plan.buffers } : null;
 const fsRequests = [];
+const terminals = new Map();
+const terminalRequests = [];
+
+function killGroup(terminal) {
+  if (terminal && terminal.exitStatus === null) {
+    try { process.kill(-terminal.child.pid, "SIGKILL"); } catch { /* already gone */ }
+  }
+}
 
 class Client {
   async requestPermission(params) {
@@ -50,6 +60,52 @@ class Client {
     }
     return { content: buffers[params.path] };
   }
+  async createTerminal(params) {
+    terminalRequests.push({ method: "create", ...params });
+    const env = { ...process.env };
+    for (const { name, value } of params.env || []) env[name] = value;
+    const child = spawn(params.command, params.args || [], {
+      cwd: params.cwd || undefined, env, detached: true, stdio: ["ignore", "pipe", "pipe"],
+    });
+    const terminal = { child, output: "", truncated: false, exitStatus: null };
+    const limit = params.outputByteLimit ?? Infinity;
+    const keep = (chunk) => {
+      terminal.output += chunk.toString();
+      while (Buffer.byteLength(terminal.output) > limit) {
+        terminal.output = terminal.output.slice(1);
+        terminal.truncated = true;
+      }
+    };
+    child.stdout.on("data", keep);
+    child.stderr.on("data", keep);
+    terminal.exited = new Promise((resolve) => child.on("exit", (exitCode, signal) => {
+      terminal.exitStatus = { exitCode, signal };
+      resolve(terminal.exitStatus);
+    }));
+    const terminalId = `term-${terminals.size + 1}`;
+    terminals.set(terminalId, terminal);
+    return { terminalId };
+  }
+  async terminalOutput(params) {
+    terminalRequests.push({ method: "output", ...params });
+    const t = terminals.get(params.terminalId);
+    return { output: t.output, truncated: t.truncated, exitStatus: t.exitStatus };
+  }
+  async waitForTerminalExit(params) {
+    terminalRequests.push({ method: "wait_for_exit", ...params });
+    return await terminals.get(params.terminalId).exited;
+  }
+  async killTerminal(params) {
+    terminalRequests.push({ method: "kill", ...params });
+    killGroup(terminals.get(params.terminalId));
+    return {};
+  }
+  async releaseTerminal(params) {
+    terminalRequests.push({ method: "release", ...params });
+    killGroup(terminals.get(params.terminalId));
+    terminals.delete(params.terminalId);
+    return {};
+  }
   async writeTextFile(params) {
     fsRequests.push({ method: "write", ...params });
     buffers[params.path] = params.content;
@@ -64,7 +120,7 @@ try {
     protocolVersion: acp.PROTOCOL_VERSION,
     clientCapabilities: {
       fs: { readTextFile: Boolean(buffers), writeTextFile: Boolean(buffers) },
-      terminal: false,
+      terminal: Boolean(plan.terminal),
     },
   });
   if (plan.loadSessionId) {
@@ -87,6 +143,7 @@ result.updates = updates;
 result.permissionRequests = permissionRequests;
 result.buffers = buffers;
 result.fsRequests = fsRequests;
+result.terminalRequests = terminalRequests;
 child.stdin.end();
 const code = await new Promise((resolve) => child.on("exit", resolve));
 result.exitCode = code;

@@ -1,12 +1,16 @@
-"""The editor's file system over ACP: a client advertising ``fs.readTextFile`` and
-``fs.writeTextFile`` (the official SDK's client, answering from in-memory buffers
-that differ from the disk) gets the session's reads and writes; the disk does not."""
+"""The editor's file system and terminals over ACP: a client advertising
+``fs.readTextFile`` and ``fs.writeTextFile`` (the official SDK's client, answering
+from in-memory buffers that differ from the disk) gets the session's reads and
+writes, the disk does not; one advertising ``terminal`` runs the session's
+commands in its terminals, and a cancel kills them."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from tests.acp.test_acp_sdk_client import drive, scripted_provider
+from tests.acp.test_acp_sdk_client import HANG_GUARD, drive, scripted_provider
+from tests.environments.helpers import alive
 
 
 def test_reads_and_writes_go_through_the_editors_buffers(tmp_path: Path):
@@ -43,3 +47,54 @@ def test_reads_and_writes_go_through_the_editors_buffers(tmp_path: Path):
             (str(notes), "edited buffer\nsecond line\n"),
             (str(work / "new.txt"), "fresh\n"),
         ]
+
+
+def test_commands_run_in_the_editors_terminal(tmp_path: Path):
+    command = "echo to-out; echo to-err >&2; exit 3"
+    turns = [
+        {"tool_calls": [{"name": "shell", "arguments": {"command": command}}]},
+        {"text": "Ran it."},
+    ]
+    for url in scripted_provider(tmp_path, turns):
+        result = drive(tmp_path, url, prompts=["run it"], terminal=True)
+        assert "error" not in result, result
+        work = str(tmp_path.resolve() / "work")
+        requests = result["terminalRequests"]
+        create = requests[0]
+        assert (create["method"], create["command"], create["args"], create["cwd"]) == (
+            "create", "bash", ["-c", command], work,
+        )  # fmt: skip
+        assert create["sessionId"] == result["sessionId"]
+        assert [r["method"] for r in requests][-1] == "release"
+        (call,) = [u for u in result["updates"] if u["sessionUpdate"] == "tool_call"]
+        shown = [
+            u for u in result["updates"]
+            if u["sessionUpdate"] == "tool_call_update" and u.get("content")
+            and u["content"][0]["type"] == "terminal"
+        ]  # fmt: skip
+        assert [u["toolCallId"] for u in shown] == [call["toolCallId"]]
+        assert shown[0]["content"][0]["terminalId"] == "term-1"
+        end = [u for u in result["updates"] if u["sessionUpdate"] == "tool_call_update"][-1]
+        output = end["content"][0]["content"]["text"]
+        assert "to-out" in output and "to-err" in output and "3" in output
+
+
+def test_cancel_kills_the_command_in_the_editors_terminal(tmp_path: Path):
+    marker = tmp_path / "sleeper.pid"
+    turns = [
+        {"tool_calls": [{"name": "shell", "arguments": {
+            "command": f"echo $$ > {marker}; exec sleep 300"}}]},
+        {"text": "never reached"},
+    ]  # fmt: skip
+    for url in scripted_provider(tmp_path, turns):
+        result = drive(
+            tmp_path, url, prompts=["sleep"], terminal=True, cancelWhenExists=str(marker)
+        )
+        assert "error" not in result, result
+        assert result["prompts"] == [{"stopReason": "cancelled"}]
+        assert [r["method"] for r in result["terminalRequests"]][-1] == "release"
+        sleeper = int(marker.read_text())
+        deadline = time.monotonic() + HANG_GUARD
+        while alive([sleeper]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert alive([sleeper]) == []

@@ -11,7 +11,14 @@ from typing import Any
 import trio
 
 from protocol.client import TroupeClient
-from protocol.wire import ClientCall, ClientCallError, CreateSession, Event, SubmitInput
+from protocol.wire import (
+    ClientCall,
+    ClientCallCancel,
+    ClientCallError,
+    CreateSession,
+    Event,
+    SubmitInput,
+)
 from protocol.wire_client_calls import ReadTextFileCall, WriteTextFileCall
 from tests.wire.conftest import HANG_GUARD, StartStack, events_until, subscribe
 
@@ -32,6 +39,8 @@ async def serve_buffers(
 ) -> None:
     """Answer calls from ``buffers`` (path -> text), as an editor would."""
     async for call in client.calls():
+        if not isinstance(call, ClientCall):
+            continue
         seen.append(call)
         match call.call:
             case ReadTextFileCall(path=path) if path in buffers:
@@ -42,6 +51,12 @@ async def serve_buffers(
             case WriteTextFileCall(path=path, content=content):
                 buffers[path] = content
                 await client.answer_call(call.id, {})
+
+
+def path_of(call: ClientCall | ClientCallCancel) -> str:
+    assert isinstance(call, ClientCall)
+    assert isinstance(call.call, ReadTextFileCall | WriteTextFileCall)
+    return call.call.path
 
 
 def tool_ends(events: list[Event]) -> list[dict[str, Any]]:
@@ -80,7 +95,7 @@ async def test_file_tools_use_the_clients_buffers(start_stack: StartStack) -> No
     assert ends[3]["is_error"] and "denied path" in ends[3]["output"]
     assert ends[4]["is_error"] and "no buffer for" in ends[4]["output"]
     assert all(call.session == session for call in seen)
-    paths = [call.call.path for call in seen]
+    paths = [path_of(call) for call in seen]
     assert all(Path(path).is_absolute() for path in paths)
     assert "/etc/shadow" not in paths, "the policy refused before the client was asked"
 
@@ -113,15 +128,22 @@ async def test_a_silent_or_wrong_client_is_a_typed_tool_error(start_stack: Start
             async def silent_then_wrong() -> None:
                 answered = 0
                 async for call in client.calls():
-                    if not call.call.path.endswith("/a.txt"):  # project docs: none
+                    if isinstance(call, ClientCallCancel):
+                        cancelled.append(call.id)
+                        continue
+                    if not path_of(call).endswith("/a.txt"):  # project docs: none
                         error = ClientCallError("file_not_found", "none")
                         await client.answer_call(call.id, error=error)
                         continue
                     answered += 1
+                    if answered == 1:
+                        silent.append(call.id)
                     if answered == 2:  # the first is never answered
                         await client.answer_call(call.id, {"text": "not the field"})
                         await client.answer_call(call.id, {"content": "twice"})  # dropped
 
+            silent: list[int] = []
+            cancelled: list[int] = []
             nursery.start_soon(silent_then_wrong)
             created = await client.request(CreateSession, client_operations=["read_text_file"])
             session = created.session.session_id
@@ -133,6 +155,7 @@ async def test_a_silent_or_wrong_client_is_a_typed_tool_error(start_stack: Start
     first, second = tool_ends(events)
     assert first["is_error"] and "did not answer within 0.5 s" in first["output"]
     assert second["is_error"] and "bad result" in second["output"]
+    assert cancelled == silent, "the server said it gave up on the silent call"
 
 
 async def test_a_client_gone_mid_call_then_the_disk(start_stack: StartStack) -> None:
@@ -143,7 +166,7 @@ async def test_a_client_gone_mid_call_then_the_disk(start_stack: StartStack) -> 
 
     async def leave_at_first_read(editor: TroupeClient, scope: trio.CancelScope) -> None:
         async for call in editor.calls():
-            if call.call.path.endswith("/a.txt"):
+            if path_of(call).endswith("/a.txt"):
                 scope.cancel()  # the editor goes away without answering
                 return
             error = ClientCallError("file_not_found", "none")  # project docs
