@@ -18,6 +18,7 @@ editor gone the disk is again the only copy of the files.
 from __future__ import annotations
 
 import posixpath
+import signal
 import time
 
 import msgspec
@@ -37,6 +38,7 @@ from protocol.environment import (
     WriteFile,
     WriteResult,
     effective_timeout_ms,
+    timeout_message,
 )
 from protocol.wire_client_calls import (
     ClientCallBody,
@@ -50,8 +52,16 @@ from protocol.wire_client_calls import (
 
 OUTPUT_BYTE_LIMIT = 1 << 20
 """The output a client keeps of a command (the tool truncates it further)."""
-SIGNALLED = -1
-"""The exit code reported for a command a signal ended (ACP gives no number)."""
+
+
+def _exit_code(ran: RunCommandResult) -> int:
+    """A shell's convention: 128 + N for a command signal N ended (-1: unknown)."""
+    if ran.exit_code is not None:
+        return ran.exit_code
+    try:
+        return 128 + signal.Signals[ran.signal or ""].value
+    except KeyError:
+        return -1
 
 
 def _plain(request: ExecCommand) -> bool:
@@ -141,10 +151,13 @@ class ClientEnvironment(ForwardingEnvironment):
             ran = msgspec.convert(answer, RunCommandResult)
         except msgspec.ValidationError as error:
             raise ClientCallFailed(f"run_command: a bad result: {error}") from None
-        exit_code = ran.exit_code if ran.exit_code is not None else SIGNALLED
-        output = ran.output if ran.signal is None else f"{ran.output}\n[ended by {ran.signal}]"
+        output = ran.output.rstrip("\n")
+        if ran.timed_out:
+            output = f"{output}\n{timeout_message(timeout_ms)}".lstrip("\n")
+        elif ran.signal is not None:
+            output = f"{output}\n[ended by {ran.signal}]".lstrip("\n")
         return ExecResult(
-            stdout=output, stderr="", exit_code=exit_code, timed_out=ran.timed_out,
+            stdout=output, stderr="", exit_code=_exit_code(ran), timed_out=ran.timed_out,
             duration_ms=int((time.monotonic() - started) * 1000),
         )  # fmt: skip
 

@@ -98,3 +98,20 @@ def test_cancel_kills_the_command_in_the_editors_terminal(tmp_path: Path):
         while alive([sleeper]) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert alive([sleeper]) == []
+
+
+def test_a_command_past_its_timeout_is_killed_in_the_terminal(tmp_path: Path):
+    turns = [
+        {"tool_calls": [{"name": "shell", "arguments": {
+            "command": "echo started; exec sleep 60", "timeout_ms": 500}}]},
+        {"text": "Gave up."},
+    ]  # fmt: skip
+    for url in scripted_provider(tmp_path, turns):
+        result = drive(tmp_path, url, prompts=["wait"], terminal=True)
+        assert "error" not in result, result
+        assert result["prompts"] == [{"stopReason": "end_turn"}]
+        methods = [r["method"] for r in result["terminalRequests"]]
+        assert methods == ["create", "wait_for_exit", "kill", "wait_for_exit", "output", "release"]
+        end = [u for u in result["updates"] if u["sessionUpdate"] == "tool_call_update"][-1]
+        output = end["content"][0]["content"]["text"]
+        assert "started" in output and "timed out" in output.lower(), output

@@ -11,6 +11,7 @@ from typing import Any
 import trio
 
 from protocol.client import TroupeClient
+from protocol.session import SessionConfig
 from protocol.wire import (
     ClientCall,
     ClientCallCancel,
@@ -19,7 +20,7 @@ from protocol.wire import (
     Event,
     SubmitInput,
 )
-from protocol.wire_client_calls import ReadTextFileCall, WriteTextFileCall
+from protocol.wire_client_calls import ReadTextFileCall, RunCommandCall, WriteTextFileCall
 from tests.wire.conftest import HANG_GUARD, StartStack, events_until, subscribe
 
 SERVED = ["read_text_file", "write_text_file"]
@@ -187,3 +188,47 @@ async def test_a_client_gone_mid_call_then_the_disk(start_stack: StartStack) -> 
     first, second = tool_ends(events)
     assert first["is_error"] and "disconnected before answering" in first["output"]
     assert not second["is_error"] and "from disk" in second["output"]
+
+
+async def test_commands_run_on_the_client_unless_the_policy_confines_them(
+    start_stack: StartStack,
+) -> None:
+    script = calls_script(("shell", {"command": "echo from-the-server"}))
+    script["turns"] = [*script["turns"], *script["turns"]]  # one session after another
+    async with start_stack(script) as stack:
+        seen: list[ClientCall] = []
+
+        async def terminal(client: TroupeClient) -> None:
+            async for call in client.calls():
+                if isinstance(call, ClientCall) and isinstance(call.call, RunCommandCall):
+                    seen.append(call)
+                    result = {"output": "from the client\n", "signal": "SIGTERM"}
+                    await client.answer_call(call.id, result)
+
+        async def run(config: SessionConfig) -> dict[str, Any]:
+            async with stack.client() as client, trio.open_nursery() as nursery:
+                nursery.start_soon(terminal, client)
+                created = await client.request(
+                    CreateSession, client_operations=["run_command"], config=config
+                )
+                session = created.session.session_id
+                await subscribe(client, session)
+                await client.request(SubmitInput, session=session, text="run")
+                events = await events_until(client, "processing_end")
+                nursery.cancel_scope.cancel()
+            (end,) = tool_ends(events)
+            return end
+
+        served = await run(SessionConfig())
+        assert "from the client" in served["output"] and "ended by SIGTERM" in served["output"]
+        assert "[exit code: 143," in served["output"], "128 + SIGTERM, as a shell says"
+        (call,) = seen
+        assert isinstance(call.call, RunCommandCall)
+        assert (call.call.command, call.call.working_dir) == (
+            "echo from-the-server",
+            str(stack.work),
+        )
+        assert call.call.timeout_ms > 0 and call.call.output_byte_limit > 0
+        confined = await run(SessionConfig(policy_overrides={"env": "allowlist"}))
+        assert "from-the-server" in confined["output"], "the environment enforces the allowlist"
+        assert len(seen) == 1
