@@ -121,7 +121,7 @@ class PendingCalls:
         if answer is None and self.closed:
             raise ClientUnavailable(f"{what}: the client disconnected before answering")
         if answer is None:
-            raise ClientTimeout(f"{what}: the client did not answer within {self.timeout:g} s")
+            raise ClientTimeout(f"{what}: the client did not answer within {timeout:g} s")
         if answer.error is not None:
             kind = _BY_CODE.get(answer.error.code, ClientCallFailed)
             raise kind(f"{what}: {answer.error.message} (client: {answer.error.code})")

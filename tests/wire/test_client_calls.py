@@ -8,9 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
-from protocol.client import TroupeClient
+from protocol.client import RequestError, TroupeClient
 from protocol.session import SessionConfig
 from protocol.wire import (
     ClientCall,
@@ -99,6 +100,14 @@ async def test_file_tools_use_the_clients_buffers(start_stack: StartStack) -> No
     paths = [path_of(call) for call in seen]
     assert all(Path(path).is_absolute() for path in paths)
     assert "/etc/shadow" not in paths, "the policy refused before the client was asked"
+
+
+async def test_an_unknown_operation_is_refused(start_stack: StartStack) -> None:
+    async with start_stack() as stack, stack.client() as client:
+        with pytest.raises(RequestError) as refused:
+            await client.request(CreateSession, client_operations=["teleport"])
+        assert refused.value.code == "invalid_request"
+        assert "client_operations" in str(refused.value)
 
 
 async def test_without_client_operations_nothing_is_asked(start_stack: StartStack) -> None:
