@@ -27,7 +27,7 @@ from actors.session.events import KEEP_BYTES
 from actors.session.snapshots import SnapshotCache
 from actors.store import Store
 from actors.store.db import SessionRow
-from protocol.events import SessionEvent
+from protocol.events import SessionEndEvent, SessionEvent
 from protocol.session import SessionConfig
 from protocol.wire import SessionInfo
 from protocol.wire_client_calls import ClientOperation
@@ -165,6 +165,7 @@ class SessionRegistry:
         if served is not None:
             served.session_id = actor.id
             self.client_environments[actor.id] = session_env
+            actor.hub.add_sink(lambda event: self._client_session_event(actor.id, event))
         now = time.time()
         row = SessionRow(
             actor.id, profile.id, config.model or profile.model, env.address,
@@ -177,6 +178,14 @@ class SessionRegistry:
         self.records[row.id] = record
         await self._spawn(record, actor)
         return record
+
+    def _client_session_event(self, session_id: str, event: SessionEvent) -> None:
+        """A hub sink: once a client-served session has ended (its environment is no
+        longer used), stop the environment in front of its local one."""
+        if isinstance(event.data, SessionEndEvent):
+            ref = self.client_environments.pop(session_id, None)
+            if ref is not None:
+                self._nursery.start_soon(self.runtime.stop, ref)
 
     async def live(self, session: str) -> Record:
         """The session's record with its actor running (a stored session is resumed)."""

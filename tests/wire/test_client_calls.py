@@ -14,6 +14,7 @@ import trio
 from protocol.client import RequestError, TroupeClient
 from protocol.session import SessionConfig
 from protocol.wire import (
+    AbortSession,
     ClientCall,
     ClientCallCancel,
     ClientCallError,
@@ -194,6 +195,12 @@ async def test_a_client_gone_mid_call_then_the_disk(start_stack: StartStack) -> 
                 await trio.sleep(HANG_GUARD)
             # That call fails; the next one reads the disk.
             events = await events_until(watcher, "processing_end")
+            served_by = stack.server.registry.client_environments[session]
+            assert served_by.alive
+            await watcher.request(AbortSession, session=session)
+            await events_until(watcher, "session_end")
+            with trio.fail_after(HANG_GUARD):
+                await served_by.wait_stopped()  # ended with its session
     first, second = tool_ends(events)
     assert first["is_error"] and "disconnected before answering" in first["output"]
     assert not second["is_error"] and "from disk" in second["output"]
