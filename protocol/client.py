@@ -36,6 +36,10 @@ from protocol.asks import Asks
 from protocol.client_asyncio import open_asyncio_websocket
 from protocol.wire import (
     PROTOCOL_VERSION,
+    ClientCall,
+    ClientCallCancel,
+    ClientCallError,
+    ClientCallResult,
     Encoding,
     ErrorReply,
     Event,
@@ -49,6 +53,7 @@ from protocol.wire import (
 
 R = TypeVar("R")
 EVENT_QUEUE = 65_536
+CALL_QUEUE = 1_024
 
 __all__ = [
     "ConnectionClosed",
@@ -111,6 +116,8 @@ class TroupeClient:
         self._send_events, self._receive_events = anyio.create_memory_object_stream[Event](
             EVENT_QUEUE
         )
+        calls = anyio.create_memory_object_stream[ClientCall | ClientCallCancel](CALL_QUEUE)
+        self._send_calls, self._receive_calls = calls
         self.errors: list[ErrorReply] = []
         """Error frames without a request id (a frame the server could not read)."""
         self.closed: ConnectionClosed | None = None
@@ -148,6 +155,23 @@ class TroupeClient:
         except anyio.EndOfStream:
             raise EndOfEvents from None
 
+    async def calls(self) -> AsyncIterator[ClientCall | ClientCallCancel]:
+        """The ``client_call`` frames for the sessions this client created with
+        ``client_operations``, in arrival order; answer each with :meth:`answer_call`.
+        A ``client_call_cancel`` says the server gave up on a call: stop its work."""
+        async for call in self._receive_calls:
+            yield call
+
+    async def answer_call(
+        self,
+        call_id: int,
+        result: dict[str, Any] | None = None,
+        error: ClientCallError | None = None,
+    ) -> None:
+        """Send the ``client_call_result`` for ``call_id`` (a result, or an error)."""
+        answer = ClientCallResult(call_id, result=None if error else (result or {}), error=error)
+        await self.websocket.send_message(encode_client(answer, self.encoding))
+
     async def read_frames(self) -> None:
         """The reader task: routes replies to their requests and events to the queue."""
         try:
@@ -155,6 +179,8 @@ class TroupeClient:
                 frame = self._decoder.decode(await self.websocket.get_message())
                 if isinstance(frame, Event):
                     await self._send_events.send(frame)
+                elif isinstance(frame, ClientCall | ClientCallCancel):
+                    await self._send_calls.send(frame)
                 elif isinstance(frame, ErrorReply) and frame.id is None:
                     self.errors.append(frame)
                 else:
@@ -166,6 +192,7 @@ class TroupeClient:
             self.closed = closed
         finally:
             self._send_events.close()
+            self._send_calls.close()
             for slot in self._waiting.values():
                 slot.done.set()
 

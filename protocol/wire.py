@@ -15,6 +15,12 @@ from typing import Any, cast
 import msgspec
 
 from protocol.events import EVENT_TYPES
+from protocol.wire_client_calls import (
+    ClientCall,
+    ClientCallCancel,
+    ClientCallError,
+    ClientCallResult,
+)
 from protocol.wire_limits import (
     INT_MAX,
     INT_MIN,
@@ -266,6 +272,10 @@ __all__ = [
     "PROTOCOL_VERSION",
     "AbortSession",
     "AddSSHEnvironment",
+    "ClientCall",
+    "ClientCallCancel",
+    "ClientCallError",
+    "ClientCallResult",
     "ClientFrame",
     "Codec",
     "ConfigUpdated",

@@ -14,6 +14,7 @@ import msgspec
 from protocol.environment import ExecResult, FileContent, WriteResult
 from protocol.events import EventData, UnknownEventKind, event_data
 from protocol.session import SessionConfig, Turn
+from protocol.wire_client_calls import ClientCall, ClientCallCancel
 
 RequestId = int | str
 Encoding = Literal["json", "msgpack"]
@@ -222,4 +223,4 @@ Reply = (
     | ServerOptions
 )
 
-ServerFrame = Welcome | ErrorReply | Event | Reply
+ServerFrame = Welcome | ErrorReply | Event | Reply | ClientCall | ClientCallCancel

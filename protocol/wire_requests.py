@@ -15,6 +15,7 @@ import msgspec
 
 from protocol.asks import Asks
 from protocol.session import SessionConfig
+from protocol.wire_client_calls import ClientCallResult, ClientOperation
 from protocol.wire_replies import (
     ConfigUpdated,
     Encoding,
@@ -68,6 +69,9 @@ class CreateSession(_Request[SessionCreated], frozen=True, tag="create_session")
     preset: str | None = None
     """A loop preset by name (docs/presets.md); fields of ``config`` that differ
     from the defaults override it."""
+    client_operations: list[ClientOperation] = []
+    """Operations this connection serves for the session (``client_call`` frames,
+    see :mod:`protocol.wire_client_calls`); empty: the environment does them all."""
 
 
 class ListSessions(_Request[SessionList], frozen=True, tag="list_sessions"):
@@ -228,4 +232,4 @@ Request = (
     | GetServerOptions
 )
 
-ClientFrame = Hello | Request
+ClientFrame = Hello | Request | ClientCallResult

@@ -19,8 +19,18 @@ from typing import Any
 import msgspec
 import trio
 
-from actors.acp.updates import update_of
-from actors.config import ConfigError, mcp_servers_for
+from actors.acp.client_files import EditorRefused, serve_client_calls, served_operations
+from actors.acp.params import (
+    INTERNAL,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    AcpError,
+    prompt_text,
+    session_servers,
+)
+from actors.acp.updates import tool_kind, update_of
 from protocol.client import RequestError, TroupeClient
 from protocol.events import (
     ApprovalRequestEvent,
@@ -29,7 +39,6 @@ from protocol.events import (
     ToolCallStartEvent,
     TurnLimitEvent,
 )
-from protocol.mcp import McpServerConfig
 from protocol.session import SessionConfig
 from protocol.wire import (
     CreateSession,
@@ -42,17 +51,7 @@ from protocol.wire import (
 log = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
 EOF_GRACE = 5.0
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL = (
-    -32700, -32600, -32601, -32602, -32603,
-)  # fmt: skip
-
-
-class AcpError(Exception):
-    """A JSON-RPC error answer: its code and message go to the client."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+TERMINAL_MATCH_WAIT = 1.0
 
 
 @dataclass
@@ -78,6 +77,9 @@ class AcpSession:
     last_seq: int = 0
     always_allowed: set[str] = field(default_factory=set)
     """Approval actions the editor answered "always allow" for."""
+    commands: list[str] = field(default_factory=list)
+    """Command (execute-kind) tool calls running now, by call id."""
+    command_started: trio.Event = field(default_factory=trio.Event)
 
 
 class AcpAgent:
@@ -97,6 +99,9 @@ class AcpAgent:
         still get their answers (for up to ``EOF_GRACE`` seconds)."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._follow_events)
+            nursery.start_soon(
+                serve_client_calls, self.client, self._ask_editor, self._show_terminal
+            )
             async with trio.open_nursery() as handlers:
                 async for line in lines:
                     if line.strip():
@@ -130,6 +135,26 @@ class AcpAgent:
             error = reply["error"] or {}
             raise AcpError(error.get("code", INTERNAL), error.get("message", "client error"))
         return reply.get("result")
+
+    async def _ask_editor(self, method: str, params: dict[str, Any]) -> Any:
+        try:
+            return await self.ask_client(method, params)
+        except AcpError as error:
+            raise EditorRefused(error.code, str(error)) from None
+
+    async def _show_terminal(self, session_id: str, terminal_id: str) -> None:
+        """Embed a command's terminal in its tool call, when the call is known: the
+        session's one running command (its start event may still be on its way)."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return
+        with trio.move_on_after(TERMINAL_MATCH_WAIT):
+            while not session.commands:
+                await session.command_started.wait()
+        if len(session.commands) == 1:
+            update = {"sessionUpdate": "tool_call_update", "toolCallId": session.commands[0],
+                      "content": [{"type": "terminal", "terminalId": terminal_id}]}  # fmt: skip
+            await self.notify("session/update", {"sessionId": session_id, "update": update})
 
     async def _receive(self, line: bytes, nursery: trio.Nursery) -> None:
         try:
@@ -203,9 +228,12 @@ class AcpAgent:
         cwd = params["cwd"]
         if not isinstance(cwd, str) or not Path(cwd).is_absolute():
             raise AcpError(INVALID_PARAMS, "cwd must be an absolute path")
-        servers = await _session_servers(Path(cwd), params.get("mcpServers") or [])
+        servers = await session_servers(Path(cwd), params.get("mcpServers") or [])
         created = await self.client.request(
-            CreateSession, working_dir=cwd, config=SessionConfig(mcp_servers=servers)
+            CreateSession,
+            working_dir=cwd,
+            config=SessionConfig(mcp_servers=servers),
+            client_operations=served_operations(self.client_capabilities),
         )
         session_id = created.session.session_id
         self._sessions[session_id] = AcpSession(session_id, cwd)
@@ -274,6 +302,7 @@ class AcpAgent:
                 if update is not None:
                     await self.notify("session/update", {"sessionId": session.id, "update": update})
                 prompt = session.prompt
+                _track_commands(session, data)
                 match data:
                     case ToolCallStartEvent() if prompt is not None and _is_call(update):
                         prompt.open_calls.add(data.call_id)
@@ -338,53 +367,17 @@ class AcpAgent:
             log.info("approval %s: %s", request.request_id, error)
 
 
-def prompt_text(blocks: list[Any]) -> str:
-    """The text of a prompt's content blocks (resources inlined with their URI)."""
-    parts: list[str] = []
-    for block in blocks:
-        if not isinstance(block, dict):
-            raise AcpError(INVALID_PARAMS, "prompt blocks must be objects")
-        if block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-        elif block.get("type") == "resource":
-            resource = block.get("resource") or {}
-            parts.append(f"[{resource.get('uri', '')}]\n{resource.get('text', '')}")
-        elif block.get("type") == "resource_link":
-            parts.append(f"[{block.get('uri', '')}]")
-        else:
-            raise AcpError(INVALID_PARAMS, f"unsupported prompt content {block.get('type')!r}")
-    return "\n".join(parts)
-
-
-def mcp_server(entry: Any) -> McpServerConfig:
-    """An MCP server as ACP's ``session/new`` passes it (stdio or http)."""
-    if not isinstance(entry, dict):
-        raise AcpError(INVALID_PARAMS, "mcpServers entries must be objects")
-    headers = {h["name"]: h["value"] for h in entry.get("headers") or []}
-    env = {e["name"]: e["value"] for e in entry.get("env") or []}
-    if entry.get("type") in ("http", "sse") or "url" in entry:
-        return McpServerConfig(entry["name"], url=entry["url"], headers=headers)
-    return McpServerConfig(
-        entry["name"], command=[entry["command"], *entry.get("args", [])], env=env
-    )
-
-
-async def _session_servers(cwd: Path, from_editor: list[Any]) -> list[McpServerConfig]:
-    """The config files' MCP servers for ``cwd`` (a stdio one without a ``cwd`` runs
-    in the session's directory), then the editor's, which win by name."""
-    try:
-        configured = await trio.to_thread.run_sync(mcp_servers_for, cwd)
-    except ConfigError as error:
-        raise AcpError(INVALID_PARAMS, str(error)) from None
-    by_name = {server.name: _in_directory(server, cwd) for server in configured}
-    by_name.update((server.name, server) for server in map(mcp_server, from_editor))
-    return list(by_name.values())
-
-
-def _in_directory(server: McpServerConfig, cwd: Path) -> McpServerConfig:
-    if server.cwd is not None or server.url is not None:
-        return server
-    return msgspec.structs.replace(server, cwd=str(cwd))
+def _track_commands(session: AcpSession, data: object) -> None:
+    """Keep the session's running command calls (for embedding their terminals)."""
+    match data:
+        case ToolCallStartEvent() if tool_kind(data.tool_name) == "execute":
+            session.commands.append(data.call_id)
+            started, session.command_started = session.command_started, trio.Event()
+            started.set()
+        case ToolCallEndEvent() if data.call_id in session.commands:
+            session.commands.remove(data.call_id)
+        case _:
+            pass
 
 
 def _is_call(update: dict[str, Any] | None) -> bool:

@@ -31,6 +31,7 @@ import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection
 
 from actors.kernel import Actor, handler
+from actors.server.client_calls import DEFAULT_CALL_TIMEOUT, PendingCalls, ServeOnClient
 from actors.server.dispatch import Services, answer, error_reply
 from actors.server.subscription import SessionSubscription, subscription_key
 from actors.server.validation import InvalidRequest, validate
@@ -38,7 +39,9 @@ from protocol.asks import Asks
 from protocol.wire import (
     CLOSE_SHUTTING_DOWN,
     CLOSE_TOO_SLOW,
+    ClientCallResult,
     Codec,
+    CreateSession,
     ErrorReply,
     FrameError,
     Hello,
@@ -97,6 +100,7 @@ class Connection(Actor):
         services: Services,
         outbox_bytes: int,
         slow_timeout: float,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
     ) -> None:
         self.slow_timeout = slow_timeout
         self.websocket = websocket
@@ -120,6 +124,8 @@ class Connection(Actor):
         self._closing = False
         self.frames_in = 0
         self.frames_out = 0
+        self.calls = PendingCalls(call_timeout)
+        """Operations this client serves for its sessions, awaiting its results."""
 
     async def on_start(self) -> None:
         self.ctx.nursery.start_soon(self._writer)
@@ -132,6 +138,10 @@ class Connection(Actor):
     @handler
     async def disconnect(self, message: Disconnect) -> None:
         await self._close(message.code, message.reason)
+
+    @handler(ServeOnClient, concurrent=True)
+    async def serve_on_client(self, message: ServeOnClient) -> dict[str, Any]:
+        return await self.calls.call(self.send, message)
 
     @handler
     async def stats(self, message: GetConnectionStats) -> ConnectionStats:
@@ -250,6 +260,7 @@ class Connection(Actor):
         if self._closing:
             return
         self._closing = True
+        self.calls.close()
         self._outbox.clear()
         self._queued_bytes = 0
         self._drained.set()
@@ -265,6 +276,7 @@ class Connection(Actor):
 
     def _end(self) -> None:
         self._closing = True
+        self.calls.close()
         self.ctx.nursery.cancel_scope.cancel()
         self.ctx.stop_self()
 
@@ -283,6 +295,10 @@ class Connection(Actor):
                 if isinstance(frame, Hello):
                     await self.send(ErrorReply(None, "bad_frame", "hello was already received"))
                     continue
+                if isinstance(frame, ClientCallResult):
+                    if not self.calls.deliver(frame):
+                        log.info("client_call_result %s answers no waiting call", frame.id)
+                    continue
                 await self._in_flight.acquire()
                 self.ctx.nursery.start_soon(self._handle, frame)
         except ConnectionClosed:
@@ -299,6 +315,8 @@ class Connection(Actor):
                 await self._subscribe(request)
             elif isinstance(request, UnsubscribeSession):
                 await self._unsubscribe(request)
+            elif isinstance(request, CreateSession) and request.client_operations:
+                await self.send(await answer(self.services, request, serving=self.ctx.ref))
             else:
                 await self.send(await answer(self.services, request))
         finally:

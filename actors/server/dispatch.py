@@ -16,6 +16,7 @@ import msgspec
 from actors.kernel import (
     ActorError,
     ActorFailedError,
+    ActorRef,
     AskTimeoutError,
     DeadActorError,
     Rejection,
@@ -90,10 +91,13 @@ class Services:
     store: Store
 
 
-async def answer(services: Services, request: Request) -> Reply | ErrorReply:
-    """The reply to ``request``, or the error that says why there is none."""
+async def answer(
+    services: Services, request: Request, serving: ActorRef | None = None
+) -> Reply | ErrorReply:
+    """The reply to ``request``, or the error that says why there is none.
+    ``serving``: the connection that serves a new session's ``client_operations``."""
     try:
-        return await _answer(services, request)
+        return await _answer(services, request, serving)
     except Exception as error:
         return error_reply(request.id, error)
 
@@ -116,16 +120,18 @@ def error_reply(request_id: RequestId | None, error: Exception) -> ErrorReply:
     return ErrorReply(request_id, "internal", f"{type(error).__name__}: {error}")
 
 
-async def _answer(services: Services, request: Request) -> Reply:
+async def _answer(services: Services, request: Request, serving: ActorRef | None) -> Reply:
     registry = services.registry
     match request:
         case CreateSession():
             config = request.config
             if request.preset is not None:
                 config = preset_config(request.preset, config)
+            served = frozenset(request.client_operations) if serving is not None else frozenset()
             record = await registry.create(
-                request.profile, request.environment, request.working_dir, config
-            )
+                request.profile, request.environment, request.working_dir, config,
+                client=(serving, served) if serving is not None and served else None,
+            )  # fmt: skip
             return SessionCreated(request.id, record.info())
         case ListSessions():
             return SessionList(request.id, registry.infos())

@@ -16,6 +16,7 @@ import msgspec
 import trio
 
 from actors.kernel import ActorRef, Rejection, Runtime, UnknownAddressError
+from actors.server.client_environment import ClientEnvironment
 from actors.server.environments import Environments
 from actors.server.models import Models
 from actors.server.records import Record, SessionNotFound, SubagentRecord
@@ -26,9 +27,10 @@ from actors.session.events import KEEP_BYTES
 from actors.session.snapshots import SnapshotCache
 from actors.store import Store
 from actors.store.db import SessionRow
-from protocol.events import SessionEvent
+from protocol.events import SessionEndEvent, SessionEvent
 from protocol.session import SessionConfig
 from protocol.wire import SessionInfo
+from protocol.wire_client_calls import ClientOperation
 
 _config = msgspec.json.Decoder(SessionConfig)
 log = logging.getLogger("troupe.server")
@@ -57,6 +59,8 @@ class SessionRegistry:
         self.sync = StoreSync(store)
         self.snapshots = SnapshotCache()
         """Environment snapshots, shared by the sessions on one environment."""
+        self.client_environments: dict[str, ActorRef] = {}
+        """Sessions whose file operations a client serves (see ``create``)."""
         self.replay_buffer_bytes = KEEP_BYTES
         """What each live session keeps of its recent durable events, in bytes."""
 
@@ -140,7 +144,11 @@ class SessionRegistry:
         environment: str | None,
         working_dir: str | None,
         config: SessionConfig | None,
+        client: tuple[ActorRef, frozenset[ClientOperation]] | None = None,
     ) -> Record:
+        """``client``: a connection and the operations it serves for this session
+        (the session's environment is then a :class:`ClientEnvironment`; the store
+        records the environment behind it, which a resumed session uses)."""
         profile = self.models.profile(profile_name)
         config = config or SessionConfig()
         if environment:
@@ -148,7 +156,16 @@ class SessionRegistry:
         else:
             env = await self.environments.local(working_dir)
         gateway = await self.models.routes(profile)
-        actor = SessionActor(profile, env, gateway, config, snapshots=self.snapshots)
+        served, session_env = None, env
+        if client is not None:
+            served = ClientEnvironment(env, *client)
+            number = len(self.client_environments) + 1
+            session_env = await self.runtime.spawn(served, name=f"client-environments/{number}")
+        actor = SessionActor(profile, session_env, gateway, config, snapshots=self.snapshots)
+        if served is not None:
+            served.session_id = actor.id
+            self.client_environments[actor.id] = session_env
+            actor.hub.add_sink(lambda event: self._client_session_event(actor.id, event))
         now = time.time()
         row = SessionRow(
             actor.id, profile.id, config.model or profile.model, env.address,
@@ -162,6 +179,14 @@ class SessionRegistry:
         await self._spawn(record, actor)
         return record
 
+    def _client_session_event(self, session_id: str, event: SessionEvent) -> None:
+        """A hub sink: once a client-served session has ended (its environment is no
+        longer used), stop the environment in front of its local one."""
+        if isinstance(event.data, SessionEndEvent):
+            ref = self.client_environments.pop(session_id, None)
+            if ref is not None:
+                self._nursery.start_soon(self.runtime.stop, ref)
+
     async def live(self, session: str) -> Record:
         """The session's record with its actor running (a stored session is resumed)."""
         record = self.record(session)
@@ -170,7 +195,10 @@ class SessionRegistry:
                 return record
             row = record.row
             profile = self.models.profile(row.profile)
-            if row.environment.startswith("/environments/local"):
+            serving = self.client_environments.get(row.id)
+            if serving is not None and serving.address in self.runtime.addresses():
+                env = serving
+            elif row.environment.startswith("/environments/local"):
                 env = await self.environments.local(row.working_dir)
             else:
                 env = self.environments.resolve(row.environment)

@@ -49,6 +49,9 @@ class ServerConfig(msgspec.Struct, frozen=True):
     slow_client_timeout: float = 5.0
     """Once its outbox is full, a client must drain half of it within this many
     seconds, or it is disconnected (4008) and resumes from its cursor."""
+    client_call_timeout: float = 20.0
+    """Seconds a client has to answer a ``client_call`` (an operation it serves for
+    its session); past it the tool gets ``client_timeout``."""
     replay_buffer_bytes: int = 2 << 20
     """Bytes of recent durable events each live session keeps for resubscribers
     (older ones are read from the store)."""
@@ -178,6 +181,7 @@ class Gateway:
                 self.services,
                 self.config.outbox_bytes,
                 self.config.slow_client_timeout,
+                self.config.client_call_timeout,
             )
             ref = await self.runtime.spawn(actor, name=f"connections/{name}")
             await ref.wait_stopped()

@@ -1,7 +1,13 @@
 // An ACP client built on the official SDK (@agentclientprotocol/sdk), driving
 // `troupe acp` as an editor would. Usage: node client.mjs PLAN_JSON
 // The plan: {sdk, command: [...], cwd, prompts: [text...], cancelWhenExists: path,
-//            loadSessionId, permissions: ["reject_once" | "allow_once" | ...]}
+//            loadSessionId, permissions: ["reject_once" | "allow_once" | ...],
+//            buffers: {absolute path: text}}
+// With `buffers`, the client offers its file system (fs.readTextFile and
+// fs.writeTextFile): reads are answered from the buffers (a path not there is
+// "resource not found"), writes go into them; the disk is never touched.
+// With `terminal: true`, it offers terminals: each runs as a real process (its
+// own process group), released terminals are killed, as an editor's would be.
 // Prints one JSON object: what the agent answered and every update it streamed.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -19,6 +25,16 @@ const permissionRequests = [];
 const answers = [...(plan.permissions || [])];
 let sessionId = null;
 let connection = null;
+const buffers = plan.buffers ? { ...plan.buffers } : null;
+const fsRequests = [];
+const terminals = new Map();
+const terminalRequests = [];
+
+function killGroup(terminal) {
+  if (terminal && terminal.exitStatus === null) {
+    try { process.kill(-terminal.child.pid, "SIGKILL"); } catch { /* already gone */ }
+  }
+}
 
 class Client {
   async requestPermission(params) {
@@ -37,8 +53,64 @@ class Client {
       await connection.cancel({ sessionId: params.sessionId });
     }
   }
-  async readTextFile() { return { content: "" }; }
-  async writeTextFile() { return {}; }
+  async readTextFile(params) {
+    fsRequests.push({ method: "read", ...params });
+    if (!buffers || !(params.path in buffers)) {
+      throw acp.RequestError.resourceNotFound(params.path);
+    }
+    return { content: buffers[params.path] };
+  }
+  async createTerminal(params) {
+    terminalRequests.push({ method: "create", ...params });
+    const env = { ...process.env };
+    for (const { name, value } of params.env || []) env[name] = value;
+    const child = spawn(params.command, params.args || [], {
+      cwd: params.cwd || undefined, env, detached: true, stdio: ["ignore", "pipe", "pipe"],
+    });
+    const terminal = { child, output: "", truncated: false, exitStatus: null };
+    const limit = params.outputByteLimit ?? Infinity;
+    const keep = (chunk) => {
+      terminal.output += chunk.toString();
+      while (Buffer.byteLength(terminal.output) > limit) {
+        terminal.output = terminal.output.slice(1);
+        terminal.truncated = true;
+      }
+    };
+    child.stdout.on("data", keep);
+    child.stderr.on("data", keep);
+    terminal.exited = new Promise((resolve) => child.on("exit", (exitCode, signal) => {
+      terminal.exitStatus = { exitCode, signal };
+      resolve(terminal.exitStatus);
+    }));
+    const terminalId = `term-${terminals.size + 1}`;
+    terminals.set(terminalId, terminal);
+    return { terminalId };
+  }
+  async terminalOutput(params) {
+    terminalRequests.push({ method: "output", ...params });
+    const t = terminals.get(params.terminalId);
+    return { output: t.output, truncated: t.truncated, exitStatus: t.exitStatus };
+  }
+  async waitForTerminalExit(params) {
+    terminalRequests.push({ method: "wait_for_exit", ...params });
+    return await terminals.get(params.terminalId).exited;
+  }
+  async killTerminal(params) {
+    terminalRequests.push({ method: "kill", ...params });
+    killGroup(terminals.get(params.terminalId));
+    return {};
+  }
+  async releaseTerminal(params) {
+    terminalRequests.push({ method: "release", ...params });
+    killGroup(terminals.get(params.terminalId));
+    terminals.delete(params.terminalId);
+    return {};
+  }
+  async writeTextFile(params) {
+    fsRequests.push({ method: "write", ...params });
+    buffers[params.path] = params.content;
+    return {};
+  }
 }
 
 connection = new acp.ClientSideConnection(() => new Client(), stream);
@@ -46,7 +118,10 @@ const result = { prompts: [] };
 try {
   result.initialize = await connection.initialize({
     protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientCapabilities: {
+      fs: { readTextFile: Boolean(buffers), writeTextFile: Boolean(buffers) },
+      terminal: Boolean(plan.terminal),
+    },
   });
   if (plan.loadSessionId) {
     await connection.loadSession({ sessionId: plan.loadSessionId, cwd: plan.cwd, mcpServers: [] });
@@ -66,6 +141,9 @@ try {
 }
 result.updates = updates;
 result.permissionRequests = permissionRequests;
+result.buffers = buffers;
+result.fsRequests = fsRequests;
+result.terminalRequests = terminalRequests;
 child.stdin.end();
 const code = await new Promise((resolve) => child.on("exit", resolve));
 result.exitCode = code;

@@ -1,0 +1,74 @@
+"""What ACP requests carry, read into Troupe's terms: prompt content, the MCP
+servers of ``session/new``, and the JSON-RPC error that refuses bad params."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import trio
+
+from actors.config import ConfigError, mcp_servers_for
+from protocol.mcp import McpServerConfig
+
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL = (
+    -32700, -32600, -32601, -32602, -32603,
+)  # fmt: skip
+
+
+class AcpError(Exception):
+    """A JSON-RPC error answer: its code and message go to the client."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def prompt_text(blocks: list[Any]) -> str:
+    """The text of a prompt's content blocks (resources inlined with their URI)."""
+    parts: list[str] = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            raise AcpError(INVALID_PARAMS, "prompt blocks must be objects")
+        if block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif block.get("type") == "resource":
+            resource = block.get("resource") or {}
+            parts.append(f"[{resource.get('uri', '')}]\n{resource.get('text', '')}")
+        elif block.get("type") == "resource_link":
+            parts.append(f"[{block.get('uri', '')}]")
+        else:
+            raise AcpError(INVALID_PARAMS, f"unsupported prompt content {block.get('type')!r}")
+    return "\n".join(parts)
+
+
+def mcp_server(entry: Any) -> McpServerConfig:
+    """An MCP server as ACP's ``session/new`` passes it (stdio or http)."""
+    if not isinstance(entry, dict):
+        raise AcpError(INVALID_PARAMS, "mcpServers entries must be objects")
+    headers = {h["name"]: h["value"] for h in entry.get("headers") or []}
+    env = {e["name"]: e["value"] for e in entry.get("env") or []}
+    if entry.get("type") in ("http", "sse") or "url" in entry:
+        return McpServerConfig(entry["name"], url=entry["url"], headers=headers)
+    return McpServerConfig(
+        entry["name"], command=[entry["command"], *entry.get("args", [])], env=env
+    )
+
+
+async def session_servers(cwd: Path, from_editor: list[Any]) -> list[McpServerConfig]:
+    """The config files' MCP servers for ``cwd`` (a stdio one without a ``cwd`` runs
+    in the session's directory), then the editor's, which win by name."""
+    try:
+        configured = await trio.to_thread.run_sync(mcp_servers_for, cwd)
+    except ConfigError as error:
+        raise AcpError(INVALID_PARAMS, str(error)) from None
+    by_name = {server.name: _in_directory(server, cwd) for server in configured}
+    by_name.update((server.name, server) for server in map(mcp_server, from_editor))
+    return list(by_name.values())
+
+
+def _in_directory(server: McpServerConfig, cwd: Path) -> McpServerConfig:
+    if server.cwd is not None or server.url is not None:
+        return server
+    return msgspec.structs.replace(server, cwd=str(cwd))
