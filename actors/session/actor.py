@@ -226,8 +226,9 @@ class SessionActor(Actor):
             self.profile.registry.register(tool)
         for problem in problems:
             self.hub.emit(WarningEvent(problem, category="cli_tools"))
-        self.ctx.nursery.start_soon(self._tools.emit_deltas)
-        self.loop.parts = LoopParts(self._model, self._tools, self.snapshot)
+        if self.loop.parts is None:  # another caller may have finished while we waited
+            self.ctx.nursery.start_soon(self._tools.emit_deltas)
+            self.loop.parts = LoopParts(self._model, self._tools, self.snapshot)
 
     async def _connect_model(self) -> ModelSession | FallbackModel:
         routes = as_routes(self.gateway)
