@@ -4,7 +4,9 @@ subprocess), and real WebSocket clients."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -108,6 +110,15 @@ async def events_until(
 
 async def subscribe(client: TroupeClient, session: str, after_seq: int = 0) -> Any:
     return await client.request(SubscribeSession, session=session, after_seq=after_seq)
+
+
+def end_orphaned_command(work: Path) -> None:
+    """SIGKILL the process group of the command a killed server left running (its
+    shell wrote ``command.pid`` in ``work``), so no test leaves a process behind."""
+    pid_file = work / "command.pid"
+    if pid_file.exists():
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(int(pid_file.read_text()), signal.SIGKILL)
 
 
 class ServeProcess:

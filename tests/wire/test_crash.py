@@ -3,8 +3,6 @@ received is lost, the input is marked interrupted, and the session continues."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
 from pathlib import Path
 
@@ -17,7 +15,14 @@ from protocol.events import EPHEMERAL_KINDS
 from protocol.session import UserTurn
 from protocol.wire import CreateSession, GetSession, ListSessions, SubmitInput
 from tests.waiting import wait_until
-from tests.wire.conftest import HANG_GUARD, events_until, shell_turns, subscribe, troupe_serve
+from tests.wire.conftest import (
+    HANG_GUARD,
+    end_orphaned_command,
+    events_until,
+    shell_turns,
+    subscribe,
+    troupe_serve,
+)
 
 SLOW = "echo $$ > command.pid; echo started; exec sleep 60"
 
@@ -46,10 +51,7 @@ async def test_sigkill_then_restart_keeps_events_and_continues(tmp_path: Path) -
                     with trio.fail_after(HANG_GUARD):
                         await serve.process.wait()
         finally:
-            pid_file = work / "command.pid"
-            if pid_file.exists():  # the orphaned command of the killed server
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+            end_orphaned_command(work)
         durable = [(e.seq, e.kind) for e in received if e.kind not in EPHEMERAL_KINDS]
 
         async with (

@@ -4,8 +4,6 @@ completed turn, the same turns a run that was not killed holds at that point."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import signal
 from pathlib import Path
@@ -18,7 +16,14 @@ from actors.mockllm import Script, serve_mock_llm
 from protocol.client import TroupeClient, connect
 from protocol.session import AssistantTurn, ToolResultsTurn, Turn
 from protocol.wire import CreateSession, GetSession, SubmitInput
-from tests.wire.conftest import HANG_GUARD, events_until, shell_turns, subscribe, troupe_serve
+from tests.wire.conftest import (
+    HANG_GUARD,
+    end_orphaned_command,
+    events_until,
+    shell_turns,
+    subscribe,
+    troupe_serve,
+)
 
 WAITS_FOR_GO = "echo $$ > command.pid; while [ ! -e go ]; do sleep 0.05; done; echo three"
 SCRIPT = shell_turns("echo one", "echo two", WAITS_FOR_GO, final="Three rounds done.")
@@ -85,10 +90,7 @@ async def test_stored_history_after_sigkill_matches_a_run_not_killed(tmp_path: P
                     with trio.fail_after(HANG_GUARD):
                         await serve.process.wait()
         finally:
-            pid_file = work / "command.pid"
-            if pid_file.exists():  # the orphaned command of the killed server
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+            end_orphaned_command(work)
         async with (
             troupe_serve(data, work, mock.base_url) as serve,
             connect(serve.url, token) as client,

@@ -4,8 +4,6 @@ client resuming after the highest seq it saw still gets ``input_interrupted``.""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
 from pathlib import Path
 
@@ -15,7 +13,14 @@ import trio
 from actors.mockllm import Script, serve_mock_llm
 from protocol.client import connect
 from protocol.wire import CreateSession, SubmitInput
-from tests.wire.conftest import HANG_GUARD, events_until, shell_turns, subscribe, troupe_serve
+from tests.wire.conftest import (
+    HANG_GUARD,
+    end_orphaned_command,
+    events_until,
+    shell_turns,
+    subscribe,
+    troupe_serve,
+)
 
 TALKS_THEN_WAITS = "echo $$ > command.pid; echo live-only line; exec sleep 60"
 
@@ -38,10 +43,7 @@ async def test_resume_after_a_live_only_event_gets_the_interruption(tmp_path: Pa
                     with trio.fail_after(HANG_GUARD):
                         await serve.process.wait()
         finally:
-            pid_file = work / "command.pid"
-            if pid_file.exists():  # the orphaned command of the killed server
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+            end_orphaned_command(work)
         highest = max(event.seq for event in seen)
         assert seen[-1].kind == "tool_call_output_delta" and seen[-1].seq == highest
 

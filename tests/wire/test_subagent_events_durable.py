@@ -6,8 +6,6 @@ number is ever used twice. The resumed parent numbers its next subagent after it
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,13 @@ from actors.mockllm import Script, serve_mock_llm
 from protocol.client import connect
 from protocol.events import EPHEMERAL_KINDS
 from protocol.wire import CreateSession, ListSessions, SubmitInput
-from tests.wire.conftest import HANG_GUARD, events_until, subscribe, troupe_serve
+from tests.wire.conftest import (
+    HANG_GUARD,
+    end_orphaned_command,
+    events_until,
+    subscribe,
+    troupe_serve,
+)
 
 TALKS_THEN_WAITS = "echo $$ > command.pid; echo live-only line; exec sleep 60"
 
@@ -75,10 +79,7 @@ async def test_subagent_resume_after_a_live_only_event_gets_the_interruption(
                     with trio.fail_after(HANG_GUARD):
                         await serve.process.wait()
         finally:
-            pid_file = work / "command.pid"
-            if pid_file.exists():  # the orphaned command of the killed server
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+            end_orphaned_command(work)
         assert {event.session for event in seen} == {address}
         highest = max(event.seq for event in seen)
         assert seen[-1].kind == "tool_call_output_delta" and seen[-1].seq == highest
