@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+import asyncssh
+
 from actors.kernel import KILL_GRACE
 from environments.errors import EnvironmentError_
 from environments.ssh.connect import LINK_ERRORS
@@ -139,25 +141,33 @@ class Killer:
         return None
 
     async def _deliver(self, groups: list[RemoteGroup]) -> bool:
-        link: Link | None = None
+        script = kill_script(groups, self.grace)
         try:
             link = self._free_link() or await self.pool.new_link()
-            link.kills += 1
             try:
-                await asyncio.wait_for(
-                    self._run(link, kill_script(groups, self.grace)),
-                    self.grace + _DELIVERY_SLACK,
-                )
-            finally:
-                link.kills -= 1
-        except TimeoutError:
-            if link is not None:  # hung: its commands fail now and are owed a kill
-                link.dead = True
-                link.connection.abort()
-            return False
+                await self._run_bounded(link, script)
+            except asyncssh.ChannelOpenError:
+                # sshd refused the session (it may still count one it is closing, or
+                # the link just went): a connection of the kill path's own has room.
+                await self._run_bounded(await self.pool.new_link(), script)
         except (EnvironmentError_, *LINK_ERRORS):
             return False
+        except _Hung:
+            return False
         return True
+
+    async def _run_bounded(self, link: Link, script: str) -> None:
+        """Run the kill script on ``link``; a link that does not finish it in time is
+        hung: its commands fail now and are owed a kill."""
+        link.kills += 1
+        try:
+            await asyncio.wait_for(self._run(link, script), self.grace + _DELIVERY_SLACK)
+        except TimeoutError:
+            link.dead = True
+            link.connection.abort()
+            raise _Hung from None
+        finally:
+            link.kills -= 1
 
     @staticmethod
     async def _run(link: Link, script: str) -> None:
@@ -165,9 +175,17 @@ class Killer:
         link.confirmed += 1
         try:
             await process.communicate(script.encode())
+            # sshd frees the session only once both sides have closed it; until then
+            # it still counts it, and would refuse the next batch's session.
+            process.close()
+            await process.wait_closed()
         finally:
             process.close()
             link.confirmed -= 1
+
+
+class _Hung(Exception):
+    """The kill script did not finish in time on its link."""
 
 
 def _order(group: RemoteGroup) -> tuple[int, int]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from actors.kernel import Runtime
+from actors.kernel import ActorRef, Runtime
 from environments.errors import HostUnreachable
 from environments.ssh.bridge import SSHBridge
 from protocol.environment import ExecCommand, FileExists
@@ -249,14 +249,19 @@ async def test_first_call_after_a_dropped_idle_connection_reconnects(
         assert (await env.ask(ExecCommand("echo again"))).stdout == "again\n"
 
 
-async def test_timeout_on_a_hung_link_kills_the_command_once_it_answers_again(
-    sshd_with: Callable[..., SSHServer], runtime: Runtime
-) -> None:
-    server = sshd_with()
+async def _time_out_on_frozen_sshd(
+    server: SSHServer, runtime: Runtime, freeze_listener: bool
+) -> tuple[ActorRef, list[object], list[int], list[int]]:
+    """Start a TERM-ignoring command that times out (1.5 s) while its connection's
+    sshd processes are stopped (and the listener too, if asked): the environment,
+    the call's outcome, the command's pids, and the sshd pids left stopped."""
     workdir = owned_directory("root")
     bridge = await runtime.spawn(SSHBridge())
     request = _replace(
-        host_request(server, "root", "hung", workdir), keepalive_interval=1.0, keepalive_count_max=2
+        host_request(server, "root", "hung", workdir),
+        keepalive_interval=1.0,
+        keepalive_count_max=2,
+        connect_timeout=3.0,
     )
     env = await bridge.ask(request)
     outcome: list[object] = []
@@ -274,11 +279,36 @@ async def test_timeout_on_a_hung_link_kills_the_command_once_it_answers_again(
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(run)
                 await _wait_for_files(workdir, ["hung"])
-                stopped = connection_tree(server)
+                stopped = connection_tree(server) + ([server.pid] if freeze_listener else [])
                 for pid in stopped:
                     os.kill(pid, signal.SIGSTOP)
+    except BaseException:
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
+        raise
+    return env, outcome, _pids(workdir, ["hung"]), stopped
+
+
+async def test_timeout_on_a_hung_link_kills_the_command_over_a_fresh_connection(
+    sshd_with: Callable[..., SSHServer], runtime: Runtime
+) -> None:
+    server = sshd_with()
+    _, outcome, pids, stopped = await _time_out_on_frozen_sshd(server, runtime, False)
+    try:
         assert len(outcome) == 1
-        pids = _pids(workdir, ["hung"])
+        assert alive(pids) == [], "the call returned before its command was killed"
+    finally:
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
+
+
+async def test_timeout_on_a_hung_host_kills_the_command_once_it_answers_again(
+    sshd_with: Callable[..., SSHServer], runtime: Runtime
+) -> None:
+    server = sshd_with()
+    env, outcome, pids, stopped = await _time_out_on_frozen_sshd(server, runtime, True)
+    try:
+        assert len(outcome) == 1
         assert alive(pids), "the kill could not have been delivered"
     finally:
         for pid in stopped:
