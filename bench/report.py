@@ -11,6 +11,7 @@ median of each side and of their ratio.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import sys
@@ -73,15 +74,18 @@ def compare(
     sides: Mapping[str, Callable[[], float]], repeats: int, warmups: int = 1
 ) -> dict[str, Samples]:
     """Run each side ``warmups`` times (discarded), then ``repeats`` rounds in which
-    every side runs once, the order reversed every other round."""
+    every side runs once, the order reversed every other round. Each run starts on a
+    collected heap, so no side pays for the garbage the one before it left."""
     names = list(sides)
     for _ in range(warmups):
         for name in names:
+            gc.collect()
             sides[name]()
     taken: dict[str, list[float]] = {name: [] for name in names}
     for round_number in range(repeats):
         order = names if round_number % 2 == 0 else names[::-1]
         for name in order:
+            gc.collect()
             taken[name].append(sides[name]())
     return {name: Samples(values) for name, values in taken.items()}
 

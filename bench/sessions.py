@@ -7,7 +7,8 @@ actor spawns in the same run, and the memory each idle session holds.
 Two ways of starting sessions are timed, each against bare actors spawned in the
 same run: session actors spawned on one local environment and one gateway (what a
 host embedding the runtime does), and sessions created by a server's registry
-(what ``create_session`` does: the environment looked up, the row stored). No
+(what ``create_session`` does: the environment looked up, the row stored), with
+the collector set as ``troupe serve`` sets it (:mod:`actors.server.collector`). No
 session receives input; the scripted provider is never called.
 """
 
@@ -30,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from actors.kernel import Actor, Runtime, handler
 from actors.models import open_gateway
 from actors.models.config import endpoint
+from actors.server.collector import collector_tuned_for_many_sessions
 from actors.server.models import ModelSettings
 from actors.server.server import ServerConfig, run_server
 from actors.session.actor import SessionActor
@@ -103,6 +105,12 @@ async def registry_creates(count: int, workdir: Path) -> float:
         return elapsed
 
 
+def registry_creates_as_served(count: int, workdir: Path) -> float:
+    """:func:`registry_creates` in a process tuned as ``troupe serve`` tunes it."""
+    with collector_tuned_for_many_sessions():
+        return trio.run(registry_creates, count, workdir)
+
+
 async def bytes_per_session(count: int, workdir: Path) -> float:
     """Memory of an idle session actor, by tracemalloc (one warms the caches first)."""
     async with Runtime() as runtime:
@@ -136,7 +144,7 @@ def measure(count: int, repeats: int, workdir: Path) -> list[Figure]:
         {
             "bare": lambda: trio.run(bare_spawns, count),
             "sessions": lambda: trio.run(session_spawns, count, workdir),
-            "created": lambda: trio.run(registry_creates, count, workdir),
+            "created": lambda: registry_creates_as_served(count, workdir),
         },
         repeats,
     )

@@ -18,6 +18,7 @@ from actors.commands.common import data_dir
 from actors.commands.errors import EXIT_BAD_INPUT, EXIT_ERROR, CommandError, leaves
 from actors.commands.run import settings_for
 from actors.commands.session_host import model_settings
+from actors.server.collector import collector_tuned_for_many_sessions
 from actors.server.server import ServerConfig, run_server
 
 
@@ -68,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
                     break
 
     try:
-        trio.run(main)
+        with collector_tuned_for_many_sessions():
+            trio.run(main)
     except BaseException as error:
         in_use = [
             e for e in leaves(error) if isinstance(e, OSError) and e.errno == errno.EADDRINUSE
