@@ -15,17 +15,21 @@ from __future__ import annotations
 
 import functools
 import posixpath
-import re
-import shlex
-from collections.abc import Iterator, Sequence
-from urllib.parse import urlsplit
+from collections.abc import Sequence
 
-import bashlex
 import msgspec
 
+from actors.policy.argv import (
+    after_xargs_options,
+    git_words,
+    has_c_option,
+    is_world_writable,
+    network_hosts,
+    strip_assignments,
+    unwrap,
+)
 from actors.policy.categories import Category, worst
 from actors.policy.command_tables import (
-    _CURL_VALUE_OPTIONS,
     DESTINATION_LAST,
     GIT_NETWORK,
     GIT_READ,
@@ -40,6 +44,7 @@ from actors.policy.command_tables import (
     SYSTEM_PATHS,
     WRITERS,
 )
+from actors.policy.shell_parse import SimpleCommand, parse_line, split_words
 
 MAX_NESTING = 8
 """``bash -c "bash -c ..."`` deeper than this is refused as admin, not recursed."""
@@ -59,12 +64,6 @@ class ShellVerdict(msgspec.Struct, frozen=True):
     reasons: tuple[str, ...] = ()
     invocations: tuple[Invocation, ...] = ()
     fully_parsed: bool = True
-
-
-class _Simple(msgspec.Struct, frozen=True):
-    argv: tuple[str, ...]
-    dynamic_name: bool
-    redirects: tuple[str, ...]
 
 
 # --- what kind of command is it -------------------------------------------------
@@ -99,7 +98,7 @@ def split_flags(args: Sequence[str]) -> set[str]:
     return flags
 
 
-# --- parsing ---------------------------------------------------------------------
+# --- classifying -----------------------------------------------------------------
 
 
 CACHED_LINE_CHARS = 2048
@@ -147,15 +146,15 @@ class _Classifier:
         if not command.strip():
             return
         try:
-            simples = list(_parse(command))
+            simples = list(parse_line(command))
         except Exception:  # bashlex raises several kinds; any of them means "fall back"
             self.fully_parsed = False
             self.raise_to("write", "not fully parsed; classified word by word")
-            simples = list(_fallback(command))
+            simples = list(split_words(command))
         for simple in simples:
             self.simple(simple, depth)
 
-    def simple(self, simple: _Simple, depth: int) -> None:
+    def simple(self, simple: SimpleCommand, depth: int) -> None:
         for target in simple.redirects:
             if is_system_path(target):
                 self.raise_to("admin", f"writes to system path {target}")
@@ -167,16 +166,16 @@ class _Classifier:
         self.argv(list(simple.argv), depth, via_xargs=False)
 
     def argv(self, argv: list[str], depth: int, via_xargs: bool) -> None:
-        argv = _strip_assignments(argv)
+        argv = strip_assignments(argv)
         if not argv:
             return
-        argv = _unwrap(argv)
+        argv = unwrap(argv)
         if not argv:
             return
         name = posixpath.basename(argv[0])
         args = argv[1:]
         if name == "xargs":
-            inner = _after_xargs_options(args)
+            inner = after_xargs_options(args)
             if not inner:
                 self.raise_to("write", "xargs runs echo")
                 return
@@ -210,7 +209,7 @@ class _Classifier:
             self.feed(" ".join(args), depth + 1)
             return
         if "-c" in args or any(a.startswith("-") and "c" in a[1:] for a in args[:1]):
-            index = next(i for i, a in enumerate(args) if a == "-c" or _has_c(a))
+            index = next(i for i, a in enumerate(args) if a == "-c" or has_c_option(a))
             script = args[index + 1] if index + 1 < len(args) else ""
             self.feed(script, depth + 1)
             return
@@ -251,7 +250,7 @@ class _Classifier:
                 self.raise_to("admin", "recursive delete (rm -r)")
             elif via_xargs:
                 self.raise_to("admin", "deletes files listed at run time")
-        if name == "chmod" and any(_world_writable(a) for a in args):
+        if name == "chmod" and any(is_world_writable(a) for a in args):
             self.raise_to("admin", "makes files writable by everyone (chmod)")
         if name in ("chown", "chgrp") and split_flags(args) & {"-R", "--recursive"}:
             self.raise_to("admin", f"recursive ownership change ({name})")
@@ -269,7 +268,7 @@ class _Classifier:
         self.raise_to("write")
 
     def network(self, name: str, args: list[str]) -> None:
-        hosts = _network_hosts(name, args)
+        hosts = network_hosts(name, args)
         if hosts and all(is_loopback(host) for host in hosts):
             self.raise_to("write", f"{name} to loopback only")
             return
@@ -280,7 +279,7 @@ class _Classifier:
         self.raise_to("admin", f"network access ({name} to {shown})")
 
     def git(self, args: list[str]) -> None:
-        words = _git_words(args)
+        words = git_words(args)
         sub = words[0] if words else ""
         if sub in GIT_NETWORK:
             self.raise_to("admin", f"git {sub} talks to a remote")
@@ -294,270 +293,3 @@ class _Classifier:
             return
         else:
             self.raise_to("write")
-
-
-def _has_c(arg: str) -> bool:
-    return arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]
-
-
-def _world_writable(mode: str) -> bool:
-    if re.fullmatch(r"0?[0-7]?[0-7][0-7][2367]", mode):
-        return True
-    return bool(re.fullmatch(r"[ugoa]*[+=][rwxXst]*w[rwxXst]*", mode)) and (
-        mode.startswith(("a", "o", "+", "=")) or "o" in mode.split("+")[0]
-    )
-
-
-def _strip_assignments(argv: list[str]) -> list[str]:
-    index = 0
-    while index < len(argv) and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", argv[index]):
-        index += 1
-    return argv[index:]
-
-
-_WRAPPER_VALUE_OPTIONS = {
-    "env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
-    "timeout": {"-s", "--signal", "-k", "--kill-after"},
-    "nice": {"-n", "--adjustment"},
-    "ionice": {"-c", "-n", "-p", "--class", "--classdata"},
-    "stdbuf": set(),
-    "nohup": set(),
-    "time": {"-f", "--format", "-o", "--output"},
-    "command": set(),
-    "exec": {"-a"},
-    "builtin": set(),
-    "setsid": set(),
-    "chronic": set(),
-    "unbuffer": set(),
-    "caffeinate": set(),
-    "flock": {"-w", "--timeout", "-E"},
-}
-
-
-def _unwrap(argv: list[str]) -> list[str]:
-    """Strip wrappers that run another command (``env A=1 nice -n 5 timeout 3 rm x``)."""
-    for _ in range(16):
-        name = posixpath.basename(argv[0])
-        if name not in _WRAPPER_VALUE_OPTIONS:
-            return argv
-        if name == "command" and any(a in ("-v", "-V") for a in argv[1:2]):
-            return []
-        value_options = _WRAPPER_VALUE_OPTIONS[name]
-        rest = argv[1:]
-        while rest and rest[0].startswith("-") and rest[0] != "-":
-            option = rest.pop(0)
-            if option == "--":
-                break
-            if option in value_options and rest:
-                rest.pop(0)
-        if name == "env":
-            rest = _strip_assignments(rest)
-        if name in ("timeout", "flock") and rest:
-            rest.pop(0)  # the duration, or the lock file
-        if not rest:
-            return [name]
-        argv = rest
-    return argv
-
-
-def _after_xargs_options(args: list[str]) -> list[str]:
-    value_options = {"-I", "-i", "-L", "-l", "-n", "-P", "-s", "-d", "-E", "-e", "-a"}
-    rest = list(args)
-    while rest and rest[0].startswith("-"):
-        option = rest.pop(0)
-        if option in value_options and rest:
-            rest.pop(0)
-    return rest
-
-
-_HOST_FIRST = frozenset({"ssh", "nc", "ncat", "netcat", "telnet"})
-
-
-def _network_hosts(name: str, args: list[str]) -> list[str]:
-    hosts: list[str] = []
-    skip = False
-    for arg in args:
-        if skip:
-            skip = False
-            continue
-        if name in ("curl", "wget", "http", "https", "aria2c") and arg in _CURL_VALUE_OPTIONS:
-            skip = True
-            continue
-        if name in _HOST_FIRST and arg in ("-p", "-i", "-o", "-l", "-F", "-J", "-w"):
-            skip = True
-            continue
-        if arg.startswith("-"):
-            continue
-        hosts.append(_host_of(name, arg))
-    if name in ("scp", "rsync"):
-        return [h for h in hosts if h]
-    if name in ("ssh", "telnet", "nc", "ncat", "netcat", "sftp", "ftp"):
-        return hosts[:1]
-    return [h for h in hosts if h] or hosts
-
-
-def _host_of(name: str, arg: str) -> str:
-    if "://" in arg:
-        return urlsplit(arg).hostname or ""
-    if name in ("scp", "rsync"):
-        match = re.match(r"^(?:[^@/:]+@)?(\[[^\]]+\]|[^/:]+):", arg)
-        return match.group(1).strip("[]") if match else ""
-    if name in ("ssh", "sftp"):
-        return arg.rsplit("@", 1)[-1]
-    return arg.split("/", 1)[0].split(":", 1)[0] if name not in ("nc", "ncat", "netcat",
-                                                                 "telnet") else arg  # fmt: skip
-
-
-def _git_words(args: list[str]) -> list[str]:
-    words: list[str] = []
-    skip = False
-    for arg in args:
-        if skip:
-            skip = False
-            continue
-        if arg in ("-C", "-c", "--git-dir", "--work-tree"):
-            skip = True
-            continue
-        if not arg.startswith("-"):
-            words.append(arg)
-    return words
-
-
-def _parse(command: str) -> Iterator[_Simple]:
-    plain = _plain(command)
-    if plain is not None:
-        yield from plain
-        return
-    for tree in bashlex.parse(command):
-        yield from _walk(tree)
-
-
-_PLAIN_LINE = re.compile(
-    r"[A-Za-z0-9_./=:,@%+ \t-]+(?:(?:\|\||&&|[|;])[A-Za-z0-9_./=:,@%+ \t-]+)*;?"
-)
-_PLAIN_OPERATORS = re.compile(r"\|\||&&|[|;]")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_RESERVED = frozenset(
-    [
-        "if",
-        "then",
-        "else",
-        "elif",
-        "fi",
-        "for",
-        "while",
-        "until",
-        "do",
-        "done",
-        "case",
-        "esac",
-        "select",
-        "function",
-        "time",
-        "in",
-        "coproc",
-    ]
-)
-
-
-def _plain(command: str) -> list[_Simple] | None:
-    """The simple commands of a line with nothing for a shell to expand (no
-    quotes, ``$``, globs, redirections, groups or reserved words): the words
-    bashlex would give, found in microseconds instead of milliseconds. None
-    when the line needs the real parser."""
-    line = command.strip()
-    if not _PLAIN_LINE.fullmatch(line):
-        return None
-    simples: list[_Simple] = []
-    for segment in _PLAIN_OPERATORS.split(line.removesuffix(";")):
-        words = segment.split()
-        if not words or words[0] in _RESERVED:
-            return None
-        while words and _ASSIGNMENT.match(words[0]):
-            words.pop(0)
-        if words:
-            simples.append(_Simple(tuple(words), False, ()))
-    return simples
-
-
-def _walk(node: object) -> Iterator[_Simple]:
-    kind = getattr(node, "kind", "")
-    if kind == "command":
-        yield from _command(node)
-        return
-    if kind in ("commandsubstitution", "processsubstitution"):
-        yield from _walk(node.command)  # type: ignore[attr-defined]
-        return
-    for child in _children(node):
-        yield from _walk(child)
-
-
-def _children(node: object) -> Iterator[object]:
-    for attribute in ("parts", "list"):
-        yield from getattr(node, attribute, None) or ()
-    for attribute in ("command", "output", "body"):
-        child = getattr(node, attribute, None)
-        if child is not None and hasattr(child, "kind"):
-            yield child
-
-
-def _command(node: object) -> Iterator[_Simple]:
-    argv: list[str] = []
-    redirects: list[str] = []
-    dynamic_name = False
-    for part in node.parts:  # type: ignore[attr-defined]
-        kind = part.kind
-        if kind == "word":
-            if not argv and _is_dynamic(part):
-                dynamic_name = True
-            argv.append(part.word)
-            yield from _substitutions(part)
-        elif kind == "assignment":
-            yield from _substitutions(part)
-        elif kind == "redirect":
-            output = part.output
-            if part.type in (">", ">>", ">|", "&>", ">&", "&>>") and hasattr(output, "word"):
-                redirects.append(output.word)
-                yield from _substitutions(output)
-            elif hasattr(output, "kind"):
-                yield from _substitutions(output)
-    if argv or redirects:
-        yield _Simple(tuple(argv), dynamic_name, tuple(redirects))
-
-
-def _is_dynamic(word: object) -> bool:
-    return any(
-        p.kind in ("parameter", "commandsubstitution", "processsubstitution")
-        for p in getattr(word, "parts", ())
-    )
-
-
-def _substitutions(node: object) -> Iterator[_Simple]:
-    for part in getattr(node, "parts", None) or ():
-        if part.kind in ("commandsubstitution", "processsubstitution"):
-            yield from _walk(part.command)
-        else:
-            yield from _substitutions(part)
-
-
-_SEPARATORS = re.compile(r"\|\||&&|[;|&()\n`{}]|\$\(")
-
-
-def _fallback(command: str) -> Iterator[_Simple]:
-    """Word splitting for the lines bashlex cannot parse: each segment between
-    separators is one command; quotes are honoured where shlex can."""
-    for segment in _SEPARATORS.split(command):
-        segment = segment.strip()
-        if not segment:
-            continue
-        try:
-            words = shlex.split(segment, comments=True)
-        except ValueError:
-            words = segment.split()
-        words = [w for w in words if w not in ("then", "do", "else", "fi", "done", "esac")]
-        if not words:
-            continue
-        redirects = [words[i + 1] for i, w in enumerate(words[:-1]) if w in (">", ">>")]
-        argv = [w for i, w in enumerate(words) if w not in (">", ">>")
-                and (i == 0 or words[i - 1] not in (">", ">>"))]  # fmt: skip
-        yield _Simple(tuple(argv), bool(argv) and argv[0].startswith("$"), tuple(redirects))

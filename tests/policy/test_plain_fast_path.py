@@ -6,7 +6,7 @@ from __future__ import annotations
 import bashlex
 import pytest
 
-from actors.policy import shell
+from actors.policy import shell_parse
 
 PLAIN = [
     "ls -la src | grep -v test && git status --short",
@@ -32,10 +32,10 @@ NOT_PLAIN = [
 
 @pytest.mark.parametrize("line", PLAIN)
 def test_plain_lines_match_bashlex(line: str) -> None:
-    expected = [simple for tree in bashlex.parse(line) for simple in shell._walk(tree)]
-    assert shell._plain(line) == expected
+    expected = [simple for tree in bashlex.parse(line) for simple in shell_parse._walk(tree)]
+    assert shell_parse._plain(line) == expected
 
 
 @pytest.mark.parametrize("line", NOT_PLAIN)
 def test_lines_with_shell_syntax_take_the_parser(line: str) -> None:
-    assert shell._plain(line) is None
+    assert shell_parse._plain(line) is None
