@@ -29,7 +29,17 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-network
                   "--no-first-run"]  # fmt: skip
 HANG_GUARD = 30_000  # milliseconds, Playwright's unit
 REPO = Path(__file__).resolve().parents[2]
-SCREENSHOTS = REPO / "docs" / "screenshots"
+DOCS_SCREENSHOTS = REPO / "docs" / "screenshots"
+
+
+def screenshot_dir(tmp_path: Path) -> Path:
+    """Where the session test saves its screenshots: the README's own copies only
+    when asked (``TROUPE_UPDATE_SCREENSHOTS=1``), so a test run leaves the tree clean."""
+    chosen = DOCS_SCREENSHOTS if os.environ.get("TROUPE_UPDATE_SCREENSHOTS") == "1" else tmp_path
+    chosen.mkdir(parents=True, exist_ok=True)
+    return chosen
+
+
 expect.set_options(timeout=HANG_GUARD)
 
 

@@ -1,13 +1,15 @@
 """The page in a real browser: log in, start a session, watch it stream, steer it,
-answer approvals; the screenshots in docs/ come from here."""
+answer approvals; the screenshots in docs/ come from here
+(``TROUPE_UPDATE_SCREENSHOTS=1`` writes them there)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.web.conftest import HANG_GUARD, SCREENSHOTS, TrioThread, shell_call
+from tests.web.conftest import HANG_GUARD, TrioThread, screenshot_dir, shell_call
 
 ANSWER = (
     "I'll check the **build** first.\n\n```python\ndef build(path):\n"
@@ -34,8 +36,9 @@ def log_in(page: Page, url: str) -> None:
 
 
 def test_log_in_create_stream_steer_and_approve(
-    start_web: Callable[..., TrioThread], page: Page
+    start_web: Callable[..., TrioThread], page: Page, tmp_path: Path
 ) -> None:
+    screenshots = screenshot_dir(tmp_path / "screenshots")
     with start_web(SCRIPT) as stack:
         log_in(page, stack.login_url)
         page.get_by_role("button", name="New session").click()
@@ -93,8 +96,7 @@ def test_log_in_create_stream_steer_and_approve(
         expect(page.locator("#session-state")).to_have_text("idle")
 
         timeline.locator(".tool .tool-head summary").first.click()
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / "session-view.png"))
+        page.screenshot(path=str(screenshots / "session-view.png"))
 
         page.get_by_role("link", name="← Sessions").click()
         row = page.locator("tr[data-session]")
@@ -104,7 +106,7 @@ def test_log_in_create_stream_steer_and_approve(
         expect(row.locator("td.num").first).to_have_text("3")
         page.get_by_role("button", name="New session").click()
         page.get_by_label("Task").fill("Refactor the session store")
-        page.screenshot(path=str(SCREENSHOTS / "session-list.png"))
+        page.screenshot(path=str(screenshots / "session-list.png"))
         page.get_by_role("button", name="New session").click()
         page.get_by_label("Filter sessions").fill("nothing-matches")
         expect(page.locator(".empty")).to_have_text("No session matches the filter.")
