@@ -119,8 +119,11 @@ class TrioThread:
         return trio.from_thread.run_sync(server.login_url, trio_token=self.token)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
+    """One chromium for the web tests, closed when the last of them ends: Playwright's
+    sync API marks an asyncio loop as running in this thread while it lives, and a
+    later test that runs asyncio itself (tests/embed) must not find it there."""
     assert os.path.exists(CHROMIUM), "install Debian's chromium (.ci/run does)"
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
