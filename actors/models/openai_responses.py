@@ -9,7 +9,6 @@ is what carries the model's chain of thought from one turn to the next.
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 import msgspec
@@ -20,32 +19,24 @@ from actors.models.adapter import (
     StreamParser,
     decode_json,
     encode,
-    result_text,
-    strict_schema,
 )
 from actors.models.builder import ResponseBuilder
 from actors.models.errors import classify
-from actors.models.media import data_url, document_media, document_name, refuse
+from actors.models.openai_responses_input import (
+    PROVIDER,
+    after_last_answer,
+    message_items,
+    tool_item,
+)
 from actors.models.sse import SSEEvent
 from actors.models.wire_cache import FlatState, leading_system
 from protocol.llm import (
-    AudioPart,
-    DocumentPart,
     FinishReason,
-    ImagePart,
-    Message,
     Request,
     Response,
     StreamEvent,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
-    ToolDefinition,
-    ToolResult,
     Usage,
 )
-
-PROVIDER = "openai"
 
 
 def usage_from(data: dict[str, Any] | None) -> Usage:
@@ -79,112 +70,6 @@ def finish_reason(response: dict[str, Any], has_tool_calls: bool) -> FinishReaso
     return FinishReason("other", status)
 
 
-def _content(role: str, part: Any) -> dict[str, Any] | None:
-    if type(part) is TextPart:
-        kind = "output_text" if role == "assistant" else "input_text"
-        return {"type": kind, "text": part.text}
-    if type(part) is ImagePart:
-        if part.data is not None:
-            media = part.media_type or "image/png"
-            url = f"data:{media};base64,{base64.b64encode(part.data).decode()}"
-        else:
-            url = part.url or ""
-        return {"type": "input_image", "image_url": url, "detail": part.detail or "auto"}
-    if type(part) is AudioPart:
-        # The Responses API's message content has no audio part (Chat Completions has).
-        raise refuse("openai_responses", "audio (use the openai_chat wire with an audio model)")
-    if type(part) is DocumentPart:
-        if part.data is None:
-            return {"type": "input_file", "file_url": part.url or ""}
-        data = data_url(document_media(part), part.data)
-        return {"type": "input_file", "filename": document_name(part), "file_data": data}
-    return None
-
-
-def message_items(message: Message) -> list[dict[str, Any]]:
-    """One message's input items: content runs become messages; tool calls, results
-    and reasoning are items of their own, in the order they came."""
-    if message.role == "system":
-        return []
-    items: list[dict[str, Any]] = []
-    pending: list[dict[str, Any]] = []
-
-    def flush() -> None:
-        if not pending:
-            return
-        content: Any = list(pending)
-        if message.role == "assistant":
-            # An earlier answer goes back as an easy input message with text content,
-            # the form the API's typed params take without the output item's id.
-            content = "".join(block.get("text", "") for block in pending)
-        items.append({"type": "message", "role": message.role, "content": content})
-        pending.clear()
-
-    for part in message.content:
-        if type(part) is ToolCall:
-            flush()
-            items.append(
-                {
-                    "type": "function_call",
-                    "call_id": part.id,
-                    "name": part.name,
-                    "arguments": part.raw_arguments or encode(part.arguments).decode(),
-                }
-            )
-        elif type(part) is ToolResult:
-            flush()
-            items.append(
-                {
-                    "type": "function_call_output",
-                    "call_id": part.tool_call_id,
-                    "output": result_text(part),
-                }
-            )
-        elif type(part) is ThinkingPart:
-            flush()
-            if part.provider == PROVIDER and part.id and part.signature:
-                summary = [{"type": "summary_text", "text": part.text}] if part.text else []
-                items.append(
-                    {
-                        "type": "reasoning",
-                        "id": part.id,
-                        "summary": summary,
-                        "encrypted_content": part.signature,
-                    }
-                )
-        else:
-            block = _content(message.role, part)
-            if block is not None:
-                pending.append(block)
-    flush()
-    return items
-
-
-def input_items(request: Request) -> list[dict[str, Any]]:
-    return [item for message in request.messages for item in message_items(message)]
-
-
-def _tool(tool: ToolDefinition) -> dict[str, Any]:
-    # Responses makes tools strict unless told otherwise; a schema strict mode refuses
-    # would fail the request, so strict is said explicitly either way.
-    return {
-        "type": "function",
-        "name": tool.name,
-        "description": tool.description,
-        "parameters": tool.parameters,
-        "strict": strict_schema(tool.parameters),
-    }
-
-
-def _after_last_answer(messages: list[Message]) -> list[Message]:
-    """The messages after the model's last answer: what a request that continues a
-    stored response (``previous_response_id``) sends."""
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].role == "assistant":
-            return messages[index + 1 :]
-    return [m for m in messages if m.role != "system"]
-
-
 class OpenAIResponsesAdapter(Adapter):
     provider = PROVIDER
 
@@ -194,7 +79,7 @@ class OpenAIResponsesAdapter(Adapter):
     def build(self, request: Request, *, stream: bool) -> HttpCall:
         options = self.options(request)
         if options.get("previous_response_id"):
-            tail = _after_last_answer(request.messages)
+            tail = after_last_answer(request.messages)
             items: list[Any] = [item for m in tail for item in message_items(m)]
             carries_reasoning = any(item["type"] == "reasoning" for item in items)
         else:
@@ -206,7 +91,7 @@ class OpenAIResponsesAdapter(Adapter):
         if instructions:
             body["instructions"] = instructions
         if request.tools:
-            body["tools"] = self.tool_list(request.tools, _tool)
+            body["tools"] = self.tool_list(request.tools, tool_item)
             choice = request.tool_choice
             if choice is not None:
                 if choice.mode == "named":
