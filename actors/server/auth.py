@@ -24,6 +24,14 @@ def token_path(data_dir: Path) -> Path:
     return data_dir / TOKEN_FILE
 
 
+def new_token() -> str:
+    """256 random bits, URL-safe, never starting with ``-``: one token in 64 would,
+    and ``troupe run --token -Xy...`` then reads as an option with its value missing."""
+    while (token := secrets.token_urlsafe(32)).startswith("-"):
+        pass
+    return token
+
+
 def load_or_create_token(data_dir: Path) -> str:
     """The server's token, created (mode 0600, never world-readable) on first use."""
     path = token_path(data_dir)
@@ -34,7 +42,7 @@ def load_or_create_token(data_dir: Path) -> str:
             return token
     except FileNotFoundError:
         pass
-    token = secrets.token_urlsafe(32)
+    token = new_token()
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w") as file:
         file.write(token + "\n")
