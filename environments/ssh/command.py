@@ -11,6 +11,7 @@ bounded batch that trio collects when it is ready.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass, field
 
 from environments.capture import HeadTail, Stream
@@ -22,6 +23,9 @@ from environments.ssh.scripts import RemoteGroup
 _READ_SIZE = 262_144
 DELTA_BATCH_CAP = 262_144
 """Bytes of undelivered deltas kept per command; a slower watcher misses the rest."""
+_WRAPPER_EXIT_BOUND = 2.0
+"""Seconds ``finish`` waits, once the output has ended, for sshd to report the
+wrapper's exit and close the channel (see :meth:`RemoteCommand.finish`)."""
 SKIPPED_NOTE = b"\n[... live output skipped: the watcher fell behind; the result has it all ...]\n"
 
 
@@ -124,10 +128,19 @@ class RemoteCommand:
         return batch
 
     async def finish(self) -> CommandOutcome:
-        """Close the channel, give its slot back, and report what happened."""
+        """Close the channel, give its slot back, and report what happened.
+
+        The output ends when the wrapper closes its pipes, which it does while it
+        exits, a moment before it is gone; sshd closes the channel only after it has
+        reaped the wrapper. Waiting for that close (bounded) means that a call
+        returns with nothing of its command left on the host, the wrapper included,
+        and that the slot is given back when sshd no longer counts the session."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+        elif self._task is not None:
+            with contextlib.suppress(asyncio.TimeoutError, *LINK_ERRORS):
+                await asyncio.wait_for(self.remote.process.wait_closed(), _WRAPPER_EXIT_BOUND)
         await self.pool.finish(self.remote)
         if self.group is not None and self.markers.exit_status is not None:
             self.pool.killer.finished(self.group)  # the wrapper ended what was left

@@ -36,6 +36,8 @@ STUBBORN = (
     "( trap '' TERM; exec sleep 600 ) & echo $! > child.pid; echo $$ > leader.pid; "
     "trap 'echo got-term' TERM; echo started; while true; do sleep 0.05; done"
 )
+SHELL_EXIT_ROUNDS = 40
+"""Calls in a row whose shell must be gone at return (one in a few raced it before)."""
 
 
 def _written(directory: Path, *names: str) -> bool:
@@ -238,3 +240,15 @@ async def test_forty_commands_at_once(env: EnvUnderTest) -> None:
             for n in range(40):
                 nursery.start_soon(run, n)
     assert results == {n: f"{n}\n" for n in range(40)}
+
+
+async def test_a_returned_call_leaves_not_even_its_shell_running(env: EnvUnderTest) -> None:
+    """The shell that ran the command (``$$``: over SSH, the wrapper sshd started) is
+    gone when the call returns. Its output ends while it exits, a moment before it
+    is reaped, so a call that returned on the end of output alone raced it."""
+    still_running: list[int] = []
+    for _ in range(SHELL_EXIT_ROUNDS):
+        with trio.fail_after(HANG_GUARD):
+            result = await env.ref.ask(ExecCommand("echo $$"))
+        still_running += alive([int(result.stdout)])
+    assert still_running == []
