@@ -89,22 +89,35 @@ def after_xargs_options(args: list[str]) -> list[str]:
 _HOST_FIRST = frozenset({"ssh", "nc", "ncat", "netcat", "telnet"})
 
 
-def network_hosts(name: str, args: list[str]) -> list[str]:
-    hosts: list[str] = []
+def operands(args: list[str], value_options: frozenset[str]) -> list[str]:
+    """The words that are not options, nor the value of an option in
+    ``value_options`` (``-p 22``: neither word is an operand)."""
+    words: list[str] = []
     skip = False
     for arg in args:
         if skip:
             skip = False
-            continue
-        if name in ("curl", "wget", "http", "https", "aria2c") and arg in _CURL_VALUE_OPTIONS:
+        elif arg in value_options:
             skip = True
-            continue
-        if name in _HOST_FIRST and arg in ("-p", "-i", "-o", "-l", "-F", "-J", "-w"):
-            skip = True
-            continue
-        if arg.startswith("-"):
-            continue
-        hosts.append(_host_of(name, arg))
+        elif not arg.startswith("-"):
+            words.append(arg)
+    return words
+
+
+_CURL_LIKE = frozenset({"curl", "wget", "http", "https", "aria2c"})
+_HOST_FIRST_VALUE_OPTIONS = frozenset({"-p", "-i", "-o", "-l", "-F", "-J", "-w"})
+
+
+def _value_options(name: str) -> frozenset[str]:
+    if name in _CURL_LIKE:
+        return _CURL_VALUE_OPTIONS
+    if name in _HOST_FIRST:
+        return _HOST_FIRST_VALUE_OPTIONS
+    return frozenset()
+
+
+def network_hosts(name: str, args: list[str]) -> list[str]:
+    hosts = [_host_of(name, arg) for arg in operands(args, _value_options(name))]
     if name in ("scp", "rsync"):
         return [h for h in hosts if h]
     if name in ("ssh", "telnet", "nc", "ncat", "netcat", "sftp", "ftp"):
@@ -124,16 +137,9 @@ def _host_of(name: str, arg: str) -> str:
                                                                  "telnet") else arg  # fmt: skip
 
 
+_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree"})
+
+
 def git_words(args: list[str]) -> list[str]:
-    words: list[str] = []
-    skip = False
-    for arg in args:
-        if skip:
-            skip = False
-            continue
-        if arg in ("-C", "-c", "--git-dir", "--work-tree"):
-            skip = True
-            continue
-        if not arg.startswith("-"):
-            words.append(arg)
-    return words
+    """git's subcommand and its operands, global options and their values skipped."""
+    return operands(args, _GIT_VALUE_OPTIONS)
