@@ -1,4 +1,4 @@
-"""Audio and document parts in each wire's shape, shared by the adapters.
+"""Image, audio and document parts in each wire's shape, shared by the adapters.
 
 Where a wire cannot carry a part (Anthropic takes no audio, Chat Completions takes
 audio only as inline data), the adapter refuses the request with
@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 
 from actors.models.errors import InvalidRequestError
-from protocol.llm import AudioPart, DocumentPart
+from protocol.llm import AudioPart, DocumentPart, ImagePart
 
 AUDIO_FORMATS = {
     "audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav",
@@ -28,6 +28,13 @@ def b64(data: bytes) -> str:
 
 def data_url(media_type: str, data: bytes) -> str:
     return f"data:{media_type};base64,{b64(data)}"
+
+
+def image_url(part: ImagePart) -> str:
+    """The URL the OpenAI wires take for an image: its own, or its bytes inline."""
+    if part.data is None:
+        return part.url or ""
+    return data_url(part.media_type or "image/png", part.data)
 
 
 def refuse(wire: str, what: str) -> InvalidRequestError:

@@ -8,7 +8,6 @@ a chunk with an ``error`` member; both are handled. Only choice 0 is read.
 
 from __future__ import annotations
 
-import base64
 import uuid
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,7 +24,14 @@ from actors.models.adapter import (
 from actors.models.builder import ResponseBuilder
 from actors.models.config import Endpoint
 from actors.models.errors import classify
-from actors.models.media import data_url, document_media, document_name, openai_input_audio, refuse
+from actors.models.media import (
+    data_url,
+    document_media,
+    document_name,
+    image_url,
+    openai_input_audio,
+    refuse,
+)
 from actors.models.sse import SSEEvent
 from actors.models.wire_cache import FlatState, leading_system
 from protocol.llm import (
@@ -88,12 +94,7 @@ def _user_content(message: Message) -> str | list[dict[str, Any]]:
         if type(part) is TextPart:
             blocks.append({"type": "text", "text": part.text})
         elif type(part) is ImagePart:
-            if part.data is not None:
-                media = part.media_type or "image/png"
-                url = f"data:{media};base64,{base64.b64encode(part.data).decode()}"
-            else:
-                url = part.url or ""
-            image: dict[str, Any] = {"url": url}
+            image: dict[str, Any] = {"url": image_url(part)}
             if part.detail:
                 image["detail"] = part.detail
             blocks.append({"type": "image_url", "image_url": image})

@@ -5,11 +5,10 @@
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from actors.models.adapter import encode, result_text, strict_schema
-from actors.models.media import data_url, document_media, document_name, refuse
+from actors.models.media import data_url, document_media, document_name, image_url, refuse
 from protocol.llm import (
     AudioPart,
     DocumentPart,
@@ -30,12 +29,11 @@ def content_block(role: str, part: Any) -> dict[str, Any] | None:
         kind = "output_text" if role == "assistant" else "input_text"
         return {"type": kind, "text": part.text}
     if type(part) is ImagePart:
-        if part.data is not None:
-            media = part.media_type or "image/png"
-            url = f"data:{media};base64,{base64.b64encode(part.data).decode()}"
-        else:
-            url = part.url or ""
-        return {"type": "input_image", "image_url": url, "detail": part.detail or "auto"}
+        return {
+            "type": "input_image",
+            "image_url": image_url(part),
+            "detail": part.detail or "auto",
+        }
     if type(part) is AudioPart:
         # The Responses API's message content has no audio part (Chat Completions has).
         raise refuse("openai_responses", "audio (use the openai_chat wire with an audio model)")
