@@ -143,16 +143,26 @@ async def test_provider_options_escape_hatch(spec: Spec, provider: str) -> None:
         assert body[key] == value
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
-async def test_beta_headers(spec: Spec, provider: str) -> None:
-    if provider != "anthropic":
-        pytest.skip("beta headers are Anthropic's (OpenAI and Gemini gate features in the body)")
-    betas = {"anthropic": {"beta_headers": ["interleaved-thinking-2025-05-14", "other-1"]}}
+BETAS = {"anthropic": {"beta_headers": ["interleaved-thinking-2025-05-14", "other-1"]}}
+
+
+async def test_beta_headers(spec: Spec) -> None:
     async with spec() as (server, client):
-        await client.complete(ask(provider, provider_options=betas))
+        await client.complete(ask("anthropic", provider_options=BETAS))
     sent = server.requests[0].headers["anthropic-beta"].split(",")
     # the caller's, in order, then the prompt caching one the adapter adds itself
     assert sent == ["interleaved-thinking-2025-05-14", "other-1", "prompt-caching-2024-07-31"]
+
+
+@pytest.mark.parametrize("provider", [p for p in PROVIDERS if p != "anthropic"])
+async def test_another_providers_options_stay_out_of_the_request(spec: Spec, provider: str) -> None:
+    """Beta headers are Anthropic's (OpenAI and Gemini gate features in the body):
+    options keyed to another provider reach neither the headers nor the body."""
+    async with spec() as (server, client):
+        await client.complete(ask(provider, provider_options=BETAS))
+    request = server.requests[0]
+    assert "anthropic-beta" not in request.headers
+    assert b"beta_headers" not in request.body and b"interleaved-thinking" not in request.body
 
 
 STATUS_ERRORS = [
