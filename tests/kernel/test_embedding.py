@@ -11,6 +11,7 @@ import trio
 
 from actors.kernel import ActorRef, Runtime
 from tests.kernel.sample_actors import Add, Recorder, Total
+from tests.waiting import HANG_GUARD
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("embed_*.py"))
@@ -51,7 +52,7 @@ async def test_shutdown_after_the_host_cancelled_the_runtime_returns_at_once() -
         ref = await rt.spawn(Recorder())
         host.cancel_scope.cancel()
     assert not ref.alive
-    with trio.fail_after(5):
+    with trio.fail_after(HANG_GUARD):
         await rt.shutdown()
 
 

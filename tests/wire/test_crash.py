@@ -14,7 +14,7 @@ from protocol.client import connect
 from protocol.events import EPHEMERAL_KINDS
 from protocol.session import UserTurn
 from protocol.wire import CreateSession, GetSession, ListSessions, SubmitInput
-from tests.waiting import wait_until
+from tests.waiting import wait_for_file, wait_until
 from tests.wire.conftest import (
     HANG_GUARD,
     end_orphaned_command,
@@ -47,6 +47,7 @@ async def test_sigkill_then_restart_keeps_events_and_continues(tmp_path: Path) -
                         return len(detail.history) >= 2
 
                     await wait_until(stored_two_turns, what="two stored turns")
+                    await wait_for_file(work / "command.pid")  # so the test can end it
                     serve.process.send_signal(signal.SIGKILL)
                     with trio.fail_after(HANG_GUARD):
                         await serve.process.wait()

@@ -16,6 +16,7 @@ from actors.mockllm import Script, serve_mock_llm
 from protocol.client import TroupeClient, connect
 from protocol.session import AssistantTurn, ToolResultsTurn, Turn
 from protocol.wire import CreateSession, GetSession, SubmitInput
+from tests.waiting import wait_for_file
 from tests.wire.conftest import (
     HANG_GUARD,
     end_orphaned_command,
@@ -86,6 +87,7 @@ async def test_stored_history_after_sigkill_matches_a_run_not_killed(tmp_path: P
                 token = (data / "token").read_text().strip()
                 async with connect(serve.url, token) as client:
                     session = await start_input(client)
+                    await wait_for_file(work / "command.pid")  # so the test can end it
                     serve.process.send_signal(signal.SIGKILL)
                     with trio.fail_after(HANG_GUARD):
                         await serve.process.wait()

@@ -25,7 +25,11 @@ from tests.wire.conftest import (
     troupe_serve,
 )
 
-TALKS_THEN_WAITS = "echo $$ > command.pid; echo live-only line; exec sleep 60"
+# It talks only once the watcher listens (the ``talk`` file): output deltas are live-only.
+TALKS_THEN_WAITS = (
+    "echo $$ > command.pid; while [ ! -e talk ]; do sleep 0.05; done; "
+    "echo live-only line; exec sleep 60"
+)
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -74,6 +78,7 @@ async def test_subagent_resume_after_a_live_only_event_gets_the_interruption(
                     spawned = await events_until(client, "subagent_spawned")
                     address = spawned[-1].data["address"]
                     await subscribe(watcher, address)
+                    (work / "talk").touch()
                     seen = await events_until(watcher, "tool_call_output_delta")
                     serve.process.send_signal(signal.SIGKILL)  # right after a live-only event
                     with trio.fail_after(HANG_GUARD):
