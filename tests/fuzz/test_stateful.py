@@ -80,6 +80,16 @@ class ServerFuzzer(RuleBasedStateMachine):
     def _request(self, connection: FuzzConnection, frame: dict[str, Any]) -> dict[str, Any]:
         return self.server.run(connection.request, frame)
 
+    def _carrier(self, which: int, frame: dict[str, Any]) -> FuzzConnection | None:
+        """Connection ``which``, or a JSON one for a frame msgpack cannot carry (an int
+        beyond 64 bits); None if no encoding can."""
+        connection = self.connections[which]
+        if encodable(frame, connection.encoding) is None:
+            connection = self.connections[0]  # JSON carries what msgpack cannot
+            if encodable(frame, connection.encoding) is None:
+                return None
+        return connection
+
     def _note(self, connection: FuzzConnection, frame: dict[str, Any], reply: dict) -> None:
         if reply["type"] == "session_created":
             self.sessions.append(reply["session"]["session_id"])
@@ -92,23 +102,21 @@ class ServerFuzzer(RuleBasedStateMachine):
 
     @rule(data=st.data(), kind=st.sampled_from(KINDS), which=st.integers(0, 3))
     def send_valid(self, data: st.DataObject, kind: str, which: int) -> None:
-        connection = self.connections[which]
         work = str(self.server.stack.work)  # type: ignore[union-attr]
         fields = valid_request(data.draw, kind, self.sessions, self.environments, work)
         frame = {"type": kind, "id": next(_ids), **fields}
+        connection = self._carrier(which, frame)
+        assert connection is not None, f"a valid frame no encoding carries: {frame}"
         self._note(connection, frame, self._request(connection, frame))
 
     @rule(data=st.data(), kind=st.sampled_from(KINDS), which=st.integers(0, 3))
     def send_mutated(self, data: st.DataObject, kind: str, which: int) -> None:
-        connection = self.connections[which]
         work = str(self.server.stack.work)  # type: ignore[union-attr]
         fields = valid_request(data.draw, kind, self.sessions, self.environments, work)
         frame = mutate(data.draw, {"type": kind, "id": f"m-{next(_ids)}", **fields})
-        if encodable(frame, connection.encoding) is None:
-            connection = self.connections[0]  # JSON carries what msgpack cannot
-            if encodable(frame, "json") is None:
-                return
-        self._note(connection, frame, self._request(connection, frame))
+        connection = self._carrier(which, frame)
+        if connection is not None:
+            self._note(connection, frame, self._request(connection, frame))
 
     @rule(data=st.data(), which=st.integers(0, 3))
     def send_hostile(self, data: st.DataObject, which: int) -> None:
