@@ -126,3 +126,40 @@ def test_server_killed_and_restarted_under_the_page(
         finally:
             process.kill()
             process.wait(HANG_GUARD / 1000)
+
+
+def reconnect(page: Page) -> None:
+    """Drop the page's WebSocket and wait until the page has connected again."""
+    page.evaluate(
+        """() => new Promise((done) => {
+            const link = window.troupe.link, opened = link.onOpen;
+            link.onOpen = () => { link.onOpen = opened; opened(); done(); };
+            link.socket.close();
+        })"""
+    )
+    expect(page.locator("#link")).to_have_text("connected")
+
+
+def test_what_the_user_is_typing_survives_a_reconnect(
+    start_web: Callable[..., TrioThread], page: Page
+) -> None:
+    with start_web({"turns": [{"text": "ok"}]}) as stack:
+        page.goto(stack.login_url)
+        expect(page.locator("#link")).to_have_text("connected")
+        page.get_by_role("link", name="Environments").click()
+        page.get_by_label("Name").fill("half-typed")
+        page.get_by_label("Target").fill("ssh://someone@build-box")
+        reconnect(page)
+        expect(page.get_by_label("Name")).to_have_value("half-typed")
+        expect(page.get_by_label("Target")).to_have_value("ssh://someone@build-box")
+        # ... and the list under the form was painted again on the new connection.
+        expect(page.locator("tr[data-environment]")).to_have_count(1)
+
+        page.get_by_role("link", name="Sessions").click()
+        start_session(page, "say ok")
+        expect(page.locator(".timeline .assistant").last).to_contain_text("ok")
+        page.get_by_label("Message").fill("a message not sent yet")
+        reconnect(page)
+        expect(page.get_by_label("Message")).to_have_value("a message not sent yet")
+        expect(page.locator(".timeline .user")).to_have_count(1)
+        expect(page.locator(".timeline .assistant")).to_have_count(1)

@@ -23,7 +23,15 @@ class App {
   async onOpen() {
     // Resume every open view from its cursor: replay what was missed, then live.
     for (const stream of this.streams.values()) this.subscribe(stream);
-    this.route();
+    this.refresh();
+  }
+
+  refresh() {
+    // A (re)connect repaints the view on show without building it again, so a form
+    // or a message the user is typing survives it; a view not built yet is built.
+    if (this.view === "environments" && $(".env-page")) this.paintEnvironments();
+    else if (this.view === "session" && $(".session-page")) this.repaint(true);
+    else this.route();
   }
 
   subscribe(stream) {
