@@ -154,6 +154,15 @@ def test_what_the_user_is_typing_survives_a_reconnect(
         expect(page.get_by_label("Target")).to_have_value("ssh://someone@build-box")
         # ... and the list under the form was painted again on the new connection.
         expect(page.locator("tr[data-environment]")).to_have_count(1)
+        # A request made while the page reconnects is sent once it has connected.
+        listed = page.evaluate(
+            """async () => {
+                window.troupe.link.socket.close();
+                return (await window.troupe.link.request("list_environments")).environments;
+            }"""
+        )
+        assert [env["address"] for env in listed] == ["/environments/local"], listed
+        expect(page.locator("#link")).to_have_text("connected")
 
         page.get_by_role("link", name="Sessions").click()
         start_session(page, "say ok")

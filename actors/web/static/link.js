@@ -2,6 +2,8 @@
 // on, and reconnecting with a growing delay when the server goes away.
 import { status } from "./dom.js";
 
+const WAIT_FOR_CONNECTION = 10_000;  // ms a request made while connecting waits
+
 export class Link {
   constructor(onEvent, onOpen) {
     this.onEvent = onEvent;
@@ -10,6 +12,8 @@ export class Link {
     this.waiting = new Map();
     this.socket = null;
     this.delay = 250;
+    this.welcomed = false;
+    this.ready = [];   // requests made while (re)connecting: sent once welcomed
     this.connect();
   }
 
@@ -17,15 +21,16 @@ export class Link {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     const socket = new WebSocket(`${scheme}://${location.host}/`);
     this.socket = socket;
-    let welcomed = false;
+    this.welcomed = false;
     socket.onopen = () => socket.send(JSON.stringify({ type: "hello", version: 1, client: "web" }));
     socket.onmessage = (message) => {
       const frame = JSON.parse(message.data);
-      if (!welcomed) {
+      if (!this.welcomed) {
         if (frame.type !== "welcome") { status(`refused: ${frame.message || frame.type}`, "bad"); return; }
-        welcomed = true;
+        this.welcomed = true;
         this.delay = 250;
         status("connected", "ok");
+        for (const send of this.ready.splice(0)) send();
         this.onOpen();
         return;
       }
@@ -37,6 +42,7 @@ export class Link {
       else pending.resolve(frame);
     };
     socket.onclose = () => {
+      this.welcomed = false;
       for (const pending of this.waiting.values()) pending.reject(new Error("disconnected"));
       this.waiting.clear();
       status("reconnecting…", "bad");
@@ -45,14 +51,27 @@ export class Link {
     };
   }
 
-  get open() { return this.socket && this.socket.readyState === WebSocket.OPEN; }
+  get open() { return this.welcomed && this.socket.readyState === WebSocket.OPEN; }
 
-  request(type, fields = {}) {
-    if (!this.open) return Promise.reject(new Error("not connected"));
+  async request(type, fields = {}) {
+    if (!this.open) await this.connected();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       this.socket.send(JSON.stringify({ type, id, ...fields }));
+    });
+  }
+
+  connected() {
+    // A click while the page is (re)connecting is sent once it is connected, unless
+    // that takes longer than the user would wait for an answer.
+    return new Promise((resolve, reject) => {
+      const send = () => { clearTimeout(timer); resolve(); };
+      const timer = setTimeout(() => {
+        this.ready.splice(this.ready.indexOf(send), 1);
+        reject(new Error("not connected"));
+      }, WAIT_FOR_CONNECTION);
+      this.ready.push(send);
     });
   }
 }
