@@ -152,7 +152,7 @@ def test_what_the_user_is_typing_survives_a_reconnect(
         reconnect(page)
         expect(page.get_by_label("Name")).to_have_value("half-typed")
         expect(page.get_by_label("Target")).to_have_value("ssh://someone@build-box")
-        # ... and the list under the form was painted again on the new connection.
+        # ... and the list under the form is still shown.
         expect(page.locator("tr[data-environment]")).to_have_count(1)
         # A request made while the page reconnects is sent once it has connected.
         listed = page.evaluate(
