@@ -11,7 +11,20 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable
 
-DEFAULT_DENIED = ("~/.ssh", "~/.gnupg", "/etc/shadow", "/etc/passwd")
+SECRET_PATHS = (
+    "~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube",
+    "~/.docker", "~/.netrc", "~/.pgpass",
+)  # fmt: skip
+"""Where users keep credentials: denied to the file tools, hidden (empty) in the
+sandbox, ``admin`` when a shell line reads them. A user extends the list with
+``denied_paths`` in the policy."""
+
+TROUPE_OWN_PATHS = ("~/.config/troupe", "~/.local/share/troupe")
+"""Troupe's own config and data directories at their default places (the server
+token, ``server.json``, the store): out of the model's reach like the secrets. A
+data or config directory moved elsewhere is added by the host that knows it."""
+
+DEFAULT_DENIED = (*SECRET_PATHS, *TROUPE_OWN_PATHS, "/etc/shadow", "/etc/passwd")
 
 
 def expand(path: str, home: str, root: str) -> str:

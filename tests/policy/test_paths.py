@@ -32,6 +32,16 @@ def test_s6_11_denied_wins_over_allowed() -> None:
     assert refusal("/etc/passwd", allowed=("/",)) is not None
 
 
+def test_credentials_and_troupes_own_files_are_denied_even_when_home_is_allowed() -> None:
+    for secret in ("/home/dev/.aws/credentials", "/home/dev/.kube/config", "/home/dev/.netrc",
+                   "/home/dev/.pgpass", "/home/dev/.docker/config.json",
+                   "/home/dev/.config/gcloud/credentials.db", "/home/dev/.azure/x",
+                   "/home/dev/.local/share/troupe/token",
+                   "/home/dev/.config/troupe/config.toml"):  # fmt: skip
+        reason = refusal(secret, allowed=("~",))
+        assert reason is not None and "denied" in reason, secret
+
+
 def test_s6_12_a_symlink_is_judged_by_its_target(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     root.mkdir()
