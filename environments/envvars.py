@@ -1,8 +1,11 @@
 """Which environment variables a command inherits (coding-agent-loop-spec §4.2).
 
-Secrets stay out of the model's reach by default: any variable whose name ends in
-_API_KEY, _SECRET, _TOKEN, _PASSWORD or _CREDENTIAL (any case) is dropped, whatever
-the policy. Variables passed explicitly with a call are always set.
+Secrets stay out of the model's reach by default: a session's commands get only an
+allowlist of variables (the policy's ``env``), and whatever the policy, any variable
+whose name looks like a secret (it holds SECRET, PASSWORD, PASSWD, TOKEN, API_KEY,
+APIKEY, CREDENTIAL, ACCESS_KEY or PRIVATE_KEY, in any case: ``AWS_SECRET_ACCESS_KEY``,
+``PGPASSWORD``, ``GITHUB_TOKEN``) is dropped, unless its exact name is listed.
+Variables passed explicitly with a call are always set.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import msgspec
 
 EnvPolicyName = Literal["all", "core", "none", "listed"]
 
-SENSITIVE_PATTERNS = ("*_API_KEY", "*_SECRET", "*_TOKEN", "*_PASSWORD", "*_CREDENTIAL")
+SENSITIVE_PATTERNS = ("*SECRET*", "*PASSWORD*", "*PASSWD*", "*TOKEN*", "*API_KEY*", "*APIKEY*",
+                      "*CREDENTIAL*", "*ACCESS_KEY*", "*PRIVATE_KEY*")  # fmt: skip
 
 CORE_VARIABLES = frozenset(
     {
@@ -52,7 +56,9 @@ class EnvPolicy(msgspec.Struct, frozen=True):
     exclude: tuple[str, ...] = SENSITIVE_PATTERNS
     extra: dict[str, str] = msgspec.field(default_factory=dict)
     listed: tuple[str, ...] = ()
-    """The names kept when ``inherit`` is ``listed`` (the policy's allowlist mode)."""
+    """The names kept when ``inherit`` is ``listed`` (the policy's allowlist mode);
+    a name ending in ``*`` keeps every variable it starts (``LC_*``). An exact name
+    listed here is kept even if it looks like a secret: someone chose it."""
 
 
 def restricted_to(policy: EnvPolicy, names: tuple[str, ...] | None) -> EnvPolicy:
@@ -65,6 +71,12 @@ def restricted_to(policy: EnvPolicy, names: tuple[str, ...] | None) -> EnvPolicy
 def _excluded(name: str, patterns: tuple[str, ...]) -> bool:
     upper = name.upper()
     return any(fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in patterns)
+
+
+def _listed(name: str, listed: tuple[str, ...]) -> bool:
+    return any(
+        name.startswith(entry[:-1]) if entry.endswith("*") else name == entry for entry in listed
+    )
 
 
 def _is_core(name: str) -> bool:
@@ -80,12 +92,16 @@ def command_environment(
     if policy.inherit == "none":
         chosen: dict[str, str] = {}
     elif policy.inherit == "listed":
-        chosen = {k: inherited[k] for k in policy.listed if k in inherited}
+        chosen = {k: v for k, v in inherited.items() if _listed(k, policy.listed)}
     elif policy.inherit == "core":
         chosen = {k: v for k, v in inherited.items() if _is_core(k)}
     else:
         chosen = dict(inherited)
-    chosen = {k: v for k, v in chosen.items() if not _excluded(k, policy.exclude)}
+    chosen = {
+        k: v
+        for k, v in chosen.items()
+        if not _excluded(k, policy.exclude) or (policy.inherit == "listed" and k in policy.listed)
+    }
     chosen.update(policy.extra)
     if explicit:
         chosen.update(explicit)

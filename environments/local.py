@@ -34,7 +34,14 @@ from environments.errors import (
 )
 from environments.local_exec import exit_status, run_local_command
 from environments.local_terminal import LocalTerminals
-from environments.sandbox import find_bwrap, sandboxed_argv
+from environments.sandbox import (
+    find_bwrap,
+    local_facts,
+    probe_local,
+    sandbox_env,
+    sandboxed_argv,
+    spec_paths,
+)
 from environments.search import glob_local, grep_python
 from environments.textfiles import render_file
 from protocol.environment import (
@@ -56,6 +63,8 @@ from protocol.environment import (
     ResolvedPath,
     ResolvePath,
     RunInTerminal,
+    Sandbox,
+    SandboxState,
     StatPath,
     TerminalOutput,
     WriteFile,
@@ -150,6 +159,9 @@ class LocalEnvironment(EnvironmentActor):
         self.capture_cap = capture_cap
         self.ripgrep = shutil.which("rg") if use_ripgrep is not False else None
         self.bwrap = find_bwrap()
+        self.sandbox_state: SandboxState | None = None
+        """Whether bwrap really runs here: probed once, on first need."""
+        self._probing = trio.Lock()
         self.said_unsandboxed = False
         if use_ripgrep and self.ripgrep is None:
             raise ValueError("use_ripgrep=True but ripgrep (rg) is not installed")
@@ -162,7 +174,41 @@ class LocalEnvironment(EnvironmentActor):
         await trio.to_thread.run_sync(lambda: self.working_dir.mkdir(parents=True, exist_ok=True))
 
     async def describe(self) -> EnvironmentInfo:
-        return EnvironmentInfo(str(self.working_dir), platform.system().lower(), platform.release())
+        return EnvironmentInfo(
+            str(self.working_dir),
+            platform.system().lower(),
+            platform.release(),
+            await self.sandbox(),
+        )
+
+    async def sandbox(self) -> SandboxState:
+        """Whether commands can be sandboxed here (bwrap found and really runs)."""
+        async with self._probing:
+            if self.sandbox_state is None:
+                self.sandbox_state = await probe_local(self.bwrap)
+            return self.sandbox_state
+
+    async def _confined(
+        self, spec: Sandbox | None, argv: list[str], env: dict[str, str]
+    ) -> tuple[list[str], dict[str, str]]:
+        """``argv`` and ``env`` as the sandbox ``spec`` runs them (unchanged when
+        there is none, or it is optional and cannot be had here)."""
+        if spec is None:
+            return argv, env
+        state = await self.sandbox()
+        wrapped = sandboxed_argv(
+            self.bwrap, state, spec, argv, lambda s: local_facts(spec_paths(s), self.home)
+        )
+        if wrapped is argv:
+            if not self.said_unsandboxed:
+                self.said_unsandboxed = True
+                log.warning("commands run without the OS sandbox: %s", state.reason)
+            return argv, env
+        return wrapped, sandbox_env(env)
+
+    @property
+    def home(self) -> str:
+        return os.path.expanduser("~")
 
     async def read_file(self, request: ReadFile) -> FileContent:
         path = self.resolve(request.path)
@@ -217,19 +263,23 @@ class LocalEnvironment(EnvironmentActor):
         env = command_environment(policy, os.environ, request.env_vars)
         cwd = self.resolve(request.working_dir)
         argv = list(request.argv) if request.argv else ["bash", "-c", request.command]
-        if request.sandbox is not None:
-            argv = sandboxed_argv(self.bwrap, request.sandbox, argv)
-            if self.bwrap is None and not self.said_unsandboxed:
-                self.said_unsandboxed = True
-                log.warning("bwrap is not installed: commands run without the OS sandbox")
+        argv, env = await self._confined(request.sandbox, argv, env)
         return await run_local_command(
             self.ctx, request, cwd, env, self.capture_cap, self.ledger, argv
         )
 
     async def run_in_terminal(self, request: RunInTerminal) -> TerminalOutput:
-        env = command_environment(self.env_policy, os.environ, None)
+        policy = restricted_to(self.env_policy, request.env_allowlist)
+        env = command_environment(policy, os.environ, None)
+        argv, env = await self._confined(request.sandbox, ["bash", "--noprofile", "--norc"], env)
         return await self._terminals().run(
-            request.terminal_id, request.command, request.timeout_ms, self.working_dir, env
+            request.terminal_id,
+            request.command,
+            request.timeout_ms,
+            self.working_dir,
+            env,
+            argv,
+            (request.sandbox, request.env_allowlist),
         )
 
     async def close_terminal(self, request: CloseTerminal) -> bool:

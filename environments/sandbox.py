@@ -1,26 +1,66 @@
-"""The OS sandbox for local commands: bubblewrap (Debian ``bubblewrap``).
+"""The OS sandbox for commands: bubblewrap (Debian ``bubblewrap``), the boundary.
 
-Classification is advice; this is the boundary. The command sees the whole
-filesystem read-only except the writable paths (the working directory and a
-private /tmp), has no network unless the policy allows it, and dies with its
-parent. The sandbox does not start a new session or PID namespace, so the
-command stays in the process group Troupe created and the SIGTERM / SIGKILL
-ladder reaches it as before.
+Classification is advice; this is what holds. The "workspace-write" profile:
+
+- the whole filesystem read-only, a private ``/tmp``;
+- the writable paths (the working directory) bound read-write, except the
+  protected paths inside them (``.git/hooks``, ``.git/config``, ``.troupe``...),
+  bound read-only again where they exist. Every directory between a writable root
+  and a protected path is bound over itself, so it is a mount point that cannot be
+  renamed or removed (``mv .git x && cp -r x .git`` would otherwise swap in a
+  writable copy);
+- the hidden paths (credentials, Troupe's own token and store) replaced by an empty
+  directory or ``/dev/null``, after the writable ones, so they stay hidden inside a
+  writable tree;
+- its own PID namespace (``/proc`` shows only the sandbox: no
+  ``/proc/<troupe>/root`` or ``environ``), IPC namespace and session
+  (``--new-session``: no controlling terminal), and no network but its own
+  loopback unless the policy allows it.
+
+Killing: the command's own session and PID namespace take it out of the process
+group Troupe created, but bwrap itself stays in it. Its PID 1 dies with it
+(``--die-with-parent``) and the kernel then kills everything in the namespace, so
+the usual SIGTERM / SIGKILL ladder on the group still leaves nothing behind, and a
+background job cannot outlive the command that started it.
+
+The mounts are planned by pure code from facts about the paths (where each really
+is, what kind of file), so the local environment and an SSH host (whose facts come
+from one remote query) apply exactly the same profile.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
 import shutil
-from collections.abc import Sequence
+import subprocess
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Literal
+
+import msgspec
+import trio
 
 from environments.errors import SandboxUnavailable
-from protocol.environment import Sandbox
+from protocol.environment import Sandbox, SandboxState
 
-MISSING_BWRAP = (
-    "the policy requires the OS sandbox but bubblewrap (bwrap) is not installed "
-    "(apt-get install bubblewrap, or choose a policy without sandbox)"
-)
+BASE_FLAGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+              "--unshare-pid", "--unshare-ipc", "--new-session", "--die-with-parent")  # fmt: skip
+"""Every sandbox: read-only root, fresh /dev, /proc of its own PID namespace,
+private /tmp, and bound to Troupe's lifetime."""
+
+PROBE_TIMEOUT_S = 10.0
+WORKS = "bwrap works"
+NOT_FOUND = "bwrap not found"
+
+Kind = Literal["dir", "file", "missing"]
+
+
+class PathFacts(msgspec.Struct, frozen=True):
+    """What a configured path is on the environment's host: ``real`` with every
+    symlink resolved (empty when missing) and its kind."""
+
+    real: str
+    kind: Kind
 
 
 def find_bwrap() -> str | None:
@@ -28,38 +68,159 @@ def find_bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
-def bwrap_argv(bwrap: str, spec: Sandbox, argv: Sequence[str]) -> list[str]:
-    """``argv`` wrapped in bubblewrap according to ``spec``.
+def probe_argv(bwrap: str) -> list[str]:
+    """A run of ``true`` with every namespace the profile uses: user namespaces may
+    be off, or bwrap not setuid where it must be, so finding it is not enough."""
+    return [bwrap, *BASE_FLAGS, "--unshare-net", "--", "true"]
 
-    Mounts apply in order: the read-only root, a private /tmp, then the writable
-    paths (a working directory under /tmp is bound over the private one), then the
-    hidden paths, so a denied path inside a writable one stays hidden.
-    """
-    wrapped = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-               "--tmpfs", "/tmp", "--die-with-parent"]  # fmt: skip
-    if not spec.network:
-        wrapped.append("--unshare-net")
-    for path in spec.writable:
-        real = os.path.realpath(os.path.expanduser(path))
-        if os.path.exists(real):
-            wrapped += ["--bind", real, real]
-    for path in spec.hidden:
-        real = os.path.realpath(os.path.expanduser(path))
+
+def _failure(bwrap: str, stderr: bytes) -> SandboxState:
+    said = stderr.decode(errors="replace").strip().splitlines()
+    detail = said[-1][:200] if said else "it exited with an error"
+    return SandboxState(False, f"{bwrap} does not run here: {detail}")
+
+
+async def probe_local(bwrap: str | None) -> SandboxState:
+    """Whether ``bwrap`` really confines a command on this machine (one run)."""
+    if bwrap is None:
+        return SandboxState(False, NOT_FOUND)
+    with trio.move_on_after(PROBE_TIMEOUT_S):
+        try:
+            done = await trio.run_process(
+                probe_argv(bwrap), capture_stdout=True, capture_stderr=True, check=False
+            )
+        except OSError as error:
+            return SandboxState(False, f"{bwrap} does not run here: {error.strerror or error}")
+        if done.returncode == 0:
+            return SandboxState(True, WORKS)
+        return _failure(bwrap, done.stderr)
+    return SandboxState(False, f"{bwrap} did not answer within {PROBE_TIMEOUT_S:g} s")
+
+
+def probe_local_now(bwrap: str | None) -> SandboxState:
+    """:func:`probe_local` for code outside the event loop (``troupe config``)."""
+    if bwrap is None:
+        return SandboxState(False, NOT_FOUND)
+    try:
+        done = subprocess.run(
+            probe_argv(bwrap), capture_output=True, timeout=PROBE_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return SandboxState(False, f"{bwrap} does not run here: {error}")
+    return SandboxState(True, WORKS) if done.returncode == 0 else _failure(bwrap, done.stderr)
+
+
+def expand_home(path: str, home: str) -> str:
+    """``~`` and ``~/x`` against the host's home directory; other paths unchanged."""
+    if path == "~" or path.startswith("~/"):
+        return home.rstrip("/") + path[1:] if home != "/" else "/" + path[2:]
+    return path
+
+
+def spec_paths(spec: Sandbox) -> list[str]:
+    """Every path the plan needs facts about, as configured (``~`` unexpanded)."""
+    return list(dict.fromkeys((*spec.writable, *spec.protected, *spec.hidden)))
+
+
+def local_facts(paths: Iterable[str], home: str) -> dict[str, PathFacts]:
+    """The facts of ``paths`` on this machine."""
+    facts: dict[str, PathFacts] = {}
+    for path in paths:
+        expanded = expand_home(path, home)
+        real = os.path.realpath(expanded)
         if os.path.isdir(real):
-            wrapped += ["--tmpfs", real]
-        elif os.path.exists(real):
-            wrapped += ["--ro-bind", "/dev/null", real]
-    return [*wrapped, "--", *argv]
+            facts[path] = PathFacts(real, "dir")
+        elif os.path.lexists(real):
+            facts[path] = PathFacts(real, "file")
+        else:
+            facts[path] = PathFacts("", "missing")
+    return facts
 
 
-def sandboxed_argv(bwrap: str | None, spec: Sandbox | None, argv: list[str]) -> list[str]:
-    """What to run for ``argv`` under ``spec``: wrapped when the sandbox is asked
-    for and bwrap is there; unwrapped when it is optional and missing; a typed
-    refusal when it is required and missing."""
+def _inside(path: str, root: str) -> bool:
+    return root == "/" or path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def mount_args(spec: Sandbox, facts: Mapping[str, PathFacts]) -> list[str]:
+    """The bwrap mount arguments of ``spec``, from the facts of its paths."""
+    args: list[str] = []
+    roots: list[str] = []
+    for path in spec.writable:
+        fact = facts.get(path)
+        if fact is not None and fact.kind == "dir":
+            roots.append(fact.real)
+            args += ["--bind", fact.real, fact.real]
+    pinned: set[str] = set(roots)
+    for path in spec.protected:
+        fact = facts.get(path)
+        if fact is None or fact.kind == "missing":
+            continue  # nothing to protect yet; see docs/decisions.md
+        root = next((r for r in roots if _inside(fact.real, r) and fact.real != r), None)
+        if root is None:
+            continue  # already read-only: outside every writable root
+        for directory in _between(root, fact.real):
+            if directory not in pinned:
+                pinned.add(directory)
+                args += ["--bind", directory, directory]
+        args += ["--ro-bind", fact.real, fact.real]
+    for path in spec.hidden:
+        fact = facts.get(path)
+        if fact is None or fact.kind == "missing":
+            continue
+        if fact.kind == "dir":
+            args += ["--tmpfs", fact.real, "--remount-ro", fact.real]
+        else:
+            args += ["--ro-bind", "/dev/null", fact.real]
+    if not spec.network:
+        args.append("--unshare-net")
+    return args
+
+
+def _between(root: str, path: str) -> list[str]:
+    """The directories strictly between ``root`` and ``path``, outermost first."""
+    parent = posixpath.dirname(path)
+    chain: list[str] = []
+    while parent != root and _inside(parent, root) and parent != "/":
+        chain.append(parent)
+        parent = posixpath.dirname(parent)
+    return list(reversed(chain))
+
+
+def bwrap_argv(
+    bwrap: str, spec: Sandbox, argv: Sequence[str], facts: Mapping[str, PathFacts] | None = None
+) -> list[str]:
+    """``argv`` wrapped in bubblewrap according to ``spec`` (facts from this
+    machine unless given)."""
+    if facts is None:
+        facts = local_facts(spec_paths(spec), os.path.expanduser("~"))
+    return [bwrap, *BASE_FLAGS, *mount_args(spec, facts), "--", *argv]
+
+
+def sandbox_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables a sandboxed command sees: ``TMPDIR``, when set, points at the
+    private /tmp (the host's temporary directory is read-only inside)."""
+    inside = dict(env)
+    if "TMPDIR" in inside:
+        inside["TMPDIR"] = "/tmp"
+    return inside
+
+
+def refusal(state: SandboxState) -> str:
+    """The one line a ``sandbox = "on"`` command is refused with."""
+    return f"sandbox = on, but this environment cannot sandbox commands ({state.reason})"
+
+
+def sandboxed_argv(
+    bwrap: str | None, state: SandboxState, spec: Sandbox | None, argv: list[str],
+    facts: Callable[[Sandbox], Mapping[str, PathFacts]] | None = None,
+) -> list[str]:  # fmt: skip
+    """What to run for ``argv`` under ``spec``: wrapped where the sandbox works;
+    unwrapped where it is optional and does not; a typed refusal where it is
+    required and does not."""
     if spec is None:
         return argv
-    if bwrap is None:
+    if not state.available or bwrap is None:
         if spec.required:
-            raise SandboxUnavailable(MISSING_BWRAP)
+            raise SandboxUnavailable(refusal(state))
         return argv
-    return bwrap_argv(bwrap, spec, argv)
+    return bwrap_argv(bwrap, spec, argv, facts(spec) if facts is not None else None)

@@ -81,17 +81,31 @@ class ListDirectory(_Request["list[DirEntry]"], frozen=True):
 
 class Sandbox(msgspec.Struct, frozen=True, kw_only=True):
     """How a command is confined by the OS (bubblewrap), beyond what the policy
-    judged: the filesystem read-only except ``writable``, ``hidden`` paths replaced
-    by empty ones, no network unless ``network``.
+    judged (the "workspace-write" profile): the filesystem read-only except
+    ``writable``; ``protected`` paths inside a writable one read-only again (and
+    their parents pinned, so they cannot be renamed away); ``hidden`` paths replaced
+    by empty ones; a private /tmp; its own PID namespace; no network but loopback
+    unless ``network``.
 
-    ``required``: refuse to run when the sandbox cannot be had (the ``sandboxed``
-    preset); otherwise the command runs unconfined and the environment says so once.
+    Paths may start with ``~``: the environment expands it against the home
+    directory of its own host. ``required``: refuse to run when the sandbox cannot
+    be had (``sandbox = "on"``); otherwise the command runs unconfined and the
+    session says so once.
     """
 
     writable: tuple[str, ...]
+    protected: tuple[str, ...] = ()
     hidden: tuple[str, ...] = ()
     network: bool = False
     required: bool = True
+
+
+class SandboxState(msgspec.Struct, frozen=True):
+    """Whether an environment can confine commands, and why (shown to people:
+    ``bwrap works``, ``bwrap not found``, ``bwrap does not run here: ...``)."""
+
+    available: bool
+    reason: str
 
 
 class ExecCommand(_Request["ExecResult"], frozen=True):
@@ -100,7 +114,7 @@ class ExecCommand(_Request["ExecResult"], frozen=True):
     ``timeout_ms`` defaults to 10 s and is capped at 10 minutes. ``output_to``, when
     given, is a ref (anything with an async ``tell``) that receives
     :class:`ExecOutput` deltas while the command runs; it is not sent over the wire.
-    ``sandbox``, when given, runs the command inside the OS sandbox (local only).
+    ``sandbox``, when given, runs the command inside the OS sandbox.
     """
 
     command: str
@@ -125,6 +139,11 @@ class RunInTerminal(_Request["TerminalOutput"], frozen=True):
     command: str
     terminal_id: str
     timeout_ms: int | None = None
+    sandbox: Sandbox | None = None
+    """The OS sandbox the shell runs in: one long-lived sandbox for the shell's
+    life (a later call with other settings restarts the shell)."""
+    env_allowlist: tuple[str, ...] | None = None
+    """When given, the shell starts with only these variables."""
 
 
 class CloseTerminal(_Request[bool], frozen=True):
@@ -296,6 +315,9 @@ class EnvironmentInfo(msgspec.Struct, frozen=True):
     working_directory: str
     platform: str
     os_version: str
+    sandbox: SandboxState | None = None
+    """Whether commands can run in the OS sandbox here (None: the environment does
+    not say; treat it as unavailable)."""
 
 
 def timeout_message(timeout_ms: int) -> str:

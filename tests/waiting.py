@@ -12,7 +12,7 @@ from pathlib import Path
 
 import trio
 
-from tests.environments.helpers import alive
+from tests.environments.helpers import alive, survivors
 
 HANG_GUARD = 30.0
 """Seconds past which a wait is a hang, not a slow machine."""
@@ -48,3 +48,8 @@ async def wait_until_gone(pids: Iterable[int]) -> None:
     """Until none of ``pids`` runs any more (the kill ladder has ended them)."""
     watched = list(pids)
     await wait_until(lambda: not alive(watched), what=f"processes {watched} to end", interval=0.05)
+
+
+async def wait_until_no_survivors(marker: str) -> None:
+    """Until no process whose command line holds ``marker`` runs any more."""
+    await wait_until(lambda: not survivors(marker), what=f"every process of {marker} to end")

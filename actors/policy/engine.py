@@ -24,9 +24,21 @@ Mode = Literal["interactive", "unattended"]
 SandboxSetting = Literal["off", "auto", "on"]
 EnvSetting = Literal["deny_secrets", "allowlist"]
 
-ALLOWLIST_ENV = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR", "TZ")
-"""What a command inherits in allowlist mode (agent-loop-and-tool-system.md 6.4);
-a tool's declared variables are passed explicitly on top."""
+NetworkSetting = Literal["on", "off"]
+
+ALLOWLIST_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TERM", "SHELL",
+                 "TMPDIR", "TZ", "VIRTUAL_ENV", "CONDA_PREFIX", "JAVA_HOME", "GOPATH", "GOROOT",
+                 "CARGO_HOME", "RUSTUP_HOME", "NVM_DIR", "PYENV_ROOT", "GEM_HOME")  # fmt: skip
+"""What a command inherits in allowlist mode, the default (agent-loop-and-tool-
+system.md 6.4): the issue's list plus where toolchains live, which are paths, not
+secrets (``VIRTUAL_ENV`` keeps an activated virtualenv active for ``uv``, ``poetry``
+and prompts). A tool's declared variables are passed explicitly on top; the user
+adds names with ``env_allow``."""
+
+PROTECTED_PATHS = (".git/hooks", ".git/config", ".troupe")
+"""Read-only inside the writable working directory in the sandbox: what runs code
+later, outside it (git hooks, git config's aliases and fsmonitor, Troupe's own
+project settings). The user adds paths with ``protected_paths``."""
 
 SHELL_TOOLS = frozenset({"shell", "bash", "terminal", "run_command", "exec_command"})
 """Tools whose ``command`` argument is a shell line, classified per call."""
@@ -56,11 +68,17 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True):
     writes are confined and reads are refused only in ``denied_paths``."""
     denied_paths: tuple[str, ...] = DEFAULT_DENIED
     confine_commands: bool = False
-    env: EnvSetting = "deny_secrets"
+    env: EnvSetting = "allowlist"
     env_allow: tuple[str, ...] = ()
     """Names kept besides :data:`ALLOWLIST_ENV` when ``env`` is ``allowlist``."""
-    sandbox: SandboxSetting = "off"
-    network: bool = True
+    sandbox: SandboxSetting = "auto"
+    """``auto``: commands run in the OS sandbox where it works, and the session warns
+    once where it does not; ``on``: refused where it does not; ``off``: never."""
+    network: bool | NetworkSetting = False
+    """Whether sandboxed commands reach the network (loopback inside the sandbox
+    only, otherwise); ``"on"``/``"off"`` or a bool."""
+    protected_paths: tuple[str, ...] = PROTECTED_PATHS
+    """Read-only inside the writable paths in the sandbox (relative: to the root)."""
     approval_timeout_s: float = 600.0
 
 

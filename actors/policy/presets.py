@@ -1,5 +1,9 @@
 """Policy presets: each seed's stance as data, selectable by name.
 
+Every preset runs commands in the OS sandbox where it works (``sandbox = "auto"``:
+workspace writable, the rest read-only, secrets hidden, no network, variables from
+an allowlist), except where it says otherwise.
+
 - ``interactive`` (the default): read and write run, admin asks.
 - ``agent-loop-and-tool-system``: the seed's blocklist on top of the categories,
   commands get only allowlisted environment variables, file tools (reads too)
@@ -7,9 +11,11 @@
 - ``agentic-behavior-tool``: the seed's list of commands that need approval.
 - ``adr-040``: commands confined to the repository.
 - ``unattended``: no one to ask; admin denied, writes only where listed.
-- ``sandboxed``: interactive, with local commands in the bubblewrap sandbox and no
-  network.
-- ``permissive``: trusted automation; everything runs (credentials stay denied).
+- ``sandboxed``: interactive, and commands are refused where the sandbox cannot be
+  had (``sandbox = "on"``).
+- ``permissive``: trusted automation; everything runs, without the sandbox
+  (``sandbox = "off"``, shown in ``troupe config``); credentials stay denied to the
+  file tools and secret-looking variables are still dropped.
 """
 
 from __future__ import annotations
@@ -45,7 +51,14 @@ POLICY_PRESETS = MappingProxyType(
             name="unattended", mode="unattended", write="deny", admin="deny", blocklist=CATASTROPHIC
         ),
         "sandboxed": Policy(name="sandboxed", blocklist=CATASTROPHIC, sandbox="on", network=False),
-        "permissive": Policy(name="permissive", admin="allow", allowed_paths=("/",)),
+        "permissive": Policy(
+            name="permissive",
+            admin="allow",
+            allowed_paths=("/",),
+            sandbox="off",
+            network=True,
+            env="deny_secrets",
+        ),
     }
 )
 

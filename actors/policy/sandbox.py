@@ -1,8 +1,10 @@
 """The policy's side of the OS sandbox: which paths a sandboxed command may write,
-which it must not see, and whether it has the network.
+which stay read-only inside them, which it must not see, and whether it has the
+network.
 
-The environment does the confining (:mod:`environments.sandbox`, bubblewrap);
-this module only turns a :class:`Policy` into the :class:`Sandbox` request field.
+The environment does the confining (:mod:`environments.sandbox`, bubblewrap, on
+its own host, where ``~`` is expanded); this module only turns a :class:`Policy`
+into the :class:`Sandbox` request field.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from actors.policy.engine import Policy
 from environments.sandbox import bwrap_argv, find_bwrap
 from protocol.environment import Sandbox
 
-__all__ = ["Sandbox", "bwrap_argv", "find_bwrap", "sandbox_for"]
+__all__ = ["Sandbox", "bwrap_argv", "find_bwrap", "network_allowed", "sandbox_for"]
 
 VISIBLE_ANYWAY = frozenset({"/etc/passwd"})
 """Denied to the file tools but left visible inside the sandbox: user lookups
@@ -21,20 +23,30 @@ VISIBLE_ANYWAY = frozenset({"/etc/passwd"})
 are used."""
 
 
+def _from_root(path: str, root: str) -> str:
+    if path.startswith(("/", "~")):
+        return path
+    return posixpath.normpath(posixpath.join(root, path))
+
+
+def network_allowed(policy: Policy) -> bool:
+    return policy.network is True or policy.network == "on"
+
+
 def sandbox_for(policy: Policy, root: str) -> Sandbox | None:
     """The sandbox a command of this policy runs in, or None when it is off.
 
     Writable: the policy's allowed paths (relative ones from ``root``, ``~`` left
-    for the environment's host to expand). Hidden: its denied paths. ``auto`` asks
-    for the sandbox where it can be had; ``on`` refuses commands where it cannot.
+    for the environment's host to expand), with its protected paths read-only
+    inside them. Hidden: its denied paths. ``auto`` asks for the sandbox where it
+    can be had; ``on`` refuses commands where it cannot.
     """
     if policy.sandbox == "off":
         return None
-    writable = tuple(
-        path if path.startswith(("/", "~")) else posixpath.normpath(posixpath.join(root, path))
-        for path in policy.allowed_paths
-    )
-    hidden = tuple(path for path in policy.denied_paths if path not in VISIBLE_ANYWAY)
     return Sandbox(
-        writable=writable, hidden=hidden, network=policy.network, required=policy.sandbox == "on"
+        writable=tuple(_from_root(path, root) for path in policy.allowed_paths),
+        protected=tuple(_from_root(path, root) for path in policy.protected_paths),
+        hidden=tuple(path for path in policy.denied_paths if path not in VISIBLE_ANYWAY),
+        network=network_allowed(policy),
+        required=policy.sandbox == "on",
     )

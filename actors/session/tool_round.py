@@ -21,11 +21,17 @@ from actors.kernel import ActorRef
 from actors.session.events import EventHub
 from actors.session.policy_gate import CommandLimits, PolicyGate
 from actors.session.profiles import ProviderProfile
+from actors.session.sandbox_notice import sandbox_warning
 from actors.tools.core.context import Subagents, TerminalSlot, ToolContext
 from actors.tools.registry import Tool
 from actors.tools.truncation import truncate_tool_output
 from protocol.environment import CloseTerminal, ExecOutput
-from protocol.events import ToolCallEndEvent, ToolCallOutputDeltaEvent, ToolCallStartEvent
+from protocol.events import (
+    ToolCallEndEvent,
+    ToolCallOutputDeltaEvent,
+    ToolCallStartEvent,
+    WarningEvent,
+)
 from protocol.llm import ToolCall, ToolResult
 from protocol.session import SessionConfig
 
@@ -69,6 +75,7 @@ class ToolRunner:
         self.agents = agents
         self.gate = gate
         self.terminal = TerminalSlot(f"terminal-{hub.session_id}")
+        self.sandbox_checked = False
         self._deltas_in, self._deltas_out = trio.open_memory_channel[tuple[str, ExecOutput]](
             DELTA_BACKLOG
         )
@@ -87,6 +94,11 @@ class ToolRunner:
         self, call: ToolCall, profile: ProviderProfile, config: SessionConfig
     ) -> ToolResult:
         limits = self.gate.command_limits(config) if self.gate is not None else NO_LIMITS
+        if limits.sandbox is not None and not self.sandbox_checked:
+            self.sandbox_checked = True
+            warning = await sandbox_warning(self.environment, limits.sandbox)
+            if warning is not None:
+                self.hub.emit(WarningEvent(warning, "sandbox"))
         context = ToolContext(
             environment=self.environment,
             working_dir=self.working_dir,

@@ -97,13 +97,20 @@ class Markers(msgspec.Struct, frozen=True):
         return f"__TROUPE_{self.nonce}_{kind}__"
 
 
+def _listed_pattern(name: str) -> str:
+    """A bash case pattern for one allowlist entry (``LC_*`` keeps a prefix)."""
+    if name.endswith("*"):
+        return _case_pattern(_variable_name(name[:-1] or "_")) + "*"
+    return _variable_name(name)
+
+
 def _environment_lines(policy: EnvPolicy, explicit: Mapping[str, str] | None) -> list[str]:
     lines: list[str] = []
     if policy.inherit != "all":
         keep = {
             "none": "",
             "core": _REMOTE_CORE,
-            "listed": "|".join(_variable_name(name) for name in policy.listed),
+            "listed": "|".join(_listed_pattern(name) for name in policy.listed),
         }[policy.inherit]
         keep_case = f"{keep}) ;; " if keep else ""
         lines.append(
@@ -111,13 +118,22 @@ def _environment_lines(policy: EnvPolicy, explicit: Mapping[str, str] | None) ->
         )
     patterns = "|".join(_case_pattern(p.upper()) for p in policy.exclude)
     if patterns:
+        chosen = [n for n in policy.listed if not n.endswith("*")]
+        spared = f"{'|'.join(_variable_name(n) for n in chosen)}) ;; " if chosen else ""
+        if policy.inherit != "listed":
+            spared = ""
         lines.append(
-            'for __v in $(compgen -e); do case "${__v^^}" in '
-            f'{patterns}) unset "$__v";; esac; done'
+            f'for __v in $(compgen -e); do case "$__v" in {spared}*) case "${{__v^^}}" in '
+            f'{patterns}) unset "$__v";; esac;; esac; done'
         )
     for name, value in {**policy.extra, **(explicit or {})}.items():
         lines.append(f"export {_variable_name(name)}={shlex.quote(value)}")
     return lines
+
+
+def environment_script(policy: EnvPolicy, explicit: Mapping[str, str] | None = None) -> str:
+    """Bash that leaves only the variables ``policy`` allows (for the terminal)."""
+    return "\n".join(_environment_lines(policy, explicit))
 
 
 def command_script(

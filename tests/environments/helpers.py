@@ -23,6 +23,20 @@ def alive(pids: list[int]) -> list[int]:
     return [pid for pid in pids if pid in running]
 
 
+def survivors(marker: str) -> list[str]:
+    """Processes on this host whose command line holds ``marker`` (zombies aside).
+    Sandboxed commands live in a PID namespace of their own, so the pids they see
+    are not the host's: a test finds what they started by a marker instead."""
+    listing = subprocess.run(
+        ["ps", "-ww", "-eo", "stat=,args="], capture_output=True, text=True, check=True
+    ).stdout
+    return [
+        line
+        for line in listing.splitlines()
+        if marker in line and not line.lstrip().startswith("Z") and "ps -ww" not in line
+    ]
+
+
 class OutputSink(Actor):
     """Collects ExecOutput deltas and lets a test wait for a piece of text."""
 

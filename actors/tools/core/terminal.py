@@ -1,5 +1,7 @@
 """terminal: ephemeral commands by default, or one persistent shell per session that
-keeps its working directory and environment (agentic-behavior-tool.md 6)."""
+keeps its working directory and environment (agentic-behavior-tool.md 6). Both run
+under the session's OS sandbox and variable allowlist; the persistent shell in one
+long-lived sandbox."""
 
 from __future__ import annotations
 
@@ -12,10 +14,6 @@ from actors.tools.core.shell import _ASK_MARGIN_S, format_exec_result
 from actors.tools.registry import Tool, ToolFailure
 from protocol.environment import CloseTerminal, ExecCommand, RunInTerminal, TerminalOutput
 
-CONFINED_REFUSAL = (
-    "The persistent terminal is off under this session's policy (OS sandbox or variable "
-    "allowlist): run the command with persistent=false, and repeat cd or exports in it."
-)
 REFUSED_WHILE_PERSISTENT = (
     "A persistent terminal is open: run the command with persistent=true (it keeps "
     "the directory and variables), or close it first with close=true."
@@ -73,12 +71,16 @@ async def terminal(arguments: TerminalParams, context: ToolContext) -> str:
             env_allowlist=context.env_allowlist,
         )
         return format_exec_result(await context.environment.ask(request, timeout=ask_timeout))
-    if context.sandbox is not None or context.env_allowlist is not None:
-        # The long-lived shell is opened once, outside any one command's confinement:
-        # under the policy's sandbox or variable allowlist it would escape both.
-        raise ToolFailure(CONFINED_REFUSAL)
     slot.open = True
-    run = RunInTerminal(arguments.command, slot.terminal_id, timeout_ms)
+    # The shell lives in one long-lived sandbox with the policy's variables; the
+    # environment restarts it if these settings change.
+    run = RunInTerminal(
+        arguments.command,
+        slot.terminal_id,
+        timeout_ms,
+        sandbox=context.sandbox,
+        env_allowlist=context.env_allowlist,
+    )
     result: TerminalOutput = await context.environment.ask(run, timeout=ask_timeout)
     slot.open = not result.closed
     return format_terminal_output(result)
