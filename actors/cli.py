@@ -187,6 +187,7 @@ def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "unattended, sandboxed, permissive, agent-loop-and-tool-system, "
         "agentic-behavior-tool, adr-040",
     )
+    _sandbox_option(run)
     resume = run.add_mutually_exclusive_group()
     resume.add_argument("--resume", metavar="SESSION", help="continue this session")
     resume.add_argument(
@@ -343,6 +344,8 @@ def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     config.add_argument("--connect", metavar="URL")
     config.add_argument("--workdir", help="the project directory (default .)")
     config.add_argument("--json", action="store_true", help="as one JSON object")
+    config.add_argument("--policy", metavar="NAME", help="show the sandbox of this policy")
+    _sandbox_option(config)
 
     acp = commands.add_parser(
         "acp",
@@ -368,6 +371,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         from actors.commands.errors import report
 
         return report(args.command, error, getattr(args, "debug", False))
+
+
+def _sandbox_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sandbox",
+        choices=["auto", "on", "off"],
+        help="the OS sandbox for commands (default from the policy: auto, which confines "
+        "them where bubblewrap works and warns once where it does not; on refuses them "
+        "there; off runs them unconfined)",
+    )
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -38,7 +38,6 @@ from environments.sandbox import (
     find_bwrap,
     local_facts,
     probe_local,
-    sandbox_env,
     sandboxed_argv,
     spec_paths,
 )
@@ -204,7 +203,7 @@ class LocalEnvironment(EnvironmentActor):
                 self.said_unsandboxed = True
                 log.warning("commands run without the OS sandbox: %s", state.reason)
             return argv, env
-        return wrapped, sandbox_env(env)
+        return wrapped, env
 
     @property
     def home(self) -> str:

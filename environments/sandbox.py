@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import shlex
 import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -193,16 +194,56 @@ def bwrap_argv(
     machine unless given)."""
     if facts is None:
         facts = local_facts(spec_paths(spec), os.path.expanduser("~"))
-    return [bwrap, *BASE_FLAGS, *mount_args(spec, facts), "--", *argv]
+    # TMPDIR points at the private /tmp: the host's temporary directory, wherever
+    # it was, is read-only inside.
+    return [bwrap, *BASE_FLAGS, *mount_args(spec, facts), "--setenv", "TMPDIR", "/tmp",
+            "--", *argv]  # fmt: skip
 
 
-def sandbox_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The variables a sandboxed command sees: ``TMPDIR``, when set, points at the
-    private /tmp (the host's temporary directory is read-only inside)."""
-    inside = dict(env)
-    if "TMPDIR" in inside:
-        inside["TMPDIR"] = "/tmp"
-    return inside
+def facts_script(paths: Sequence[str]) -> str:
+    """Bash printing the facts of ``paths`` on a remote host, NUL-separated: the
+    kind and the resolved path of each (``~`` expanded against its HOME)."""
+    quoted = " ".join(shlex.quote(path) for path in paths)
+    return (
+        f"for __p in {quoted}; do "
+        'case "$__p" in "~") __p=$HOME;; "~/"*) __p=$HOME/${__p#"~/"};; esac; '
+        'if __r=$(realpath -e -- "$__p" 2>/dev/null); then '
+        'if [ -d "$__r" ]; then __k=dir; else __k=file; fi; else __r=; __k=missing; fi; '
+        'printf \'%s\\0%s\\0\' "$__k" "$__r"; done'
+    )
+
+
+def parse_facts(paths: Sequence[str], output: str) -> dict[str, PathFacts]:
+    """The answer of :func:`facts_script` (a short or garbled one: missing paths,
+    so nothing is bound that was not seen)."""
+    fields = output.split("\0")
+    facts: dict[str, PathFacts] = {}
+    for index, path in enumerate(paths):
+        kind, real = [*fields[2 * index : 2 * index + 2], "", ""][:2]
+        seen = (kind == "dir" or kind == "file") and real.startswith("/")
+        facts[path] = PathFacts(real, kind) if seen else PathFacts("", "missing")
+    return facts
+
+
+PROBE_SCRIPT = (
+    'if ! __b=$(command -v bwrap); then echo missing; exit 0; fi; printf "%s\\n" "$__b"; '
+    '"$__b" ' + " ".join(shlex.quote(f) for f in BASE_FLAGS) + " --unshare-net -- true 2>&1 "
+    '| tail -n 1; echo "status=${PIPESTATUS[0]}"'
+)
+"""Bash that finds and tries bwrap on a remote host: ``missing``, or its path, what
+it said and its exit status."""
+
+
+def parse_probe(output: str) -> tuple[str | None, SandboxState]:
+    """The remote bwrap's path and state from :data:`PROBE_SCRIPT`'s output."""
+    lines = output.strip().splitlines()
+    if not lines or lines[0] == "missing":
+        return None, SandboxState(False, NOT_FOUND)
+    bwrap = lines[0]
+    if lines[-1] == "status=0":
+        return bwrap, SandboxState(True, WORKS)
+    said = lines[1] if len(lines) > 2 else "it exited with an error"
+    return bwrap, SandboxState(False, f"{bwrap} does not run here: {said[:200]}")
 
 
 def refusal(state: SandboxState) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import trio
 
-from tests.environments.helpers import alive, survivors
+from tests.environments.helpers import alive, running_in, survivors
 
 HANG_GUARD = 30.0
 """Seconds past which a wait is a hang, not a slow machine."""
@@ -53,3 +53,9 @@ async def wait_until_gone(pids: Iterable[int]) -> None:
 async def wait_until_no_survivors(marker: str) -> None:
     """Until no process whose command line holds ``marker`` runs any more."""
     await wait_until(lambda: not survivors(marker), what=f"every process of {marker} to end")
+
+
+async def wait_until_nothing_runs_in(directory: Path) -> None:
+    """Until no process works in ``directory`` any more (a session's commands,
+    found on the host whatever PID namespace they saw)."""
+    await wait_until(lambda: not running_in(directory), what=f"every process in {directory} to end")

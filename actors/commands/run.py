@@ -117,6 +117,8 @@ def loop_options(args: argparse.Namespace) -> dict[str, Any]:
     """The loop options given as flags (only those given: a preset's own values
     stay unless a flag changes them)."""
     options: dict[str, Any] = {}
+    if getattr(args, "sandbox", None):
+        options["policy_overrides"] = {"sandbox": args.sandbox}
     if getattr(args, "agentic", None):
         options["agentic_mode"] = True
     iterations = getattr(args, "max_iterations", None)

@@ -7,6 +7,7 @@ working directory (the login's home unless configured).
 
 from __future__ import annotations
 
+import logging
 import posixpath
 import shlex
 
@@ -19,6 +20,15 @@ from environments.base import EnvironmentActor
 from environments.capture import DEFAULT_CAPTURE_CAP
 from environments.envvars import EnvPolicy, restricted_to
 from environments.errors import FileNotFound, InvalidRequest, SandboxUnavailable
+from environments.sandbox import (
+    PROBE_SCRIPT,
+    bwrap_argv,
+    facts_script,
+    parse_facts,
+    parse_probe,
+    refusal,
+    spec_paths,
+)
 from environments.search import SKIPPED_DIRECTORIES, file_filter, glob_to_regex
 from environments.ssh import sftp
 from environments.ssh.bridge import AsyncioLoop, SSHBridge
@@ -48,6 +58,8 @@ from protocol.environment import (
     ResolvedPath,
     ResolvePath,
     RunInTerminal,
+    Sandbox,
+    SandboxState,
     StatPath,
     TerminalOutput,
     WriteFile,
@@ -58,10 +70,7 @@ _CLOSE_BOUND = KILL_GRACE + 30.0
 """Seconds stopping may take: end every remote group (TERM, grace, KILL, confirm),
 possibly over a fresh connection, then close the connections."""
 
-REMOTE_UNSANDBOXED = (
-    "the policy requires the OS sandbox, which confines local commands only; "
-    "an SSH host's commands cannot run under it (choose a policy without sandbox)"
-)
+log = logging.getLogger("troupe.environments")
 
 
 class SSHEnvironment(EnvironmentActor):
@@ -87,6 +96,10 @@ class SSHEnvironment(EnvironmentActor):
         self.capture_cap = capture_cap
         self._working_dir = working_dir
         self._uname: tuple[str, str] | None = None
+        self._sandbox: tuple[str | None, SandboxState] | None = None
+        """The host's bwrap and whether it runs: probed once, on first need."""
+        self._probing = trio.Lock()
+        self.said_unsandboxed = False
 
     async def on_stop(self) -> None:
         await self.terminals.close_all()
@@ -94,9 +107,52 @@ class SSHEnvironment(EnvironmentActor):
 
     async def run_in_terminal(self, request: RunInTerminal) -> TerminalOutput:
         cwd = await self.working_dir()
+        shell = await self._confined(request.sandbox, ["bash", "--noprofile", "--norc"])
         return await self.terminals.run(
-            request.terminal_id, request.command, request.timeout_ms, cwd
+            request.terminal_id,
+            request.command,
+            request.timeout_ms,
+            cwd,
+            shell,
+            restricted_to(self.env_policy, request.env_allowlist),
+            (request.sandbox, request.env_allowlist),
         )
+
+    async def sandbox(self) -> SandboxState:
+        """Whether the host's bwrap really confines a command there (one probe)."""
+        return (await self._probe())[1]
+
+    async def _probe(self) -> tuple[str | None, SandboxState]:
+        async with self._probing:
+            if self._sandbox is None:
+                status, out, err = await self._helper(PROBE_SCRIPT)
+                if status != 0:
+                    state = SandboxState(False, f"the probe failed: {err.strip()[:200]}")
+                    self._sandbox = (None, state)
+                else:
+                    self._sandbox = parse_probe(out)
+            return self._sandbox
+
+    async def _confined(self, spec: Sandbox | None, argv: list[str]) -> list[str]:
+        """``argv`` wrapped in the host's bwrap with the same profile as locally
+        (paths resolved there, ``~`` its HOME); unchanged without a sandbox or
+        where an optional one cannot be had; refused where a required one cannot."""
+        if spec is None:
+            return argv
+        bwrap, state = await self._probe()
+        if bwrap is None or not state.available:
+            if spec.required:
+                raise SandboxUnavailable(refusal(state))
+            if not self.said_unsandboxed:
+                self.said_unsandboxed = True
+                log.warning("%s: commands run without the OS sandbox: %s", self.pool.target,
+                            state.reason)  # fmt: skip
+            return argv
+        paths = spec_paths(spec)
+        status, out, err = await self._helper(facts_script(paths))
+        if status != 0:
+            raise InvalidRequest(f"cannot prepare the sandbox: {err.strip()[:200]}")
+        return bwrap_argv(bwrap, spec, argv, parse_facts(paths, out))
 
     async def close_terminal(self, request: CloseTerminal) -> bool:
         return await self.terminals.close(request.terminal_id)
@@ -137,7 +193,7 @@ class SSHEnvironment(EnvironmentActor):
             _, out, _ = await self._helper("uname -s; uname -r")
             system, _, release = out.partition("\n")
             self._uname = (system.strip().lower(), release.strip())
-        return EnvironmentInfo(await self.working_dir(), *self._uname)
+        return EnvironmentInfo(await self.working_dir(), *self._uname, await self.sandbox())
 
     async def read_file(self, request: ReadFile) -> FileContent:
         path = await self.resolve(request.path)
@@ -179,11 +235,14 @@ class SSHEnvironment(EnvironmentActor):
         return await self.bridge.run(sftp.list_tree(self.pool, root, request.depth))
 
     async def exec_command(self, request: ExecCommand) -> ExecResult:
-        if request.sandbox is not None and request.sandbox.required:
-            raise SandboxUnavailable(REMOTE_UNSANDBOXED)
         cwd = await self.resolve(request.working_dir)
-        if request.argv:  # the vector, each word quoted for the remote shell
-            request = msgspec.structs.replace(request, command=shlex.join(request.argv))
+        argv = list(request.argv) if request.argv else None
+        if request.sandbox is not None:
+            plain = argv or ["bash", "-c", request.command]
+            wrapped = await self._confined(request.sandbox, plain)
+            argv = wrapped if wrapped is not plain else argv
+        if argv:  # the vector, each word quoted for the remote shell
+            request = msgspec.structs.replace(request, command=shlex.join(argv))
         return await run_remote_command(
             self.bridge,
             self.pool,

@@ -4,6 +4,9 @@ where each value came from, and ``troupe run`` uses the same values."""
 from __future__ import annotations
 
 import json
+import shutil
+
+import pytest
 
 from tests.cli.conftest import Home, mock_llm, one_line, request_bodies
 
@@ -69,3 +72,27 @@ async def test_a_bad_config_file_is_one_line(home: Home) -> None:
     home.config.write_text('wire = "grpc"\n')
     wire = await home.troupe("config")
     assert wire.returncode == 2 and "openai-chat" in one_line(wire.stderr)
+
+
+async def test_config_shows_the_sandbox_setting_its_state_and_why(home: Home) -> None:
+    """The setting comes from the policy (or ``--sandbox``); what it comes to is
+    probed on this machine: bwrap found and running, or not found."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    shown = (await home.troupe("config")).stdout.decode()
+    assert "sandbox           auto -> on (bwrap works); network off (loopback only)" in shown
+    no_bwrap = home.root / "bin-without-bwrap"
+    no_bwrap.mkdir()
+    missing = (await home.troupe("config", PATH=str(no_bwrap))).stdout.decode()
+    assert "auto -> off: bwrap not found; commands are only classified" in missing
+    refused = await home.troupe("config", "--sandbox", "on", "--json", PATH=str(no_bwrap))
+    assert json.loads(refused.stdout)["sandbox"] == {
+        "setting": "on",
+        "effective": "refused",
+        "network": "off (loopback only)",
+        "reason": "bwrap not found; every command is refused",
+    }
+    off = (await home.troupe("config", "--policy", "permissive")).stdout.decode()
+    assert "sandbox           off, set by policy permissive" in off
+    sandboxed = json.loads((await home.troupe("config", "--policy", "sandboxed", "--json")).stdout)
+    assert sandboxed["sandbox"]["setting"] == "on" and sandboxed["sandbox"]["effective"] == "on"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+from pathlib import Path
 
 import trio
 
@@ -35,6 +37,24 @@ def survivors(marker: str) -> list[str]:
         for line in listing.splitlines()
         if marker in line and not line.lstrip().startswith("Z") and "ps -ww" not in line
     ]
+
+
+def running_in(directory: Path) -> list[int]:
+    """Host pids of the live processes whose working directory is in ``directory``:
+    how a test finds the commands a session started there, sandboxed or not."""
+    root = os.path.realpath(directory)
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and (cwd == root or cwd.startswith(root + "/")):
+            found.append(int(entry.name))
+    return found
 
 
 class OutputSink(Actor):

@@ -24,7 +24,7 @@ from protocol.session import (
 )
 from tests.session.conftest import HANG_GUARD, StartAgent
 from tests.session.scripts import body_text, call, turns
-from tests.waiting import wait_for_file, wait_until_gone
+from tests.waiting import wait_for_file, wait_until_nothing_runs_in
 
 
 async def test_model_change_takes_effect_on_the_next_call(start_agent: StartAgent) -> None:
@@ -117,8 +117,7 @@ async def test_immediate_interrupt_keeps_the_session_open(start_agent: StartAgen
             await wait_for_file(agent.workdir / "pid")
             await agent.ref.ask(Interrupt())
             await agent.drain_until("processing_end")
-            leader = int((agent.workdir / "pid").read_text())
-            await wait_until_gone([leader])
+            await wait_until_nothing_runs_in(agent.workdir)
         assert "interrupted" in agent.kinds()
         outcome = await agent.ref.ask(WaitIdle())
         assert (outcome.state, outcome.stop_reason) == ("idle", "interrupted")

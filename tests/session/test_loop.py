@@ -29,7 +29,7 @@ from protocol.session import (
 )
 from tests.session.conftest import HANG_GUARD, StartAgent
 from tests.session.scripts import body_text, call, turns
-from tests.waiting import wait_for_file, wait_until, wait_until_gone
+from tests.waiting import wait_for_file, wait_until, wait_until_nothing_runs_in
 
 
 async def test_s5_1_text_only_answer_ends_after_one_call(start_agent: StartAgent) -> None:
@@ -123,8 +123,7 @@ async def test_s5_8_abort_during_a_command_kills_it(start_agent: StartAgent) -> 
             await wait_for_file(agent.workdir / "pid")
             await agent.ref.ask(Abort())
             await agent.drain_until("session_end")
-            leader = int((agent.workdir / "pid").read_text())
-            await wait_until_gone([leader])
+            await wait_until_nothing_runs_in(agent.workdir)
 
 
 async def test_session_turn_limit_holds_across_inputs(start_agent: StartAgent) -> None:

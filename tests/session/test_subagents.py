@@ -21,7 +21,7 @@ from protocol.events import (
 from protocol.session import Abort, SessionConfig, Submit, Subscribe
 from tests.session.conftest import HANG_GUARD, WIRE_OF_PROFILE, Agent, StartAgent
 from tests.session.scripts import body_text, call, tool_names
-from tests.waiting import wait_for_file, wait_until_gone
+from tests.waiting import wait_for_file, wait_until_nothing_runs_in
 
 
 def conversations(parent: list[Any], **children: list[Any]) -> dict[str, Any]:
@@ -156,8 +156,7 @@ async def test_wait_with_a_timeout_then_close_kills_the_childs_command(
             await agent.run("PARENT: wait a little, then give up")
         assert "status=running success=false" in wait_output(agent)
         assert agent.of(SubagentClosedEvent)[0].agent_id == "a-1"
-        leader = int((agent.workdir / "slow.pid").read_text())
-        await wait_until_gone([leader])
+        await wait_until_nothing_runs_in(agent.workdir)
 
 
 async def test_aborting_the_parent_stops_every_descendant(start_agent: StartAgent) -> None:
@@ -183,8 +182,7 @@ async def test_aborting_the_parent_stops_every_descendant(start_agent: StartAgen
             await agent.ref.ask(Abort("stop everything"))
             for child in children:
                 await child.wait_stopped()
-            pids = [int((agent.workdir / f"l{n}.pid").read_text()) for n in (1, 2)]
-            await wait_until_gone(pids)
+            await wait_until_nothing_runs_in(agent.workdir)
             await agent.drain_until("session_end")
         assert len(agent.of(SubagentClosedEvent)) == 2
 
