@@ -4,7 +4,8 @@ and ``..`` resolved on the host; the session's path judge refuses what they hide
 from __future__ import annotations
 
 from actors.policy.presets import policy_preset
-from actors.session.path_checks import PathJudge, call_paths
+from actors.session.path_checks import PathJudge
+from actors.tools.core.patch import patch_targets
 from protocol.environment import ResolvedPath, ResolvePath
 from tests.environments.conftest import EnvUnderTest
 
@@ -38,4 +39,4 @@ def test_patch_targets_are_paths() -> None:
     patch = (
         "*** Begin Patch\n*** Update File: a.py\n*** Move to: ../b.py\n@@\n-x\n+y\n*** End Patch"
     )
-    assert call_paths({"patch": patch}) == ["a.py", "../b.py"]
+    assert patch_targets({"patch": patch}) == ["a.py", "../b.py"]
