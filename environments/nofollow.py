@@ -22,12 +22,13 @@ import errno
 import os
 import posixpath
 import stat
+import sys
 
 _SYS_OPENAT2 = 437  # the same number on every Linux architecture
 _RESOLVE_NO_MAGICLINKS = 0x02
 _RESOLVE_NO_SYMLINKS = 0x04
 _RESOLVE_BENEATH = 0x08
-_DIRECTORY = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIRECTORY = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class HardLinked(OSError):
@@ -41,7 +42,10 @@ class _OpenHow(ctypes.Structure):
 
 def _openat2(dir_fd: int, path: str, flags: int) -> int | None:
     """``openat2`` refusing every link, or None when the kernel (or a seccomp
-    filter) does not offer it."""
+    filter) does not offer it (or this is not Linux: the module also runs on SSH
+    hosts, see :mod:`environments.ssh.exact`)."""
+    if not sys.platform.startswith("linux"):
+        return None
     libc = ctypes.CDLL(None, use_errno=True)
     how = _OpenHow(flags, 0, _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS | _RESOLVE_BENEATH)
     fd = libc.syscall(_SYS_OPENAT2, dir_fd, os.fsencode(path), ctypes.byref(how),
