@@ -134,7 +134,11 @@ class PolicyGate:
             why = found.describe_hard_links()
             if decision.action == "ask":
                 why = f"{decision.reason}; {why}"
-            decision = Decision("ask", facts.category, why, "hard_link", decision.subject)
+            if policy.mode == "unattended":  # never waits: the policy decides
+                why = f"{why}; an unattended session cannot ask for approval"
+                decision = Decision("deny", facts.category, why, "hard_link", decision.subject)
+            else:
+                decision = Decision("ask", facts.category, why, "hard_link", decision.subject)
         decided_by = "grant" if decision.rule == "grant" else "policy"
         if decision.action == "ask":
             subject = facts.command if facts.command is not None else _describe(call, targets)

@@ -21,7 +21,7 @@ from protocol.events import (
     SubagentSpawnedEvent,
     ToolCallEndEvent,
 )
-from protocol.session import AnswerApproval, Submit
+from protocol.session import AnswerApproval, SessionConfig, Submit
 from tests.session.conftest import HANG_GUARD, Agent, StartAgent
 from tests.session.scripts import call, turns
 
@@ -227,3 +227,17 @@ async def test_an_approved_hard_link_is_written(start_agent: StartAgent, outside
     assert len(asked) == 1
     assert not ends(agent)[0].is_error
     assert (outside / "canary.txt").read_text() == "approved\n"  # the user said yes
+
+
+async def test_an_unattended_session_refuses_a_hard_link_without_asking(
+    start_agent: StartAgent, outside: Path
+) -> None:
+    script = turns([call("read_file", file_path="h.txt")], "done")
+    config = SessionConfig(policy="unattended")
+    async with start_agent("anthropic", script, config) as agent:
+        os.link(outside / "canary.txt", agent.workdir / "h.txt")
+        asked = await run_answering(agent, "go", approve=True)
+    assert asked == []
+    (end,) = ends(agent)
+    assert end.is_error and "hard link" in end.output and "unattended" in end.output
+    assert "canary" not in end.output
