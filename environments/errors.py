@@ -33,6 +33,20 @@ class PermissionDenied(EnvironmentError_):
     code = "permission_denied"
 
 
+class HardLinkRefused(PermissionDenied):
+    """A regular file with more than one hard link, where the policy did not allow
+    one: its other names may be outside the working directory."""
+
+    code = "hard_link"
+
+
+class LinkInPath(PermissionDenied):
+    """A judged path that now has a symbolic link in it (it was swapped after the
+    check): refused rather than followed."""
+
+    code = "link_in_path"
+
+
 class BinaryFile(EnvironmentError_):
     code = "binary_file"
 

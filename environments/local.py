@@ -19,6 +19,7 @@ from typing import TypeVar
 import trio
 
 from actors.kernel.processes import ProcessLedger
+from environments import nofollow
 from environments.base import EnvironmentActor
 from environments.capture import DEFAULT_CAPTURE_CAP
 from environments.envvars import EnvPolicy, command_environment, restricted_to
@@ -26,8 +27,10 @@ from environments.errors import (
     EnvironmentError_,
     FileNotFound,
     FileSystemError,
+    HardLinkRefused,
     InvalidPath,
     InvalidRequest,
+    LinkInPath,
     NotADirectory,
     NotAFile,
     PermissionDenied,
@@ -57,6 +60,7 @@ from protocol.environment import (
     Grep,
     GrepResult,
     ListDirectory,
+    PathGuard,
     PathKind,
     ReadFile,
     ResolvedPath,
@@ -75,11 +79,23 @@ T = TypeVar("T")
 log = logging.getLogger("troupe.environments")
 
 
-async def _in_thread(path: Path, work: Callable[[], T]) -> T:
-    """Run blocking file work off the event loop, turning OS errors into refusals."""
+async def _in_thread(path: Path, work: Callable[[], T], guarded: bool = False) -> T:
+    """Run blocking file work off the event loop, turning OS errors into refusals.
+    ``guarded``: the path was judged link-free, so a link met on the way means it
+    changed since the check."""
     try:
         return await trio.to_thread.run_sync(work)
+    except nofollow.HardLinked as error:
+        raise HardLinkRefused(
+            f"{path} {error.strerror}: its other names may be outside the working "
+            "directory (the user must approve using it)"
+        ) from None
     except OSError as error:
+        if guarded and error.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise LinkInPath(
+                f"{path}: a symbolic link (or a non-directory) is now in the path "
+                "that was checked; refused rather than followed"
+            ) from None
         raise os_refusal(path, error) from None
     except ValueError as error:  # "embedded null byte" and the like
         raise InvalidPath(f"invalid path {str(path)[:200]!r}: {error}") from None
@@ -118,6 +134,23 @@ def _list(root: Path, depth: int) -> list[DirEntry]:
 
     visit(root, 1)
     return entries
+
+
+def _resolved(path: Path, same_file_in: tuple[str, ...]) -> ResolvedPath:
+    """``realpath`` of ``path`` and, for a regular file, its hard-link count and
+    (when it has other names) the first of them found under ``same_file_in``."""
+    real = os.path.realpath(path)
+    home = os.path.expanduser("~")
+    try:
+        info = os.stat(real, follow_symlinks=False)
+    except OSError:
+        return ResolvedPath(real, home)
+    if not stat.S_ISREG(info.st_mode):
+        return ResolvedPath(real, home)
+    also_at = None
+    if info.st_nlink > 1:
+        also_at = nofollow.other_name(info, real, same_file_in)
+    return ResolvedPath(real, home, info.st_nlink, also_at)
 
 
 def _kind(path: Path) -> PathKind:
@@ -209,16 +242,36 @@ class LocalEnvironment(EnvironmentActor):
     def home(self) -> str:
         return os.path.expanduser("~")
 
+    def _guarded(self, path: str, guard: PathGuard) -> Path:
+        """A judged path must be the absolute, resolved one the policy judged."""
+        if not path.startswith("/"):
+            raise InvalidPath(f"a checked path must be absolute: {path[:200]!r}")
+        return Path(path)
+
     async def read_file(self, request: ReadFile) -> FileContent:
-        path = self.resolve(request.path)
-        data = await _in_thread(path, path.read_bytes)
+        guard = request.guard
+        if guard is not None:
+            path = self._guarded(request.path, guard)
+            data = await _in_thread(
+                path, lambda: nofollow.read_file(request.path, guard.hard_links), True
+            )
+        else:
+            path = self.resolve(request.path)
+            data = await _in_thread(path, path.read_bytes)
         return render_file(
             str(path), data, request.offset, request.limit, request.line_numbers, request.exact
         )
 
     async def write_file(self, request: WriteFile) -> WriteResult:
-        path = self.resolve(request.path)
         data = request.content.encode()
+        guard = request.guard
+        if guard is not None:
+            path = self._guarded(request.path, guard)
+            await _in_thread(
+                path, lambda: nofollow.write_file(request.path, data, guard.hard_links), True
+            )
+            return WriteResult(str(path), len(data))
+        path = self.resolve(request.path)
 
         def write() -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -232,16 +285,25 @@ class LocalEnvironment(EnvironmentActor):
         return await _in_thread(path, path.exists)
 
     async def stat_path(self, request: StatPath) -> PathKind:
+        if request.guard is not None:
+            path = self._guarded(request.path, request.guard)
+            found = await _in_thread(path, lambda: nofollow.kind(request.path), True)
+            return found  # type: ignore[return-value]
         path = self.resolve(request.path)
         return await _in_thread(path, lambda: _kind(path))
 
     async def resolve_path(self, request: ResolvePath) -> ResolvedPath:
         path = self.resolve(request.path)
-        return await _in_thread(
-            path, lambda: ResolvedPath(os.path.realpath(path), os.path.expanduser("~"))
-        )
+        return await _in_thread(path, lambda: _resolved(path, request.same_file_in))
 
     async def delete_file(self, request: DeleteFile) -> None:
+        guard = request.guard
+        if guard is not None:
+            path = self._guarded(request.path, guard)
+            await _in_thread(
+                path, lambda: nofollow.delete_file(request.path, guard.hard_links), True
+            )
+            return
         path = self.resolve(request.path)
 
         def delete() -> None:
@@ -254,6 +316,12 @@ class LocalEnvironment(EnvironmentActor):
     async def list_directory(self, request: ListDirectory) -> list[DirEntry]:
         if request.depth < 1:
             raise InvalidRequest(f"depth must be 1 or more (got {request.depth})")
+        if request.guard is not None:
+            path = self._guarded(request.path, request.guard)
+            found = await _in_thread(
+                path, lambda: nofollow.list_tree(request.path, request.depth), True
+            )
+            return [DirEntry(name, is_dir, size) for name, is_dir, size in found]
         path = self.resolve(request.path)
         return await _in_thread(path, lambda: _list(path, request.depth))
 

@@ -27,6 +27,17 @@ class _Request(msgspec.Struct, Asks[R], frozen=True, tag=True, tag_field="type")
     ``R``. ``AddSSHHost`` is answered with the new environment's actor ref."""
 
 
+class PathGuard(msgspec.Struct, frozen=True):
+    """The request's path is one the policy resolved and judged: an absolute path
+    with no symbolic link in it. The environment uses exactly that path, opening it
+    component by component without following any link (or ``openat2`` with
+    ``RESOLVE_NO_SYMLINKS``), so a link swapped in after the check is refused, not
+    followed. A regular file with more than one hard link is refused too, unless
+    ``hard_links`` (the user approved it): its other names may be outside."""
+
+    hard_links: bool = False
+
+
 class ReadFile(_Request["FileContent"], frozen=True):
     """Read text; ``offset`` is the 1-based first line, ``limit`` the number of lines.
 
@@ -39,6 +50,7 @@ class ReadFile(_Request["FileContent"], frozen=True):
     limit: int | None = DEFAULT_READ_LIMIT
     line_numbers: bool = True
     exact: bool = False
+    guard: PathGuard | None = None
 
 
 class WriteFile(_Request["WriteResult"], frozen=True):
@@ -46,6 +58,7 @@ class WriteFile(_Request["WriteResult"], frozen=True):
 
     path: str
     content: str
+    guard: PathGuard | None = None
 
 
 class FileExists(_Request[bool], frozen=True):
@@ -56,20 +69,27 @@ class StatPath(_Request["PathKind"], frozen=True):
     """What is at ``path``: a :class:`PathKind`."""
 
     path: str
+    guard: PathGuard | None = None
 
 
 class ResolvePath(_Request["ResolvedPath"], frozen=True):
     """Where ``path`` really is, on the environment's own host: absolute, ``..``
     and every symlink resolved (a missing tail is kept as written). The policy
-    judges this path, never the one the model wrote."""
+    judges this path, never the one the model wrote; the tool then uses the
+    resolved path, under a :class:`PathGuard`.
+
+    ``same_file_in``: absolute directories to search for other names of the file
+    (when it has more than one hard link); the first found is ``also_at``."""
 
     path: str
+    same_file_in: tuple[str, ...] = ()
 
 
 class DeleteFile(_Request[None], frozen=True):
     """Remove a file (never a directory)."""
 
     path: str
+    guard: PathGuard | None = None
 
 
 class ListDirectory(_Request["list[DirEntry]"], frozen=True):
@@ -77,6 +97,7 @@ class ListDirectory(_Request["list[DirEntry]"], frozen=True):
 
     path: str = "."
     depth: int = 1
+    guard: PathGuard | None = None
 
 
 class Sandbox(msgspec.Struct, frozen=True, kw_only=True):
@@ -262,10 +283,16 @@ PathKind = Literal["file", "directory", "other", "missing"]
 
 
 class ResolvedPath(msgspec.Struct, frozen=True):
-    """A resolved path, with the host's home directory (for ``~`` in path lists)."""
+    """A resolved path, with the host's home directory (for ``~`` in path lists).
+
+    ``links`` is the hard-link count of the regular file there (0 when nothing or
+    something else is there): above 1, the same bytes have another name, possibly
+    outside the working directory, so the policy asks."""
 
     path: str
     home: str
+    links: int = 0
+    also_at: str | None = None
 
 
 class DirEntry(msgspec.Struct, frozen=True):

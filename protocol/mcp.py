@@ -30,6 +30,10 @@ class McpServerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Overrides the category of every tool of this server."""
     categories: dict[str, ToolCategory] = {}
     """Overrides the category of single tools, by their name on the server."""
+    path_arguments: dict[str, list[str]] = {}
+    """Which arguments of single tools (by their name on the server) are paths: the
+    policy resolves and judges them like a file tool's paths, and the server gets
+    the resolved path. Nothing is guessed from an argument's name."""
     call_timeout: float = 600.0
     """Seconds one tool call may take before it fails with a typed error."""
 

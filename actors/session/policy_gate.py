@@ -29,13 +29,12 @@ from actors.policy.presets import resolve_policy
 from actors.policy.sandbox import sandbox_for
 from actors.session.approvals import Approvals
 from actors.session.events import EventHub
-from actors.session.path_checks import PathJudge, call_paths
+from actors.session.path_checks import PathJudge, PathVerdict
+from actors.tools.paths import NO_PATHS, Clearance, PathDeclaration
 from protocol.environment import Sandbox
 from protocol.events import PolicyDecisionEvent
 from protocol.llm import ToolCall
 from protocol.session import SessionConfig
-
-PATH_ARGUMENTS = ("path", "file_path", "paths")
 
 
 class CommandLimits(msgspec.Struct, frozen=True):
@@ -86,28 +85,63 @@ class PolicyGate:
             self._limits = (policy, limits)
         return self._limits[1]
 
-    async def refusal(self, call: ToolCall, category: Any, config: SessionConfig) -> str | None:
+    async def refusal(
+        self,
+        call: ToolCall,
+        category: Any,
+        config: SessionConfig,
+        paths: PathDeclaration = NO_PATHS,
+    ) -> str | None:
         """None when the call may run; otherwise what the model is told."""
+        verdict = await self.check(call, category, config, paths)
+        return verdict if isinstance(verdict, str) else None
+
+    async def check(
+        self,
+        call: ToolCall,
+        category: Any,
+        config: SessionConfig,
+        paths: PathDeclaration = NO_PATHS,
+    ) -> str | Clearance | None:
+        """What the model is told when the call may not run; otherwise the
+        :class:`Clearance` holding the resolved paths the tool must use (None
+        when there is no path judge or the call is a shell command).
+
+        ``paths`` is the tool's declaration of which arguments are paths."""
         try:
             policy = self.policy(config)
         except ValueError as exc:  # an unknown preset or bad overrides: fail closed
             self._record(call, Decision("deny", category, str(exc), "invalid_policy", call.name))
             return f"Denied by policy: {exc}"
         facts = facts_for(call.name, category, call.arguments, self.root, policy.tool_categories)
-        if self.paths is not None and facts.shell is None and call.name not in policy.deny_tools:
-            targets = call_paths(call.arguments)
+        targets = paths.of(call.arguments)
+        judged = self.paths is not None and facts.shell is None
+        found = PathVerdict()
+        if self.paths is not None and judged and call.name not in policy.deny_tools:
+            writes = facts.category != "read"
             try:
-                refused = await self.paths.refusal(policy, targets, facts.category != "read")
+                found = await self.paths.judge(policy, targets, writes, paths.confined)
             except (ActorError, trio.TooSlowError) as exc:  # cannot tell where it leads
-                refused = f"cannot resolve the path: {exc}"
-            if refused is not None:
-                denial = Decision("deny", facts.category, refused, "paths", _describe(call))
+                found = PathVerdict(f"cannot resolve the path: {exc}")
+            if found.refusal is not None:
+                denial = Decision("deny", facts.category, found.refusal, "paths",
+                                  _describe(call, targets))  # fmt: skip
                 self._record(call, denial)
-                return f"Denied by policy: {refused}"
+                return f"Denied by policy: {found.refusal}"
         decision = decide(policy, facts, self.grants)
+        if found.hard_links and decision.action != "deny":
+            # A hard link is treated as outside: asked every time, never granted.
+            why = found.describe_hard_links()
+            if decision.action == "ask":
+                why = f"{decision.reason}; {why}"
+            if policy.mode == "unattended":  # never waits: the policy decides
+                why = f"{why}; an unattended session cannot ask for approval"
+                decision = Decision("deny", facts.category, why, "hard_link", decision.subject)
+            else:
+                decision = Decision("ask", facts.category, why, "hard_link", decision.subject)
         decided_by = "grant" if decision.rule == "grant" else "policy"
         if decision.action == "ask":
-            subject = facts.command if facts.command is not None else _describe(call)
+            subject = facts.command if facts.command is not None else _describe(call, targets)
             answer = await self.approvals.ask(
                 "command" if facts.command is not None else "tool",
                 subject,
@@ -119,7 +153,7 @@ class PolicyGate:
             )
             decided_by = answer.by
             if answer.approved:
-                if answer.scope != "once":
+                if answer.scope != "once" and decision.rule != "hard_link":
                     scope = "command" if answer.scope == "session" else answer.scope
                     self.grants.append(grant_for(facts, scope))
                 decision = Decision("allow", facts.category, "approved", decision.rule, subject)
@@ -128,9 +162,11 @@ class PolicyGate:
                 decision = Decision("deny", facts.category, f"not approved: {why}",
                                     decision.rule, subject)  # fmt: skip
         self._record(call, decision, decided_by)
-        if decision.action == "allow":
+        if decision.action != "allow":
+            return f"Denied by policy: {decision.reason}"
+        if not judged:
             return None
-        return f"Denied by policy: {decision.reason}"
+        return Clearance(found.resolved, hard_links=bool(found.hard_links))
 
     def _record(self, call: ToolCall, decision: Decision, decided_by: str = "policy") -> None:
         self.hub.emit(
@@ -147,10 +183,6 @@ class PolicyGate:
         )
 
 
-def _describe(call: ToolCall) -> str:
-    """A non-shell call as a person reads it: the tool and its target."""
-    for name in PATH_ARGUMENTS:
-        value = call.arguments.get(name)
-        if isinstance(value, str):
-            return f"{call.name} {value}"
-    return call.name
+def _describe(call: ToolCall, targets: list[str]) -> str:
+    """A non-shell call as a person reads it: the tool and its declared targets."""
+    return " ".join([call.name, *targets[:3]]) + (" ..." if len(targets) > 3 else "")

@@ -23,6 +23,7 @@ from actors.session.policy_gate import CommandLimits, PolicyGate
 from actors.session.profiles import ProviderProfile
 from actors.session.sandbox_notice import sandbox_warning
 from actors.tools.core.context import Subagents, TerminalSlot, ToolContext
+from actors.tools.paths import Clearance
 from actors.tools.registry import Tool
 from actors.tools.truncation import truncate_tool_output
 from protocol.environment import CloseTerminal, ExecOutput
@@ -117,8 +118,8 @@ class ToolRunner:
             outcome = await profile.registry.run(call, context)
         else:
 
-            async def check(tool: Tool, checked: ToolCall) -> str | None:
-                return await gate.refusal(checked, tool.category, config)
+            async def check(tool: Tool, checked: ToolCall) -> str | Clearance | None:
+                return await gate.check(checked, tool.category, config, tool.paths)
 
             outcome = await profile.registry.run(call, context, check)
         self.hub.emit(ToolCallEndEvent(call.id, call.name, outcome.output, outcome.is_error))

@@ -29,11 +29,13 @@ from actors.tools.cli_tools import (
     json_schema,
     load_tools_file,
     parse_tools_text,
+    path_parameters,
     tool_env,
     validate,
 )
 from actors.tools.core.context import ToolContext
 from actors.tools.core.shell import format_exec_result
+from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool
 from actors.tools.schema import InvalidArguments
 from environments.errors import FileNotFound
@@ -61,7 +63,11 @@ class CliTool(Tool):
 def cli_tool(spec: CliToolSpec) -> Tool:
     """The registry tool for one declaration."""
 
+    paths = path_parameters(spec)
+
     async def execute(values: dict[str, str], context: ToolContext) -> str:
+        # Declared paths become the resolved paths the policy judged.
+        values = {name: context.path(v) if name in paths else v for name, v in values.items()}
         argv = build_argv(spec, values)
         timeout_ms = context.timeout_ms(spec.timeout_ms)
         request = ExecCommand(
@@ -82,6 +88,7 @@ def cli_tool(spec: CliToolSpec) -> Tool:
         execute=execute,
         json_schema=json_schema(spec),
         category=spec.category,
+        paths=PathDeclaration(paths),
         spec=spec,
     )
 

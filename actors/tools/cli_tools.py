@@ -4,7 +4,10 @@
 tools as a program plus an argument template: ``cmd: kubectl``, ``args: ["get",
 "{{resource}}"]``, ``optional_args`` added only when their parameter is given, and
 ``parameters`` with ``type``, ``enum``, ``pattern``, ``maxLength`` and
-``optional``. Every value is validated before it is interpolated, and each lands
+``optional``, and ``path: true`` for a parameter that names a file or directory
+(the policy resolves and judges it like a file tool's path, and the program gets
+the resolved path; nothing is guessed from a parameter's name). Every value is
+validated before it is interpolated, and each lands
 in its own argument: the command runs as an argument vector, never through a
 shell, so ``pods; rm -rf ~`` is one (rejected) word, not two commands.
 """
@@ -38,6 +41,8 @@ class ParameterSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     pattern: str | None = None
     maxLength: int | None = None
     optional: bool = False
+    path: bool = False
+    """The value is a path: resolved and judged by the policy before the tool runs."""
 
 
 class CliToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -87,6 +92,8 @@ def _check_spec(spec: CliToolSpec, path: str) -> None:
             if name not in spec.parameters:
                 raise CliToolError(f"{path}: tool {spec.name}: {{{{{name}}}}} is not a parameter")
     for name, parameter in spec.parameters.items():
+        if parameter.path and parameter.type != "string":
+            raise CliToolError(f"{path}: tool {spec.name}: path parameter {name} must be a string")
         if parameter.pattern is not None:
             try:
                 re.compile(parameter.pattern)
@@ -97,6 +104,11 @@ def _check_spec(spec: CliToolSpec, path: str) -> None:
     for name in spec.optional_args:
         if name not in spec.parameters:
             raise CliToolError(f"{path}: tool {spec.name}: optional_args {name} is not a parameter")
+
+
+def path_parameters(spec: CliToolSpec) -> tuple[str, ...]:
+    """The parameters the declaration says are paths."""
+    return tuple(name for name, parameter in spec.parameters.items() if parameter.path)
 
 
 def json_schema(spec: CliToolSpec) -> dict[str, Any]:

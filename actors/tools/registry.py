@@ -8,6 +8,7 @@ to; it never ends the loop. A whole round of calls is the session's job
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -15,6 +16,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from actors.policy.categories import Category
+from actors.tools.paths import NO_PATHS, Clearance, PathDeclaration
 from actors.tools.schema import InvalidArguments, check_against_schema, parse_arguments, schema_of
 from protocol.llm import ToolCall, ToolDefinition
 
@@ -37,6 +39,9 @@ class Tool:
     category: Category = "write"
     """read, write or admin: what the policy judges the call by (a shell command's
     category comes from its command line instead). Undeclared tools count as write."""
+    paths: PathDeclaration = NO_PATHS
+    """Which arguments are paths: the policy resolves and judges them, and the tool
+    uses the resolved paths (:mod:`actors.tools.paths`)."""
     _schema: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -54,9 +59,11 @@ class Tool:
         return check_against_schema(self._schema, arguments)
 
 
-Gate = Callable[["Tool", ToolCall], Awaitable["str | None"]]
+Gate = Callable[["Tool", ToolCall], Awaitable["str | Clearance | None"]]
 """``await gate(tool, call) -> refusal``: the policy's check between validation and
-execution; a refusal (the text the model reads) replaces running the tool."""
+execution; a refusal (the text the model reads) replaces running the tool. A
+:class:`Clearance` lets it run with the resolved paths (the context must then be a
+dataclass with a ``clearance`` field)."""
 
 
 class ToolFailure(Exception):
@@ -116,9 +123,11 @@ class ToolRegistry:
         except InvalidArguments as exc:
             return _error(call, f"Invalid arguments for {call.name}: {exc}")
         if gate is not None:
-            refusal = await gate(tool, call)
-            if refusal is not None:
-                return _error(call, refusal)
+            verdict = await gate(tool, call)
+            if isinstance(verdict, str):
+                return _error(call, verdict)
+            if verdict is not None:
+                context = dataclasses.replace(context, clearance=verdict)
         try:
             output = await tool.execute(arguments, context)
         except ToolFailure as failure:

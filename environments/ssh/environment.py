@@ -7,9 +7,11 @@ working directory (the login's home unless configured).
 
 from __future__ import annotations
 
+import base64
 import logging
 import posixpath
 import shlex
+from typing import Any
 
 import msgspec
 import trio
@@ -19,7 +21,7 @@ from actors.kernel.processes import ProcessLedger
 from environments.base import EnvironmentActor
 from environments.capture import DEFAULT_CAPTURE_CAP
 from environments.envvars import EnvPolicy, restricted_to
-from environments.errors import FileNotFound, InvalidRequest, SandboxUnavailable
+from environments.errors import FileNotFound, InvalidPath, InvalidRequest, SandboxUnavailable
 from environments.sandbox import (
     PROBE_SCRIPT,
     bwrap_argv,
@@ -30,7 +32,7 @@ from environments.sandbox import (
     spec_paths,
 )
 from environments.search import SKIPPED_DIRECTORIES, file_filter, glob_to_regex
-from environments.ssh import sftp
+from environments.ssh import exact, sftp
 from environments.ssh.bridge import AsyncioLoop, SSHBridge
 from environments.ssh.connect import ConnectOptions
 from environments.ssh.pool import HostPool
@@ -53,6 +55,7 @@ from protocol.environment import (
     Grep,
     GrepResult,
     ListDirectory,
+    PathGuard,
     PathKind,
     ReadFile,
     ResolvedPath,
@@ -65,6 +68,9 @@ from protocol.environment import (
     WriteFile,
     WriteResult,
 )
+
+_FALLBACK = object()
+"""The host has no python3: the guarded operation goes over SFTP after a check."""
 
 _CLOSE_BOUND = KILL_GRACE + 30.0
 """Seconds stopping may take: end every remote group (TERM, grace, KILL, confirm),
@@ -195,9 +201,29 @@ class SSHEnvironment(EnvironmentActor):
             self._uname = (system.strip().lower(), release.strip())
         return EnvironmentInfo(await self.working_dir(), *self._uname, await self.sandbox())
 
+    async def _exact(self, op: str, path: str, guard: PathGuard, **extra: Any) -> Any:
+        """A guarded operation, run on the host with no link followed; None when
+        the host has no python3 (after the check-before-use fallback passed)."""
+        if not path.startswith("/"):
+            raise InvalidPath(f"a checked path must be absolute: {path[:200]!r}")
+        status, out, err = await self._helper(exact.program(op, path, guard.hard_links, **extra))
+        if status != exact.NO_PYTHON:
+            return exact.answer(path, status, out, err)
+        status, _, _ = await self._helper(exact.check_script(path, guard.hard_links))
+        refused = exact.check_refusal(path, status)
+        if refused is not None:
+            raise refused
+        return _FALLBACK
+
     async def read_file(self, request: ReadFile) -> FileContent:
         path = await self.resolve(request.path)
-        data = await self.bridge.run(sftp.read_bytes(self.pool, path))
+        data: bytes | None = None
+        if request.guard is not None:
+            found = await self._exact("read", path, request.guard)
+            if found is not _FALLBACK:
+                data = base64.b64decode(found)
+        if data is None:
+            data = await self.bridge.run(sftp.read_bytes(self.pool, path))
         return render_file(
             path, data, request.offset, request.limit, request.line_numbers, request.exact
         )
@@ -205,6 +231,10 @@ class SSHEnvironment(EnvironmentActor):
     async def write_file(self, request: WriteFile) -> WriteResult:
         path = await self.resolve(request.path)
         data = request.content.encode()
+        if request.guard is not None:
+            encoded = base64.b64encode(data).decode()
+            if await self._exact("write", path, request.guard, data=encoded) is not _FALLBACK:
+                return WriteResult(path, len(data))
         await self.bridge.run(sftp.write_bytes(self.pool, path, data))
         return WriteResult(path, len(data))
 
@@ -212,26 +242,42 @@ class SSHEnvironment(EnvironmentActor):
         return await self.bridge.run(sftp.exists(self.pool, await self.resolve(request.path)))
 
     async def stat_path(self, request: StatPath) -> PathKind:
-        return await self.bridge.run(sftp.path_kind(self.pool, await self.resolve(request.path)))
+        path = await self.resolve(request.path)
+        if request.guard is not None:
+            found = await self._exact("kind", path, PathGuard(hard_links=True))
+            if found is not _FALLBACK:
+                return found
+        return await self.bridge.run(sftp.path_kind(self.pool, path))
 
     async def resolve_path(self, request: ResolvePath) -> ResolvedPath:
         """Resolved on the host (``realpath -m``: symlinks followed, a missing tail
         kept), where the file the policy judges really is."""
         path = await self.resolve(request.path)
-        script = f'realpath -m -- {shlex.quote(path)} && printf %s "$HOME"'
-        status, out, err = await self._helper(script)
-        resolved, _, home = out.partition("\n")
+        status, out, err = await self._helper(exact.resolve_script(path, request.same_file_in))
+        fields = out.split("\0")
+        resolved, home, links = [*fields, "", "", ""][:3]
+        others = fields[3:]
         if status != 0 or not resolved.startswith("/"):
             raise InvalidRequest(f"cannot resolve {path}: {err.strip() or 'realpath failed'}")
-        return ResolvedPath(resolved, home or "/")
+        count = int(links) if links.isdigit() else 0
+        also_at = next((o for o in others if o and o != resolved), None)
+        return ResolvedPath(resolved, home or "/", count, also_at if count > 1 else None)
 
     async def delete_file(self, request: DeleteFile) -> None:
-        await self.bridge.run(sftp.delete_file(self.pool, await self.resolve(request.path)))
+        path = await self.resolve(request.path)
+        guard = request.guard
+        if guard is not None and await self._exact("delete", path, guard) is not _FALLBACK:
+            return
+        await self.bridge.run(sftp.delete_file(self.pool, path))
 
     async def list_directory(self, request: ListDirectory) -> list[DirEntry]:
         if request.depth < 1:
             raise InvalidRequest(f"depth must be 1 or more (got {request.depth})")
         root = await self.resolve(request.path)
+        if request.guard is not None:
+            found = await self._exact("list", root, request.guard, depth=request.depth)
+            if found is not _FALLBACK:
+                return [DirEntry(name, is_dir, size) for name, is_dir, size in found]
         return await self.bridge.run(sftp.list_tree(self.pool, root, request.depth))
 
     async def exec_command(self, request: ExecCommand) -> ExecResult:

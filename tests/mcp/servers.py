@@ -19,10 +19,15 @@ def fixture_server(
     name: str = "fx",
     env: dict[str, str] | None = None,
     categories: dict[str, ToolCategory] | None = None,
+    path_arguments: dict[str, list[str]] | None = None,
 ) -> McpServerConfig:
     """The fixture over stdio."""
     return McpServerConfig(
-        name, command=[sys.executable, str(FIXTURE)], env=env or {}, categories=categories or {}
+        name,
+        command=[sys.executable, str(FIXTURE)],
+        env=env or {},
+        categories=categories or {},
+        path_arguments=path_arguments or {},
     )
 
 

@@ -77,3 +77,11 @@ def test_the_documented_tables_load(tmp_path: Path) -> None:
         servers = mcp_servers_of(load_config(path), str(path))
         assert [server.name for server in servers] == names
         assert servers[0].command[:2] == ["npx", "-y"]
+
+
+def test_path_arguments_are_declared_in_the_config_file(tmp_path: Path) -> None:
+    """The docs/cli.md example: ``path_arguments`` by tool, read from TOML."""
+    user = tmp_path / "user.toml"
+    user.write_text('[mcp_servers.a]\ncommand = ["a"]\npath_arguments = { fetch_to = ["dest"] }\n')
+    (server,) = mcp_servers_for(tmp_path, {"TROUPE_CONFIG": str(user)})
+    assert server.path_arguments == {"fetch_to": ["dest"]}

@@ -12,6 +12,8 @@ from actors.tools.cli_tools import (
     build_argv,
     json_schema,
     load_tools_file,
+    parse_tools_text,
+    path_parameters,
     tool_env,
     validate,
 )
@@ -100,3 +102,19 @@ def test_a_bad_file_names_itself(tmp_path: Path) -> None:
     with pytest.raises(CliToolError, match="bogus"):
         load_tools_file(path)
     assert load_tools_file(tmp_path / "absent.yaml") == []
+
+
+def test_a_path_parameter_is_declared_and_must_be_a_string() -> None:
+    text = """
+tools:
+  - name: show
+    cmd: cat
+    args: ["{{file}}", "{{count}}"]
+    parameters:
+      file: {type: string, path: true}
+      count: {type: integer}
+"""
+    (spec,) = parse_tools_text(text, "tools.yaml")
+    assert path_parameters(spec) == ("file",)
+    with pytest.raises(CliToolError, match="path parameter count must be a string"):
+        parse_tools_text(text.replace("{type: integer}", "{type: integer, path: true}"), "t")

@@ -8,6 +8,7 @@ from typing import Annotated
 import msgspec
 
 from actors.tools.core.context import Subagents, ToolContext
+from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool, ToolFailure
 from protocol.session import SubAgentResult
 
@@ -36,8 +37,12 @@ class SpawnAgentParams(msgspec.Struct, frozen=True):
 
 
 async def spawn_agent(arguments: SpawnAgentParams, context: ToolContext) -> str:
+    working_dir = arguments.working_dir
     agent = await _manager(context).spawn(
-        arguments.task, arguments.working_dir, arguments.model, arguments.max_turns
+        arguments.task,
+        context.path(working_dir) if working_dir else None,
+        arguments.model,
+        arguments.max_turns,
     )
     return (
         f"Spawned subagent {agent.agent_id} ({agent.address}). It works in parallel; "
@@ -97,6 +102,7 @@ AGENT_TOOLS = (
         spawn_agent,
         SpawnAgentParams,
         category="write",
+        paths=PathDeclaration(("working_dir",), confined=True),
     ),
     Tool(
         "send_input",

@@ -6,7 +6,14 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from actors.kernel import ActorRef
-from protocol.environment import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, ExecOutput, Sandbox
+from actors.tools.paths import Clearance
+from protocol.environment import (
+    DEFAULT_TIMEOUT_MS,
+    MAX_TIMEOUT_MS,
+    ExecOutput,
+    PathGuard,
+    Sandbox,
+)
 from protocol.session import SubAgentResult
 
 
@@ -62,6 +69,18 @@ class ToolContext:
     """The only variables commands inherit (None: the environment's default)."""
     terminal: TerminalSlot | None = None
     """The session's persistent terminal, for the terminal tool."""
+    clearance: Clearance | None = None
+    """The paths the policy resolved and judged for this call (None: no policy)."""
+
+    def path(self, written: str) -> str:
+        """The path to use for one the model wrote: the resolved path the policy
+        judged, or (without a policy) the path as written."""
+        return written if self.clearance is None else self.clearance.path(written)
+
+    @property
+    def guard(self) -> PathGuard | None:
+        """What file requests carry so the environment uses exactly the judged path."""
+        return None if self.clearance is None else self.clearance.guard
 
     def timeout_ms(self, requested: int | None) -> int:
         """The per-call timeout: the session default when unset, never past the cap."""

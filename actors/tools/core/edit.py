@@ -14,6 +14,7 @@ import msgspec
 
 from actors.tools.apply_patch.matcher import normalise_loosely
 from actors.tools.core.context import ToolContext
+from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool, ToolFailure
 from protocol.environment import ReadFile, WriteFile
 
@@ -62,7 +63,8 @@ async def edit_file(arguments: EditFileParams, context: ToolContext) -> str:
         raise ToolFailure("old_string must not be empty; use write_file to create a file.")
     if arguments.old_string == arguments.new_string:
         raise ToolFailure("old_string and new_string are the same; nothing to change.")
-    content = await context.environment.ask(ReadFile(arguments.file_path, exact=True))
+    target = context.path(arguments.file_path)
+    content = await context.environment.ask(ReadFile(target, exact=True, guard=context.guard))
     text, path = content.text, content.path
     count = text.count(arguments.old_string)
     note = ""
@@ -90,7 +92,7 @@ async def edit_file(arguments: EditFileParams, context: ToolContext) -> str:
         updated = _replace_spans(text, spans, arguments.new_string)
         replaced = len(spans)
         note = " (matched with a whitespace-tolerant fallback: the file's text differed)"
-    await context.environment.ask(WriteFile(arguments.file_path, updated))
+    await context.environment.ask(WriteFile(target, updated, guard=context.guard))
     plural = "occurrence" if replaced == 1 else "occurrences"
     return f"Replaced {replaced} {plural} in {path}{note}"
 
@@ -102,4 +104,5 @@ EDIT_FILE = Tool(
     edit_file,
     EditFileParams,
     category="write",
+    paths=PathDeclaration(("file_path",)),
 )

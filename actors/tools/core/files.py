@@ -8,6 +8,7 @@ import msgspec
 
 from actors.kernel import Rejection
 from actors.tools.core.context import ToolContext
+from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool
 from protocol.environment import DEFAULT_READ_LIMIT, ListDirectory, ReadFile, WriteFile
 
@@ -25,7 +26,12 @@ class ReadFileParams(msgspec.Struct, frozen=True):
 
 async def read_file(arguments: ReadFileParams, context: ToolContext) -> str:
     content = await context.environment.ask(
-        ReadFile(arguments.file_path, arguments.offset, arguments.limit or DEFAULT_READ_LIMIT)
+        ReadFile(
+            context.path(arguments.file_path),
+            arguments.offset,
+            arguments.limit or DEFAULT_READ_LIMIT,
+            guard=context.guard,
+        )
     )
     if content.total_lines == 0:
         return f"{content.path} is empty."
@@ -38,7 +44,9 @@ class WriteFileParams(msgspec.Struct, frozen=True):
 
 
 async def write_file(arguments: WriteFileParams, context: ToolContext) -> str:
-    written = await context.environment.ask(WriteFile(arguments.file_path, arguments.content))
+    written = await context.environment.ask(
+        WriteFile(context.path(arguments.file_path), arguments.content, guard=context.guard)
+    )
     return f"Wrote {written.bytes_written} bytes to {written.path}"
 
 
@@ -51,7 +59,8 @@ async def read_many_files(arguments: ReadManyFilesParams, context: ToolContext) 
     sections = []
     for path in arguments.paths:
         try:
-            content = await context.environment.ask(ReadFile(path, limit=None))
+            request = ReadFile(context.path(path), limit=None, guard=context.guard)
+            content = await context.environment.ask(request)
             sections.append(f"==> {content.path} <==\n{content.text}")
         except Rejection as refusal:
             sections.append(f"==> {path} <==\n[error: {refusal}]")
@@ -64,7 +73,9 @@ class ListDirParams(msgspec.Struct, frozen=True):
 
 
 async def list_dir(arguments: ListDirParams, context: ToolContext) -> str:
-    entries = await context.environment.ask(ListDirectory(arguments.path, arguments.depth))
+    entries = await context.environment.ask(
+        ListDirectory(context.path(arguments.path), arguments.depth, guard=context.guard)
+    )
     if not entries:
         return f"{arguments.path} is empty."
     return "\n".join(
@@ -79,6 +90,7 @@ READ_FILE = Tool(
     read_file,
     ReadFileParams,
     category="read",
+    paths=PathDeclaration(("file_path",)),
 )
 WRITE_FILE = Tool(
     "write_file",
@@ -86,6 +98,7 @@ WRITE_FILE = Tool(
     write_file,
     WriteFileParams,
     category="write",
+    paths=PathDeclaration(("file_path",)),
 )
 READ_MANY_FILES = Tool(
     "read_many_files",
@@ -93,6 +106,7 @@ READ_MANY_FILES = Tool(
     read_many_files,
     ReadManyFilesParams,
     category="read",
+    paths=PathDeclaration(("paths",)),
 )
 LIST_DIR = Tool(
     "list_dir",
@@ -100,4 +114,5 @@ LIST_DIR = Tool(
     list_dir,
     ListDirParams,
     category="read",
+    paths=PathDeclaration(("path",), defaults={"path": "."}),
 )

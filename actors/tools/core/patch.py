@@ -5,14 +5,22 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 import msgspec
 
 from actors.kernel import Rejection
-from actors.tools.apply_patch import PatchApplyError, PatchParseError, apply_patch
+from actors.tools.apply_patch import (
+    PatchApplyError,
+    PatchParseError,
+    UpdateFile,
+    apply_patch,
+    parse_patch,
+)
 from actors.tools.apply_patch.files import NotUtf8Text, absolute_path
 from actors.tools.core.context import ToolContext
+from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool, ToolFailure
 from environments.errors import (
     BinaryFile,
@@ -45,13 +53,20 @@ def _as_os_error(refusal: Rejection, path: str) -> Exception:
 class EnvironmentPatchFiles:
     """:class:`PatchFiles` over an environment actor (local or remote alike).
 
-    Requests carry the normalised absolute path, the one codex would use."""
+    Requests carry the normalised absolute path, the one codex would use, or
+    under a policy the resolved path it judged for that target (messages still
+    show the path as codex would)."""
 
     def __init__(self, context: ToolContext) -> None:
         self.context = context
 
     def display_path(self, path: str) -> str:
         return absolute_path(self.context.working_dir, path)
+
+    def _target(self, path: str) -> str:
+        if self.context.clearance is None:
+            return self.display_path(path)
+        return self.context.path(path)
 
     async def _ask(self, request: object, path: str) -> object:
         try:
@@ -60,29 +75,52 @@ class EnvironmentPatchFiles:
             raise _as_os_error(refusal, path) from None
 
     async def read_text(self, path: str) -> str:
-        content = await self._ask(ReadFile(self.display_path(path), exact=True), path)
+        guard = self.context.guard
+        content = await self._ask(ReadFile(self._target(path), exact=True, guard=guard), path)
         return content.text  # type: ignore[attr-defined]
 
     async def write_text(self, path: str, text: str) -> None:
-        await self._ask(WriteFile(self.display_path(path), text), path)
+        await self._ask(WriteFile(self._target(path), text, guard=self.context.guard), path)
 
     async def parent_missing(self, path: str) -> bool:
-        parent = posixpath.dirname(self.display_path(path))
-        return await self._ask(StatPath(parent), path) == "missing"
+        parent = posixpath.dirname(self._target(path))
+        return await self._ask(StatPath(parent, guard=self.context.guard), path) == "missing"
 
     async def delete(self, path: str) -> None:
         # As in codex: through a link, there must be something, and not a directory.
-        kind = await self._ask(StatPath(self.display_path(path)), path)
+        guard = self.context.guard
+        kind = await self._ask(StatPath(self._target(path), guard=guard), path)
         if kind in ("missing", "directory"):
             code = errno.ENOENT if kind == "missing" else errno.EISDIR
             raise OSError(code, os.strerror(code), path)
-        await self._ask(DeleteFile(self.display_path(path)), path)
+        await self._ask(DeleteFile(self._target(path), guard=guard), path)
 
     async def is_file(self, path: str) -> bool:
-        return await self._ask(StatPath(self.display_path(path)), path) == "file"
+        guard = self.context.guard
+        return await self._ask(StatPath(self._target(path), guard=guard), path) == "file"
 
     async def is_dir(self, path: str) -> bool:
-        return await self._ask(StatPath(self.display_path(path)), path) == "directory"
+        guard = self.context.guard
+        return await self._ask(StatPath(self._target(path), guard=guard), path) == "directory"
+
+
+def patch_targets(arguments: Mapping[str, Any]) -> list[str]:
+    """Every path the patch's operations touch, as the parser reads them (the
+    applier's own targets, ``Move to`` included); a patch that does not parse
+    touches nothing."""
+    text = arguments.get("patch")
+    if not isinstance(text, str):
+        return []
+    try:
+        patch = parse_patch(text)
+    except PatchParseError:
+        return []
+    found: list[str] = []
+    for operation in patch.operations:
+        found.append(operation.path)
+        if isinstance(operation, UpdateFile) and operation.move_to is not None:
+            found.append(operation.move_to)
+    return found
 
 
 class ApplyPatchParams(msgspec.Struct, frozen=True):
@@ -107,4 +145,5 @@ APPLY_PATCH = Tool(
     apply_patch_tool,
     ApplyPatchParams,
     category="write",
+    paths=PathDeclaration(extract=patch_targets),
 )

@@ -7,6 +7,7 @@ from typing import Annotated
 import msgspec
 
 from actors.tools.core.context import ToolContext
+from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool
 from protocol.environment import DEFAULT_MAX_RESULTS, Glob, Grep
 
@@ -27,7 +28,7 @@ async def grep(arguments: GrepParams, context: ToolContext) -> str:
     found = await context.environment.ask(
         Grep(
             arguments.pattern,
-            arguments.path,
+            context.path(arguments.path or "."),
             arguments.glob_filter,
             arguments.case_insensitive,
             arguments.max_results,
@@ -45,7 +46,9 @@ class GlobParams(msgspec.Struct, frozen=True):
 
 
 async def glob(arguments: GlobParams, context: ToolContext) -> str:
-    found = await context.environment.ask(Glob(arguments.pattern, arguments.path))
+    found = await context.environment.ask(
+        Glob(arguments.pattern, context.path(arguments.path or "."))
+    )
     return "\n".join(found.paths) if found.paths else "No files found."
 
 
@@ -55,6 +58,7 @@ GREP = Tool(
     grep,
     GrepParams,
     category="read",
+    paths=PathDeclaration(("path",), defaults={"path": "."}),
 )
 GLOB = Tool(
     "glob",
@@ -62,4 +66,5 @@ GLOB = Tool(
     glob,
     GlobParams,
     category="read",
+    paths=PathDeclaration(("path",), defaults={"path": "."}),
 )

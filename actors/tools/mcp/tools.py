@@ -20,7 +20,9 @@ from mcp.types import (
 )
 from mcp.types import Tool as McpTool
 
+from actors.tools.core.context import ToolContext
 from actors.tools.mcp.connection import McpConnection
+from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool, ToolFailure
 from protocol.mcp import McpServerConfig, ToolCategory
 
@@ -98,7 +100,14 @@ def make_tool(connection: McpConnection, remote: McpTool) -> Tool:
     """One registry tool that calls ``remote`` on ``connection``."""
     config = connection.config
 
-    async def execute(arguments: dict[str, Any], context: object) -> str:
+    paths = tuple(config.path_arguments.get(remote.name, ()))
+
+    async def execute(arguments: dict[str, Any], context: ToolContext) -> str:
+        if paths:  # declared paths become the resolved paths the policy judged
+            arguments = {
+                name: _resolved(context, value) if name in paths else value
+                for name, value in arguments.items()
+            }
         return render_result(await connection.call(remote.name, arguments))
 
     description = remote.description or remote.title or f"{remote.name} (MCP server {config.name})"
@@ -108,4 +117,13 @@ def make_tool(connection: McpConnection, remote: McpTool) -> Tool:
         execute=execute,
         json_schema=input_schema(remote),
         category=category_of(config, remote),
+        paths=PathDeclaration(paths),
     )
+
+
+def _resolved(context: ToolContext, value: Any) -> Any:
+    if isinstance(value, str) and value:
+        return context.path(value)
+    if isinstance(value, list):
+        return [_resolved(context, item) for item in value]
+    return value
