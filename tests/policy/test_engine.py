@@ -72,11 +72,12 @@ def test_grants_for_the_session() -> None:
     policy = policy_preset("interactive")
     facts = facts_for("shell", "write", {"command": "rm -rf build"}, ROOT)
     grant = grant_for(facts, "command")
-    assert grant == Grant("shell", "rm -rf")
-    assert shell(policy, "rm -rf dist", (grant,)).action == "allow"
-    assert shell(policy, "rm -rf dist", (grant,)).rule == "grant"
+    assert grant == Grant("shell", command="rm -rf build", cwd=ROOT)
+    assert shell(policy, "rm -rf build", (grant,)).action == "allow"
+    assert shell(policy, "rm -rf build", (grant,)).rule == "grant"
+    assert shell(policy, "rm -rf dist", (grant,)).action == "ask"
     assert shell(policy, "git push", (grant,)).action == "ask"
-    assert shell(policy, "git push", (Grant("shell"),)).action == "allow"
+    assert shell(policy, "git push", (Grant("shell"),)).action == "ask"
 
 
 def test_agentic_behavior_asks_for_its_listed_commands() -> None:

@@ -32,7 +32,8 @@ NOT_PLAIN = [
 
 @pytest.mark.parametrize("line", PLAIN)
 def test_plain_lines_match_bashlex(line: str) -> None:
-    expected = [simple for tree in bashlex.parse(line) for simple in shell_parse._walk(tree)]
+    walker = shell_parse._Walker(line)
+    expected = [item for tree in bashlex.parse(line) for item in walker.walk(tree, False)]
     assert shell_parse._plain(line) == expected
 
 
