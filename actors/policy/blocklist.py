@@ -38,6 +38,15 @@ def pattern_words(pattern: str) -> tuple[str, ...]:
         return tuple(pattern.split())
 
 
+_RECURSIVE = frozenset({"-r", "-R", "--recursive"})
+_SAME_FLAGS: dict[str, dict[str, frozenset[str]]] = {
+    "rm": {"-r": _RECURSIVE, "-R": _RECURSIVE, "-f": frozenset({"--force"})},
+    "chmod": {"-R": frozenset({"--recursive"})},
+    "chown": {"-R": frozenset({"--recursive"})},
+}
+"""Spellings a program reads as the same flag (``rm -R`` is ``rm -r``)."""
+
+
 def _path_form(word: str) -> str | None:
     """``word`` as a path in one spelling (``~`` for the home), None if not a path."""
     for home in ("${HOME}", "$HOME", "~"):
@@ -66,6 +75,9 @@ def matches(pattern: str, invocation: Invocation) -> bool:
         return False
     args = invocation.argv[1:]
     flags = split_flags(args)
+    for alias, same in _SAME_FLAGS.get(invocation.argv[0], {}).items():
+        if flags & same:
+            flags.add(alias)
     for word in words[1:]:
         if word.startswith("-") and not word.startswith("--") and len(word) > 2:
             if not all(f"-{letter}" in flags for letter in word[1:]):
