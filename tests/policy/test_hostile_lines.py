@@ -275,8 +275,9 @@ def test_policy_denied_paths_extend_the_hidden_ones() -> None:
 
 
 def test_dangerous_variables_are_admin() -> None:
-    for line in ("LD_PRELOAD=/tmp/x.so ls", "export BASH_ENV=/tmp/x", "GIT_SSH_COMMAND=id git status",
-                 "HOME=/tmp cat ~/.x", "env PAGER=sh git log"):  # fmt: skip
+    for line in ("LD_PRELOAD=/tmp/x.so ls", "export BASH_ENV=/tmp/x",
+                 "GIT_SSH_COMMAND=id git status", "HOME=/tmp cat ~/.x",
+                 "env PAGER=sh git log"):  # fmt: skip
         assert "sets" in asked(line), line
 
 
