@@ -73,6 +73,7 @@ def parse_line(command: str) -> list[Item]:
     plain = _plain(command)
     if plain is not None:
         return plain
+    command = _ARITHMETIC.sub(_arithmetic, command)
     try:
         trees = bashlex.parse(command)
     except Exception as exc:  # bashlex raises several kinds; each means "not understood"
@@ -136,6 +137,20 @@ def _plain(command: str) -> list[Item] | None:
         )
         simples.append(SimpleCommand(tuple(Word(w) for w in words), tuple(assignments), (), piped))
     return simples
+
+
+_ARITHMETIC = re.compile(r"\$\(\(([^()]*(?:\([^()]*\)[^()]*)*)\)\)")
+_PLAIN_ARITHMETIC = re.compile(r"[\w\s+\-*/%<>=!&|^~?:,.$()]*")
+
+
+def _arithmetic(match: re.Match[str]) -> str:
+    """``$((6*7))`` as a parameter (its value is a number known at run time),
+    which bashlex can parse; an expression that could run code (``$(...)``, an
+    array index, quotes) is left for bashlex to refuse."""
+    inner = match.group(1)
+    if "$(" in inner or not _PLAIN_ARITHMETIC.fullmatch(inner):
+        return match.group(0)
+    return "${_arithmetic_}"
 
 
 _GLOB_CHARS = frozenset("*?[{")

@@ -55,7 +55,8 @@ CASES: list[tuple[str, str]] = [
     ("curl -o out.json http://localhost:3000/api", "write"),
     ("rsync -a src/ backup/", "write"),
     ("bash build.sh", "write"),
-    ("echo $((1 + 2))", "admin"),
+    ("echo $((1 + 2))", "read"),
+    ("echo $(($(rm -rf x)))", "admin"),
     ("awk '{print $1}' f > g", "write"),
     ("kill 1234", "write"),
     # admin
