@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> None:
                    ratios(boxed, bare).median, "x"),
         ]  # fmt: skip
     added = trio.run(measure, *((100, 3) if args.quick else (300, 9)))
-    for kind, (low, middle) in added.items():
+    for kind, (_low, middle) in added.items():
         figures.append(Figure(f"gate_{kind}_us_median", f"policy gate, {kind} call (median)",
                               middle, "us"))  # fmt: skip
     emit("Troupe safety policy cost", figures, args.json)
