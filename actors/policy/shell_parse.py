@@ -14,57 +14,15 @@ import re
 from collections.abc import Iterator
 
 import bashlex
-import msgspec
+
+from actors.policy.shell_lex import quick_parse
+from actors.policy.shell_words import FunctionDef, Item, Redirect, SimpleCommand, Word
+
+__all__ = ["FunctionDef", "Item", "Redirect", "SimpleCommand", "Unparsed", "Word", "parse_line"]
 
 
 class Unparsed(ValueError):
     """bashlex could not parse the line (the message says where)."""
-
-
-class Word(msgspec.Struct, frozen=True):
-    """One word after quote removal. ``text`` keeps what the shell would still
-    expand (``$HOME/x``, ``~/x``, ``*.py``); the flags say which expansions are in it."""
-
-    text: str
-    substituted: bool = False
-    """A parameter, command or process substitution: the value is known only at run time."""
-    parameters: tuple[str, ...] = ()
-    """The names of the parameters in it (``HOME`` for ``$HOME/x``)."""
-    pattern: bool = False
-    """An unquoted glob (``*?[``) or brace expansion (``{a,b}``)."""
-    tilde: bool = False
-
-
-class Redirect(msgspec.Struct, frozen=True):
-    """``op`` is the operator (``>``, ``>>``, ``<``, ``<>``, ``<<<``, ``<<``, ``>&``);
-    ``target`` the word after it, None when it is a file descriptor (``2>&1``)."""
-
-    op: str
-    target: Word | None
-
-
-class SimpleCommand(msgspec.Struct, frozen=True):
-    """One simple command of a line, before any wrapper is unwrapped."""
-
-    words: tuple[Word, ...]
-    assignments: tuple[Word, ...] = ()
-    redirects: tuple[Redirect, ...] = ()
-    background: bool = False
-    """Run with ``&`` or as one side of a pipeline (a new process either way)."""
-
-    @property
-    def argv(self) -> tuple[str, ...]:
-        return tuple(word.text for word in self.words)
-
-
-class FunctionDef(msgspec.Struct, frozen=True):
-    """``name() { body }``: the body's commands are judged where it is defined."""
-
-    name: str
-    body: tuple[SimpleCommand, ...]
-
-
-Item = SimpleCommand | FunctionDef
 
 
 def parse_line(command: str) -> list[Item]:
@@ -73,6 +31,9 @@ def parse_line(command: str) -> list[Item]:
     plain = _plain(command)
     if plain is not None:
         return plain
+    quick = quick_parse(command)
+    if quick is not None:
+        return list(quick)
     command = _ARITHMETIC.sub(_arithmetic, command)
     try:
         trees = bashlex.parse(command)
@@ -153,17 +114,16 @@ def _arithmetic(match: re.Match[str]) -> str:
     return "${_arithmetic_}"
 
 
-_GLOB_CHARS = frozenset("*?[{")
-
-
 def _unquoted_pattern(raw: str) -> bool:
-    """Whether ``raw`` (a word as written) holds a glob or brace character outside
-    quotes and not escaped."""
+    """Whether ``raw`` (a word as written) holds a glob (``*``, ``?``, ``[...]``) or
+    a brace expansion (``{a,b}``, ``{1..3}``) outside quotes and not escaped."""
     quote = ""
     escaped = False
-    for char in raw:
+    for index, char in enumerate(raw):
         if escaped:
             escaped = False
+        elif char == "$" and not quote and raw[index + 1 : index + 2] in ("?", "*"):
+            escaped = True  # $? and $* are parameters, not globs
         elif char == "\\" and quote != "'":
             escaped = True
         elif quote:
@@ -171,9 +131,16 @@ def _unquoted_pattern(raw: str) -> bool:
                 quote = ""
         elif char in "'\"":
             quote = char
-        elif char in _GLOB_CHARS:
+        elif char in "*?":
+            return True
+        elif char == "[" and "]" in raw[index + 1 :]:
+            return True
+        elif char == "{" and _BRACE.match(raw, index):
             return True
     return False
+
+
+_BRACE = re.compile(r"\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
 
 
 class _Walker:

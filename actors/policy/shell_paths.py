@@ -8,6 +8,7 @@ resolves to None, and a caller judging a write treats None as outside.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import posixpath
 import re
@@ -86,11 +87,17 @@ def _could_be_within(path: str, root: str, recursive: bool) -> bool:
     return len(parts) >= len(root_parts) or recursive
 
 
+@functools.lru_cache(maxsize=16)
+def _hidden_roots(hidden: tuple[str, ...], home: str, cwd: str) -> tuple[tuple[str, str], ...]:
+    """Each hidden entry with its absolute path, worked out once per session."""
+    return tuple((entry, expand(entry, home, cwd)) for entry in hidden)
+
+
 def hidden_entry(path: str, context: ShellContext, recursive: bool = False) -> str | None:
     """The hidden path (a credential, Troupe's own files) ``path`` reads, or None.
     ``recursive``: the command reads the whole tree under ``path``."""
-    for entry in context.hidden:
-        if _could_be_within(path, expand(entry, context.home, context.cwd), recursive):
+    for entry, root in _hidden_roots(context.hidden, context.home, context.cwd):
+        if _could_be_within(path, root, recursive):
             return entry
     if SECRET_PROC.match(path) or (path.startswith("/proc/") and _GLOB.search(path)):
         return "/proc/<pid>/environ, root, fd ..."
