@@ -131,11 +131,11 @@ def _unquoted_pattern(raw: str) -> bool:
                 quote = ""
         elif char in "'\"":
             quote = char
-        elif char in "*?":
-            return True
-        elif char == "[" and "]" in raw[index + 1 :]:
-            return True
-        elif char == "{" and _BRACE.match(raw, index):
+        elif (
+            char in "*?"
+            or (char == "[" and "]" in raw[index + 1 :])
+            or (char == "{" and _BRACE.match(raw, index))
+        ):
             return True
     return False
 
