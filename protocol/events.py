@@ -308,7 +308,8 @@ class ApprovalRequestEvent(EventBody, frozen=True):
 
 class ApprovalResolvedEvent(EventBody, frozen=True):
     """An approval request was answered (or withdrawn, or cut short by a crash).
-    ``scope`` ``session``: the client approved this action for the whole session."""
+    ``scope`` ``command``: exactly this call is approved for the rest of the
+    session; ``rule``: the rule the request named in ``details.rule``."""
 
     kind = "approval_resolved"
     request_id: str

@@ -168,9 +168,14 @@ class UpdateConfig(msgspec.Struct, Asks[SessionConfig], frozen=True, tag=True, t
     max_tool_rounds_per_input: int | msgspec.UnsetType = msgspec.UNSET
 
 
-ApprovalScope = Literal["once", "session", "tool", "command"]
-"""How far an approval reaches: this call, the tool for the rest of the session,
-or the command prefix (``rm -rf``) for the rest of the session."""
+ApprovalScope = Literal["once", "command", "rule", "session", "tool"]
+"""How far an approval reaches. ``once``: this call. ``command`` ("always"):
+exactly this call for the rest of the session (a shell line: the same line in
+the same working directory). ``rule``: the wider rule the request's
+``details["rule"]`` shows (``commands starting with `npm test` in DIR``, ``every
+write_file call``); never an ``admin`` shell line other than this one, and not
+offered for one (``rule`` is then null and the answer acts as ``command``).
+``session`` is the old name of ``command``, ``tool`` the old name of ``rule``."""
 
 
 class AnswerApproval(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):

@@ -147,17 +147,18 @@ class UnsubscribeSession(_Request[Ok], frozen=True, tag="unsubscribe"):
 
 
 class ResolveApproval(_Request[Ok], frozen=True, tag="resolve_approval"):
-    """Answer an approval request. ``scope`` ``session`` asks the policy to approve
-    the same action for the rest of the session (the answer is recorded in the
-    ``approval_resolved`` event; the policy decides what "the same" means)."""
+    """Answer an approval request. ``scope`` ``command`` ("always") approves exactly
+    this call for the rest of the session, ``rule`` the wider rule the request
+    showed in ``details["rule"]`` (see :data:`protocol.session.ApprovalScope`); the
+    answer is recorded in the ``approval_resolved`` event."""
 
     session: str
     request_id: str
     approved: bool
     message: str | None = None
-    scope: Literal["once", "session", "tool", "command"] = "once"
-    """``session`` (the web page's "approve for session"): that command prefix for a
-    shell call, that tool otherwise; ``tool`` or ``command`` say which explicitly."""
+    scope: Literal["once", "command", "rule", "session", "tool"] = "once"
+    """``command``: exactly this call ("always"); ``rule``: the rule shown in the
+    request; ``session`` and ``tool`` are their old names."""
 
 
 class ExecInEnvironment(_Request[ExecReply], frozen=True, tag="exec"):

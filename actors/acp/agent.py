@@ -75,8 +75,6 @@ class AcpSession:
     replaying: bool = False
     replayed: trio.Event = field(default_factory=trio.Event)
     last_seq: int = 0
-    always_allowed: set[str] = field(default_factory=set)
-    """Approval actions the editor answered "always allow" for."""
     commands: list[str] = field(default_factory=list)
     """Command (execute-kind) tool calls running now, by call id."""
     command_started: trio.Event = field(default_factory=trio.Event)
@@ -332,36 +330,42 @@ class AcpAgent:
         prompt.open_calls.clear()
 
     async def _ask_permission(self, session: AcpSession, request: ApprovalRequestEvent) -> None:
-        """The editor's permission dialog for one approval request."""
-        if request.action in session.always_allowed:
-            approved = True
-        else:
-            params = {
-                "sessionId": session.id,
-                "toolCall": {
-                    "toolCallId": str(request.details.get("call_id", request.request_id)),
-                    "title": f"{request.action}: {request.subject}",
-                    "rawInput": request.details,
-                },
-                "options": [
-                    {"optionId": "allow_once", "name": "Allow", "kind": "allow_once"},
-                    {"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
-                    {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
-                ],
-            }
-            try:
-                result = await self.ask_client("session/request_permission", params) or {}
-            except AcpError:
-                result = {}
-            outcome = result.get("outcome") or {}
-            chosen = outcome.get("optionId") if outcome.get("outcome") == "selected" else None
-            approved = chosen in ("allow_once", "allow_always")
-            if chosen == "allow_always":
-                session.always_allowed.add(request.action)
+        """The editor's permission dialog for one approval request. "Always allow"
+        is that exact call (the server keeps the grant, scope ``command``); the
+        wider rule, when the request offers one, is a separate option that names it.
+        Nothing is approved here without the editor's answer."""
+        rule = request.details.get("rule")
+        options = [
+            {"optionId": "allow_once", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "allow_always", "name": "Always allow this exact call",
+             "kind": "allow_always"},
+        ]  # fmt: skip
+        if isinstance(rule, str) and rule:
+            options.append({"optionId": "allow_rule", "name": f"Always allow {rule}",
+                            "kind": "allow_always"})  # fmt: skip
+        options.append({"optionId": "reject_once", "name": "Reject", "kind": "reject_once"})
+        params = {
+            "sessionId": session.id,
+            "toolCall": {
+                "toolCallId": str(request.details.get("call_id", request.request_id)),
+                "title": f"{request.action}: {request.subject}",
+                "rawInput": request.details,
+            },
+            "options": options,
+        }
+        try:
+            result = await self.ask_client("session/request_permission", params) or {}
+        except AcpError:
+            result = {}
+        outcome = result.get("outcome") or {}
+        chosen = outcome.get("optionId") if outcome.get("outcome") == "selected" else None
+        approved = chosen in ("allow_once", "allow_always", "allow_rule")
+        scope = {"allow_always": "command", "allow_rule": "rule"}.get(str(chosen), "once")
         try:
             await self.client.request(
                 ResolveApproval, session=session.id, request_id=request.request_id,
                 approved=approved, message=None if approved else "rejected in the editor",
+                scope=scope,
             )  # fmt: skip
         except RequestError as error:
             log.info("approval %s: %s", request.request_id, error)

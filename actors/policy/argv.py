@@ -1,19 +1,93 @@
-"""Reading a command's argument vector: the wrappers that run another command
-(``env``, ``timeout``, ``nice``, ``xargs``...), the hosts a network tool talks to,
-git's subcommand, and the option spellings the classifier looks for.
+"""Reading a command's arguments as the program reads them: options (clustered
+short flags, glued values ``-xhost``, ``--output=f``, GNU abbreviations), operands,
+and the wrappers that run another command (``env``, ``timeout``, ``taskset``,
+``script -qc`` ...), unwrapped to the command they run.
 """
 
 from __future__ import annotations
 
-import posixpath
 import re
-from urllib.parse import urlsplit
 
-from actors.policy.command_tables import _CURL_VALUE_OPTIONS
+import msgspec
+
+from actors.policy.command_tables import Grammar
+from actors.policy.shell_parse import Word
 
 
-def has_c_option(arg: str) -> bool:
-    return arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]
+class Parsed(msgspec.Struct, frozen=True):
+    """``options``: (name, value) in order, short options as ``-x``, long as
+    ``--name`` (canonical when abbreviated); ``operands``: the other words;
+    ``rest``: with ``stop_at_operand``, the words from the first operand on."""
+
+    options: tuple[tuple[str, Word | None], ...]
+    operands: tuple[Word, ...]
+    rest: tuple[Word, ...] = ()
+
+    def has(self, *names: str) -> bool:
+        return any(name in names for name, _ in self.options)
+
+    def values(self, *names: str) -> list[Word]:
+        return [value for name, value in self.options if name in names and value is not None]
+
+
+def _part(word: Word, text: str) -> Word:
+    """A piece of ``word`` (a glued value): the same expansions, as far as known."""
+    return Word(text, (word.substituted and "$" in text) or "`" in text, word.parameters,
+                word.pattern, text.startswith("~"))  # fmt: skip
+
+
+def parse(words: list[Word], grammar: Grammar, stop_at_operand: bool = False) -> Parsed:
+    """Options and operands of ``words`` under ``grammar``."""
+    options: list[tuple[str, Word | None]] = []
+    operands: list[Word] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        text = word.text
+        index += 1
+        if text == "--":
+            operands.extend(words[index:])
+            break
+        if text.startswith("--") and len(text) > 2:
+            name, equals, value = text.partition("=")
+            canonical = _long_name(name[2:], grammar)
+            if equals:
+                options.append((f"--{canonical}", _part(word, value)))
+            elif canonical in grammar.long_values and index < len(words):
+                options.append((f"--{canonical}", words[index]))
+                index += 1
+            else:
+                options.append((f"--{canonical}", None))
+            continue
+        if text.startswith("-") and len(text) > 1 and not word.substituted:
+            letters = text[1:]
+            for position, letter in enumerate(letters):
+                glued = letters[position + 1 :]
+                if letter in grammar.values:
+                    if glued:
+                        options.append((f"-{letter}", _part(word, glued)))
+                    elif index < len(words):
+                        options.append((f"-{letter}", words[index]))
+                        index += 1
+                    else:
+                        options.append((f"-{letter}", None))
+                    break
+                if letter in grammar.optional:
+                    options.append((f"-{letter}", _part(word, glued) if glued else None))
+                    break
+                options.append((f"-{letter}", None))
+            continue
+        if stop_at_operand:
+            return Parsed(tuple(options), tuple(operands), tuple(words[index - 1 :]))
+        operands.append(word)
+    return Parsed(tuple(options), tuple(operands))
+
+
+def _long_name(name: str, grammar: Grammar) -> str:
+    if name in grammar.long_values or not grammar.abbreviations:
+        return name
+    candidates = [option for option in grammar.long_values if option.startswith(name)]
+    return candidates[0] if len(candidates) == 1 else name if not candidates else name + "*"
 
 
 def is_world_writable(mode: str) -> bool:
@@ -24,122 +98,68 @@ def is_world_writable(mode: str) -> bool:
     )
 
 
-def strip_assignments(argv: list[str]) -> list[str]:
-    index = 0
-    while index < len(argv) and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", argv[index]):
-        index += 1
-    return argv[index:]
+ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
-_WRAPPER_VALUE_OPTIONS = {
-    "env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
-    "timeout": {"-s", "--signal", "-k", "--kill-after"},
-    "nice": {"-n", "--adjustment"},
-    "ionice": {"-c", "-n", "-p", "--class", "--classdata"},
-    "stdbuf": set(),
-    "nohup": set(),
-    "time": {"-f", "--format", "-o", "--output"},
-    "command": set(),
-    "exec": {"-a"},
-    "builtin": set(),
-    "setsid": set(),
-    "chronic": set(),
-    "unbuffer": set(),
-    "caffeinate": set(),
-    "flock": {"-w", "--timeout", "-E"},
+class Wrapper(msgspec.Struct, frozen=True):
+    """A program that runs the command in its arguments. ``skip``: operands before
+    the command (``timeout 5 cmd``: one); ``no_command``: options after which
+    there is no command (``taskset -p``)."""
+
+    grammar: Grammar
+    skip: int = 0
+    no_command: frozenset[str] = frozenset()
+
+
+def _w(values: str = "", long_values: str = "", skip: int = 0, no_command: str = "",
+       optional: str = "") -> Wrapper:  # fmt: skip
+    grammar = Grammar(values, optional, frozenset(long_values.split()))
+    return Wrapper(grammar, skip, frozenset(no_command.split()))
+
+
+# fmt: off
+WRAPPERS: dict[str, Wrapper] = {
+    "env": _w("uCS", "unset chdir split-string block-signal default-signal ignore-signal"),
+    "timeout": _w("sk", "signal kill-after", skip=1),
+    "nice": _w("n", "adjustment"),
+    "ionice": _w("cnpPu", "class classdata pid pgid uid", no_command="-p -P -u --pid --pgid --uid"),
+    "stdbuf": _w("ioe", "input output error"),
+    "nohup": _w(),
+    "setsid": _w(),
+    "chrt": _w("TPD", "sched-runtime sched-period sched-deadline", skip=1,
+               no_command="-p --pid"),
+    "taskset": _w("", "", skip=1, no_command="-p --pid"),
+    "unshare": _w("SGtR", "mount uts ipc net pid user cgroup time setuid setgid root wd "
+                  "map-user map-group map-users map-groups propagation setgroups "
+                  "monotonic boottime load-interp"),
+    "script": _w("cETIOBm", "command echo timing log-in log-out log-io log-timing "
+                 "logging-format output-limit"),
+    "command": _w(),
+    "builtin": _w(),
+    "exec": _w("a"),
+    "time": _w("fo", "format output"),
+    "flock": _w("wEc", "timeout conflict-exit-code command", skip=1),
+    "watch": _w("nqd", "interval differences equexit chgexit"),
+    "chronic": _w(),
+    "unbuffer": _w(),
+    "caffeinate": _w("tw"),
+    "numactl": _w("CmNpiPl", "physcpubind membind cpunodebind preferred interleave "
+                  "localalloc"),
+    "prlimit": _w("p", "pid"),
+    "catchsegv": _w(),
+    "busybox": _w(),
+    "sudo": _w("ugChpPrtTUD", "user group close-from host prompt role type command-timeout "
+               "other-user chdir chroot", no_command="-l -v -k -K -V -e --list --validate"),
+    "doas": _w("uC"),
+    "pkexec": _w("", "user"),
+    "runuser": _w("ugGcsw", "user group supp-group command shell whitelist-environment"),
+    "run0": _w("u", "user"),
+    "xargs": _w("IaLndPsE", "arg-file delimiter max-lines max-args max-procs max-chars "
+                "process-slot-var eof replace", optional="iel"),
+    "nsenter": _w("tSGmuinpUCrw", "target"),
 }
+# fmt: on
 
 
-def unwrap(argv: list[str]) -> list[str]:
-    """Strip wrappers that run another command (``env A=1 nice -n 5 timeout 3 rm x``)."""
-    for _ in range(16):
-        name = posixpath.basename(argv[0])
-        if name not in _WRAPPER_VALUE_OPTIONS:
-            return argv
-        if name == "command" and any(a in ("-v", "-V") for a in argv[1:2]):
-            return []
-        value_options = _WRAPPER_VALUE_OPTIONS[name]
-        rest = argv[1:]
-        while rest and rest[0].startswith("-") and rest[0] != "-":
-            option = rest.pop(0)
-            if option == "--":
-                break
-            if option in value_options and rest:
-                rest.pop(0)
-        if name == "env":
-            rest = strip_assignments(rest)
-        if name in ("timeout", "flock") and rest:
-            rest.pop(0)  # the duration, or the lock file
-        if not rest:
-            return [name]
-        argv = rest
-    return argv
-
-
-def after_xargs_options(args: list[str]) -> list[str]:
-    value_options = {"-I", "-i", "-L", "-l", "-n", "-P", "-s", "-d", "-E", "-e", "-a"}
-    rest = list(args)
-    while rest and rest[0].startswith("-"):
-        option = rest.pop(0)
-        if option in value_options and rest:
-            rest.pop(0)
-    return rest
-
-
-_HOST_FIRST = frozenset({"ssh", "nc", "ncat", "netcat", "telnet"})
-
-
-def operands(args: list[str], value_options: frozenset[str]) -> list[str]:
-    """The words that are not options, nor the value of an option in
-    ``value_options`` (``-p 22``: neither word is an operand)."""
-    words: list[str] = []
-    skip = False
-    for arg in args:
-        if skip:
-            skip = False
-        elif arg in value_options:
-            skip = True
-        elif not arg.startswith("-"):
-            words.append(arg)
-    return words
-
-
-_CURL_LIKE = frozenset({"curl", "wget", "http", "https", "aria2c"})
-_HOST_FIRST_VALUE_OPTIONS = frozenset({"-p", "-i", "-o", "-l", "-F", "-J", "-w"})
-
-
-def _value_options(name: str) -> frozenset[str]:
-    if name in _CURL_LIKE:
-        return _CURL_VALUE_OPTIONS
-    if name in _HOST_FIRST:
-        return _HOST_FIRST_VALUE_OPTIONS
-    return frozenset()
-
-
-def network_hosts(name: str, args: list[str]) -> list[str]:
-    hosts = [_host_of(name, arg) for arg in operands(args, _value_options(name))]
-    if name in ("scp", "rsync"):
-        return [h for h in hosts if h]
-    if name in ("ssh", "telnet", "nc", "ncat", "netcat", "sftp", "ftp"):
-        return hosts[:1]
-    return [h for h in hosts if h] or hosts
-
-
-def _host_of(name: str, arg: str) -> str:
-    if "://" in arg:
-        return urlsplit(arg).hostname or ""
-    if name in ("scp", "rsync"):
-        match = re.match(r"^(?:[^@/:]+@)?(\[[^\]]+\]|[^/:]+):", arg)
-        return match.group(1).strip("[]") if match else ""
-    if name in ("ssh", "sftp"):
-        return arg.rsplit("@", 1)[-1]
-    return arg.split("/", 1)[0].split(":", 1)[0] if name not in ("nc", "ncat", "netcat",
-                                                                 "telnet") else arg  # fmt: skip
-
-
-_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree"})
-
-
-def git_words(args: list[str]) -> list[str]:
-    """git's subcommand and its operands, global options and their values skipped."""
-    return operands(args, _GIT_VALUE_OPTIONS)
+def name_of(word: Word) -> str:
+    return word.text.rsplit("/", 1)[-1]

@@ -8,6 +8,9 @@ per call, everything else is set lookups, so a round pays microseconds for it.
 
 from __future__ import annotations
 
+import posixpath
+import re
+import shlex
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -18,6 +21,7 @@ from actors.policy.categories import Category
 from actors.policy.confine import confinement_refusal
 from actors.policy.paths import DEFAULT_DENIED
 from actors.policy.shell import ShellVerdict, classify_command
+from actors.policy.shell_paths import ShellContext
 
 Action = Literal["allow", "ask", "deny"]
 Mode = Literal["interactive", "unattended"]
@@ -83,10 +87,21 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Grant(msgspec.Struct, frozen=True):
-    """ "Approve for the rest of the session": a whole tool, or a command prefix."""
+    """An answer that reaches past one call (design.md "Policy", issue 30: "always
+    means that command").
+
+    - ``command`` set: "always": exactly this shell line, in the working directory ``cwd``.
+    - ``arguments`` set: "always" for another tool: exactly these arguments.
+    - ``command_prefix`` set: the wider rule "commands starting with ...", in ``cwd``
+      when set; it never covers an ``admin`` line (those need their own exact grant).
+    - none set: every call of ``tool``; for a shell tool, every line but ``admin`` ones.
+    """
 
     tool: str
     command_prefix: str | None = None
+    command: str | None = None
+    cwd: str | None = None
+    arguments: str | None = None
 
 
 class Decision(msgspec.Struct, frozen=True):
@@ -117,12 +132,16 @@ class CallFacts(msgspec.Struct, frozen=True):
 
 
 def facts_for(tool: str, declared: Category, arguments: dict[str, Any], root: str,
-              overrides: dict[str, Category] | None = None) -> CallFacts:  # fmt: skip
-    """The facts of one call: a shell tool's category comes from its command line."""
+              overrides: dict[str, Category] | None = None, home: str | None = None,
+              hidden: tuple[str, ...] = DEFAULT_DENIED) -> CallFacts:  # fmt: skip
+    """The facts of one call: a shell tool's category comes from its command line,
+    judged in the session's working directory ``root`` and ``home`` (default: this
+    process's), with ``hidden`` (the policy's denied paths) out of reach."""
     category = (overrides or {}).get(tool, declared)
     command = arguments.get("command")
     if tool in SHELL_TOOLS and isinstance(command, str):
-        verdict = classify_command(command)
+        context = ShellContext(root, home or posixpath.expanduser("~"), hidden)
+        verdict = classify_command(command, context)
         return CallFacts(tool, verdict.category if category != "admin" else category,
                          arguments, root, verdict)  # fmt: skip
     return CallFacts(tool, category, arguments, root)
@@ -197,18 +216,30 @@ def _granted(grants: Iterable[Grant], facts: CallFacts) -> bool:
     for grant in grants:
         if grant.tool != facts.tool:
             continue
+        if grant.command is not None:
+            if facts.command == grant.command and grant.cwd == facts.root:
+                return True
+            continue
+        if grant.arguments is not None:
+            if _canonical(facts.arguments) == grant.arguments:
+                return True
+            continue
+        if facts.shell is not None and facts.category == "admin":
+            continue  # a wider rule never covers an admin line
         if grant.command_prefix is None:
             return True
-        if (
-            facts.shell is not None
-            and facts.shell.invocations
-            and all(
-                command_prefix_matches(grant.command_prefix, invocation)
-                for invocation in facts.shell.invocations
-            )
+        if grant.cwd not in (None, facts.root) or facts.shell is None:
+            continue
+        if facts.shell.invocations and all(
+            command_prefix_matches(grant.command_prefix, invocation)
+            for invocation in facts.shell.invocations
         ):
             return True
     return False
+
+
+def _canonical(arguments: dict[str, Any]) -> str:
+    return msgspec.json.encode(arguments, order="sorted").decode()
 
 
 def env_allowlist(policy: Policy) -> tuple[str, ...] | None:
@@ -219,10 +250,49 @@ def env_allowlist(policy: Policy) -> tuple[str, ...] | None:
     return ALLOWLIST_ENV + tuple(n for n in policy.env_allow if n not in ALLOWLIST_ENV)
 
 
-def grant_for(facts: CallFacts, scope: Literal["tool", "command"]) -> Grant:
-    """The grant an "approve for the session" answer gives: the whole tool, or the
-    first two words of the command (``rm -rf``, ``git push``)."""
-    if scope == "command" and facts.shell is not None and facts.shell.invocations:
-        words = facts.shell.invocations[0].argv[:2]
-        return Grant(facts.tool, " ".join(words))
-    return Grant(facts.tool)
+GrantScope = Literal["command", "rule"]
+"""``command``: "always", exactly this call; ``rule``: the wider rule :func:`rule_for` shows."""
+
+
+def rule_prefix(facts: CallFacts) -> str | None:
+    """The words a wider rule for this shell call would start with: the command
+    and its first word when that is a subcommand (``npm test``, ``git push``)."""
+    if facts.shell is None or not facts.shell.invocations:
+        return None
+    argv = facts.shell.invocations[0].argv
+    words = list(argv[:1])
+    if len(argv) > 1 and re.fullmatch(r"[A-Za-z][\w:.-]*", argv[1]):
+        words.append(argv[1])
+    return shlex.join(words)
+
+
+def rule_for(facts: CallFacts) -> str | None:
+    """What the wider answer would allow, as the user reads it before choosing it;
+    None when there is no wider rule to offer (an ``admin`` shell line: only that
+    exact line can be approved for the session)."""
+    if facts.shell is None:
+        return f"every {facts.tool} call"
+    prefix = rule_prefix(facts)
+    if facts.category == "admin" or prefix is None:
+        return None
+    return f"commands starting with `{prefix}` in {facts.root}"
+
+
+def exact_for(facts: CallFacts) -> str:
+    """What "always" allows, as the user reads it."""
+    if facts.command is not None:
+        return f"exactly `{facts.command}` in {facts.root}"
+    return f"{facts.tool} with exactly these arguments"
+
+
+def grant_for(facts: CallFacts, scope: GrantScope) -> Grant:
+    """The grant an answer for the rest of the session gives: ``command`` is
+    exactly this call (a shell line in the same working directory); ``rule`` is the
+    wider rule of :func:`rule_for`, or exactly this call where there is none."""
+    if scope == "rule" and rule_for(facts) is not None:
+        if facts.shell is None:
+            return Grant(facts.tool)
+        return Grant(facts.tool, command_prefix=rule_prefix(facts), cwd=facts.root)
+    if facts.command is not None:
+        return Grant(facts.tool, command=facts.command, cwd=facts.root)
+    return Grant(facts.tool, arguments=_canonical(facts.arguments))

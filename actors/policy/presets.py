@@ -29,8 +29,15 @@ import msgspec
 from actors.policy.engine import Policy
 
 SEED_BLOCKLIST = ("rm", "sudo", "shutdown", "reboot", "mkfs*", "dd", "chmod 777")
-CATASTROPHIC = ("rm -r /", "rm -r /*", "rm -r ~", "mkfs*", "dd of=/dev/*", "shutdown",
-                "reboot", "halt", "poweroff", ":(){ :|:& };:")  # fmt: skip
+DISKS = ("sd*", "hd*", "vd*", "xvd*", "nvme*", "mmcblk*", "disk*", "dm-*", "md*", "loop*")
+CATASTROPHIC = (
+    "rm -r /", "rm -r /*", "rm -r ~", "rm -r ~/*", "mkfs*", "wipefs", "shutdown", "reboot",
+    "halt", "poweroff", "systemctl poweroff", "systemctl reboot", "systemctl halt",
+    "init 0", "init 6", "chmod -R 777 /",
+    *(f"dd of=/dev/{disk}" for disk in DISKS), ":(){ :|:& };:",
+)  # fmt: skip
+"""Refused whatever the category: what destroys the machine or the user's home.
+``dd`` to a disk is refused; ``dd`` elsewhere is asked (it is ``admin``)."""
 APPROVAL_COMMANDS = ("rm -r", "rm -rf", "sudo", "su", "curl", "wget", "scp", "rsync",
                      "chmod 777", "mkfs*", "dd")  # fmt: skip
 

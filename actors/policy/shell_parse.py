@@ -1,45 +1,55 @@
-"""A shell line's simple commands, as a shell would run them: each one's words,
-whether its name is computed at run time, and the files it redirects output into.
+"""A shell line's simple commands, as a shell would run them: each one's words
+(with what the shell would still expand in them), its assignments, its
+redirections, and the functions the line defines.
 
 ``bashlex`` is the parser; a line with nothing for a shell to expand skips it (the
-same words in microseconds instead of milliseconds), and a line bashlex cannot
-parse (``case``, arithmetic expansion) is split word by word, which the caller
-must treat as a guess.
+same words in microseconds instead of milliseconds). A line bashlex cannot parse
+(``case``, arithmetic expansion, ``[[``, ``time``) raises :class:`Unparsed`: the
+classifier does not guess at it, it asks.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterator
 
 import bashlex
-import msgspec
+
+from actors.policy.shell_lex import quick_parse
+from actors.policy.shell_words import FunctionDef, Item, Redirect, SimpleCommand, Word
+
+__all__ = ["FunctionDef", "Item", "Redirect", "SimpleCommand", "Unparsed", "Word", "parse_line"]
 
 
-class SimpleCommand(msgspec.Struct, frozen=True):
-    """One simple command of a line, before any wrapper is unwrapped."""
-
-    argv: tuple[str, ...]
-    dynamic_name: bool
-    redirects: tuple[str, ...]
+class Unparsed(ValueError):
+    """bashlex could not parse the line (the message says where)."""
 
 
-def parse_line(command: str) -> Iterator[SimpleCommand]:
-    """The simple commands of ``command``; raises whatever bashlex raises when it
-    cannot parse the line (callers fall back to :func:`split_words`)."""
+def parse_line(command: str) -> list[Item]:
+    """The simple commands and function definitions of ``command``, in order;
+    raises :class:`Unparsed` when bashlex cannot parse it."""
     plain = _plain(command)
     if plain is not None:
-        yield from plain
-        return
-    for tree in bashlex.parse(command):
-        yield from _walk(tree)
+        return plain
+    quick = quick_parse(command)
+    if quick is not None:
+        return list(quick)
+    command = _ARITHMETIC.sub(_arithmetic, command)
+    try:
+        trees = bashlex.parse(command)
+    except Exception as exc:  # bashlex raises several kinds; each means "not understood"
+        raise Unparsed(f"{type(exc).__name__}: {exc}") from None
+    walker = _Walker(command)
+    items: list[Item] = []
+    for tree in trees:
+        items.extend(walker.walk(tree, background=False))
+    return items
 
 
 _PLAIN_LINE = re.compile(
     r"[A-Za-z0-9_./=:,@%+ \t-]+(?:(?:\|\||&&|[|;])[A-Za-z0-9_./=:,@%+ \t-]+)*;?"
 )
-_PLAIN_OPERATORS = re.compile(r"\|\||&&|[|;]")
+_PLAIN_OPERATORS = re.compile(r"(\|\||&&|[|;])")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _RESERVED = frozenset(
     [
@@ -60,40 +70,158 @@ _RESERVED = frozenset(
         "time",
         "in",
         "coproc",
+        "!",
     ]
 )
 
 
-def _plain(command: str) -> list[SimpleCommand] | None:
+def _plain(command: str) -> list[Item] | None:
     """The simple commands of a line with nothing for a shell to expand (no
-    quotes, ``$``, globs, redirections, groups or reserved words): the words
-    bashlex would give, found in microseconds instead of milliseconds. None
-    when the line needs the real parser."""
+    quotes, ``$``, globs, braces, ``~``, redirections, pipes, groups or reserved
+    words): the words bashlex would give, found in microseconds. None when the
+    line needs the real parser."""
     line = command.strip()
     if not _PLAIN_LINE.fullmatch(line):
         return None
-    simples: list[SimpleCommand] = []
-    for segment in _PLAIN_OPERATORS.split(line.removesuffix(";")):
-        words = segment.split()
+    simples: list[Item] = []
+    pieces = _PLAIN_OPERATORS.split(line.removesuffix(";"))
+    for index in range(0, len(pieces), 2):
+        words = pieces[index].split()
         if not words or words[0] in _RESERVED:
             return None
+        assignments: list[Word] = []
         while words and _ASSIGNMENT.match(words[0]):
-            words.pop(0)
-        if words:
-            simples.append(SimpleCommand(tuple(words), False, ()))
+            assignments.append(Word(words.pop(0)))
+        piped = "|" in (
+            pieces[index - 1] if index else "",
+            pieces[index + 1] if index + 1 < len(pieces) else "",
+        )
+        simples.append(SimpleCommand(tuple(Word(w) for w in words), tuple(assignments), (), piped))
     return simples
 
 
-def _walk(node: object) -> Iterator[SimpleCommand]:
-    kind = getattr(node, "kind", "")
-    if kind == "command":
-        yield from _command(node)
-        return
-    if kind in ("commandsubstitution", "processsubstitution"):
-        yield from _walk(node.command)  # type: ignore[attr-defined]
-        return
-    for child in _children(node):
-        yield from _walk(child)
+_ARITHMETIC = re.compile(r"\$\(\(([^()]*(?:\([^()]*\)[^()]*)*)\)\)")
+_PLAIN_ARITHMETIC = re.compile(r"[\w\s+\-*/%<>=!&|^~?:,.$()]*")
+
+
+def _arithmetic(match: re.Match[str]) -> str:
+    """``$((6*7))`` as a parameter (its value is a number known at run time),
+    which bashlex can parse; an expression that could run code (``$(...)``, an
+    array index, quotes) is left for bashlex to refuse."""
+    inner = match.group(1)
+    if "$(" in inner or not _PLAIN_ARITHMETIC.fullmatch(inner):
+        return match.group(0)
+    return "${_arithmetic_}"
+
+
+def _unquoted_pattern(raw: str) -> bool:
+    """Whether ``raw`` (a word as written) holds a glob (``*``, ``?``, ``[...]``) or
+    a brace expansion (``{a,b}``, ``{1..3}``) outside quotes and not escaped."""
+    quote = ""
+    escaped = False
+    for index, char in enumerate(raw):
+        if escaped:
+            escaped = False
+        elif char == "$" and not quote and raw[index + 1 : index + 2] in ("?", "*"):
+            escaped = True  # $? and $* are parameters, not globs
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif (
+            char in "*?"
+            or (char == "[" and "]" in raw[index + 1 :])
+            or (char == "{" and _BRACE.match(raw, index))
+        ):
+            return True
+    return False
+
+
+_BRACE = re.compile(r"\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
+
+
+class _Walker:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def walk(self, node: object, background: bool) -> Iterator[Item]:
+        kind = getattr(node, "kind", "")
+        if kind == "command":
+            yield from self.command(node, background)
+            return
+        if kind == "function":
+            name = getattr(node.parts[0], "word", "")  # type: ignore[attr-defined]
+            body: list[SimpleCommand] = []
+            for part in node.parts[1:]:  # type: ignore[attr-defined]
+                for item in self.walk(part, background=False):
+                    if isinstance(item, SimpleCommand):
+                        body.append(item)
+                    else:
+                        body.extend(item.body)
+            yield FunctionDef(name, tuple(body))
+            return
+        if kind in ("commandsubstitution", "processsubstitution"):
+            yield from self.walk(node.command, background=True)  # type: ignore[attr-defined]
+            return
+        if kind == "pipeline":
+            for child in node.parts:  # type: ignore[attr-defined]
+                yield from self.walk(child, background=True)
+            return
+        if kind == "list":
+            parts = list(node.parts)  # type: ignore[attr-defined]
+            for index, child in enumerate(parts):
+                following = parts[index + 1] if index + 1 < len(parts) else None
+                backgrounded = (
+                    getattr(following, "kind", "") == "operator"
+                    and getattr(following, "op", "") == "&"
+                )
+                yield from self.walk(child, background or backgrounded)
+            return
+        for child in _children(node):
+            yield from self.walk(child, background)
+
+    def word(self, node: object) -> Word:
+        parts = getattr(node, "parts", None) or ()
+        kinds = {getattr(p, "kind", "") for p in parts}
+        start, end = node.pos  # type: ignore[attr-defined]
+        raw = self.source[start:end]
+        return Word(
+            node.word,  # type: ignore[attr-defined]
+            substituted=bool(kinds & {"parameter", "commandsubstitution", "processsubstitution"}),
+            parameters=tuple(p.value for p in parts if getattr(p, "kind", "") == "parameter"),
+            pattern=_unquoted_pattern(raw),
+            tilde="tilde" in kinds,
+        )
+
+    def command(self, node: object, background: bool) -> Iterator[Item]:
+        words: list[Word] = []
+        assignments: list[Word] = []
+        redirects: list[Redirect] = []
+        for part in node.parts:  # type: ignore[attr-defined]
+            kind = part.kind
+            if kind == "word":
+                words.append(self.word(part))
+                yield from self.substitutions(part)
+            elif kind == "assignment":
+                assignments.append(self.word(part))
+                yield from self.substitutions(part)
+            elif kind == "redirect":
+                output = part.output
+                target = self.word(output) if getattr(output, "kind", "") == "word" else None
+                redirects.append(Redirect(part.type, target))
+                if hasattr(output, "kind"):
+                    yield from self.substitutions(output)
+        yield SimpleCommand(tuple(words), tuple(assignments), tuple(redirects), background)
+
+    def substitutions(self, node: object) -> Iterator[Item]:
+        for part in getattr(node, "parts", None) or ():
+            if part.kind in ("commandsubstitution", "processsubstitution"):
+                yield from self.walk(part.command, background=True)
+            else:
+                yield from self.substitutions(part)
 
 
 def _children(node: object) -> Iterator[object]:
@@ -105,63 +233,27 @@ def _children(node: object) -> Iterator[object]:
             yield child
 
 
-def _command(node: object) -> Iterator[SimpleCommand]:
-    argv: list[str] = []
-    redirects: list[str] = []
-    dynamic_name = False
-    for part in node.parts:  # type: ignore[attr-defined]
-        kind = part.kind
-        if kind == "word":
-            if not argv and _is_dynamic(part):
-                dynamic_name = True
-            argv.append(part.word)
-            yield from _substitutions(part)
-        elif kind == "assignment":
-            yield from _substitutions(part)
-        elif kind == "redirect":
-            output = part.output
-            if part.type in (">", ">>", ">|", "&>", ">&", "&>>") and hasattr(output, "word"):
-                redirects.append(output.word)
-                yield from _substitutions(output)
-            elif hasattr(output, "kind"):
-                yield from _substitutions(output)
-    if argv or redirects:
-        yield SimpleCommand(tuple(argv), dynamic_name, tuple(redirects))
-
-
-def _is_dynamic(word: object) -> bool:
-    return any(
-        p.kind in ("parameter", "commandsubstitution", "processsubstitution")
-        for p in getattr(word, "parts", ())
-    )
-
-
-def _substitutions(node: object) -> Iterator[SimpleCommand]:
-    for part in getattr(node, "parts", None) or ():
-        if part.kind in ("commandsubstitution", "processsubstitution"):
-            yield from _walk(part.command)
-        else:
-            yield from _substitutions(part)
-
-
-_SEPARATORS = re.compile(r"\|\||&&|[;|&()\n`{}]|\$\(")
-
-
-def split_words(command: str) -> Iterator[SimpleCommand]:
-    """Word splitting for the lines bashlex cannot parse: each segment between
-    separators is one command; quotes are honoured where shlex can."""
-    for segment in _SEPARATORS.split(command):
-        segment = segment.strip()
-        if not segment:
-            continue
-        try:
-            words = shlex.split(segment, comments=True)
-        except ValueError:
-            words = segment.split()
-        words = [w for w in words if w not in ("then", "do", "else", "fi", "done", "esac")]
-        if not words:
-            continue
-        redirects = [words[i + 1] for i, w in enumerate(words[:-1]) if w in (">", ">>")]
-        argv = [w for i, w in enumerate(words) if w not in (">", ">>")
-                and (i == 0 or words[i - 1] not in (">", ">>"))]  # fmt: skip
-        yield SimpleCommand(tuple(argv), bool(argv) and argv[0].startswith("$"), tuple(redirects))
+def expand_braces(text: str, limit: int = 64) -> list[str] | None:
+    """The words a brace expansion gives (``{a,b}c`` -> ``ac bc``), or None when
+    it holds a sequence (``{1..9}``) or gives more than ``limit`` words. Quotes are
+    already removed, so this sees the word as :class:`Word.text` has it."""
+    match = re.search(r"\{([^{}]*)\}", text)
+    if match is None:
+        return [text]
+    inner = match.group(1)
+    if ".." in inner and "," not in inner:
+        return None
+    if "," not in inner:
+        rest = expand_braces(text[match.end() :], limit)
+        if rest is None:
+            return None
+        return [text[: match.end()] + r for r in rest]
+    results: list[str] = []
+    for choice in inner.split(","):
+        expanded = expand_braces(text[: match.start()] + choice + text[match.end() :], limit)
+        if expanded is None:
+            return None
+        results.extend(expanded)
+        if len(results) > limit:
+            return None
+    return results

@@ -22,8 +22,10 @@ from actors.policy.engine import (
     Policy,
     decide,
     env_allowlist,
+    exact_for,
     facts_for,
     grant_for,
+    rule_for,
 )
 from actors.policy.presets import resolve_policy
 from actors.policy.sandbox import sandbox_for
@@ -48,10 +50,17 @@ class PolicyGate:
     """One session's policy state: the resolved policy and the grants given."""
 
     def __init__(
-        self, hub: EventHub, approvals: Approvals, root: str, paths: PathJudge | None = None
+        self,
+        hub: EventHub,
+        approvals: Approvals,
+        root: str,
+        paths: PathJudge | None = None,
+        home: str | None = None,
     ) -> None:
-        """``paths`` resolves and judges file tools' targets (None: not checked)."""
+        """``paths`` resolves and judges file tools' targets (None: not checked);
+        ``home`` is where a shell line's ``~`` points (default: this process's)."""
         self.hub = hub
+        self.home = home
         self.paths = paths
         self.approvals = approvals
         self.root = root
@@ -113,7 +122,8 @@ class PolicyGate:
         except ValueError as exc:  # an unknown preset or bad overrides: fail closed
             self._record(call, Decision("deny", category, str(exc), "invalid_policy", call.name))
             return f"Denied by policy: {exc}"
-        facts = facts_for(call.name, category, call.arguments, self.root, policy.tool_categories)
+        facts = facts_for(call.name, category, call.arguments, self.root, policy.tool_categories,
+                          self.home, policy.denied_paths)  # fmt: skip
         targets = paths.of(call.arguments)
         judged = self.paths is not None and facts.shell is None
         found = PathVerdict()
@@ -150,11 +160,13 @@ class PolicyGate:
                 call_id=call.id,
                 category=facts.category,
                 reason=decision.reason,
+                always=exact_for(facts),
+                rule=rule_for(facts),
             )
             decided_by = answer.by
             if answer.approved:
                 if answer.scope != "once" and decision.rule != "hard_link":
-                    scope = "command" if answer.scope == "session" else answer.scope
+                    scope = "rule" if answer.scope in ("rule", "tool") else "command"
                     self.grants.append(grant_for(facts, scope))
                 decision = Decision("allow", facts.category, "approved", decision.rule, subject)
             else:

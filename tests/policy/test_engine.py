@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from actors.policy.blocklist import matches
-from actors.policy.engine import Grant, Policy, decide, facts_for, grant_for
+from actors.policy.engine import (
+    Grant,
+    Policy,
+    decide,
+    exact_for,
+    facts_for,
+    grant_for,
+    rule_for,
+)
 from actors.policy.presets import POLICY_PRESETS, UnknownPreset, policy_preset
 from actors.policy.shell import Invocation
 
@@ -72,11 +80,12 @@ def test_grants_for_the_session() -> None:
     policy = policy_preset("interactive")
     facts = facts_for("shell", "write", {"command": "rm -rf build"}, ROOT)
     grant = grant_for(facts, "command")
-    assert grant == Grant("shell", "rm -rf")
-    assert shell(policy, "rm -rf dist", (grant,)).action == "allow"
-    assert shell(policy, "rm -rf dist", (grant,)).rule == "grant"
+    assert grant == Grant("shell", command="rm -rf build", cwd=ROOT)
+    assert shell(policy, "rm -rf build", (grant,)).action == "allow"
+    assert shell(policy, "rm -rf build", (grant,)).rule == "grant"
+    assert shell(policy, "rm -rf dist", (grant,)).action == "ask"
     assert shell(policy, "git push", (grant,)).action == "ask"
-    assert shell(policy, "git push", (Grant("shell"),)).action == "allow"
+    assert shell(policy, "git push", (Grant("shell"),)).action == "ask"
 
 
 def test_agentic_behavior_asks_for_its_listed_commands() -> None:
@@ -107,3 +116,66 @@ def test_unknown_preset_lists_the_known_ones() -> None:
     with pytest.raises(UnknownPreset, match="interactive"):
         policy_preset("nope")
     assert "sandboxed" in POLICY_PRESETS
+
+
+# --- "always" means that command (issue 30) -------------------------------------------
+
+
+def _facts(command: str, root: str = ROOT):
+    return facts_for("shell", "write", {"command": command}, root, home="/home/dev")
+
+
+def test_always_for_rm_rf_build_does_not_cover_elsewhere() -> None:
+    policy = policy_preset("interactive")
+    always = grant_for(_facts("rm -rf build"), "command")
+    assert decide(policy, _facts("rm -rf build"), (always,)).action == "allow"
+    assert decide(policy, _facts("rm -rf ../elsewhere"), (always,)).action == "ask"
+    assert decide(policy, _facts("rm -rf build ~"), (always,)).action == "deny"  # blocklist
+    assert decide(policy, _facts("rm -rf build; rm -rf ../x"), (always,)).action == "ask"
+
+
+def test_always_for_a_feature_push_does_not_cover_a_force_push_of_main() -> None:
+    policy = policy_preset("interactive")
+    always = grant_for(_facts("git push origin feature"), "command")
+    assert decide(policy, _facts("git push origin feature"), (always,)).action == "allow"
+    assert decide(policy, _facts("git push --force origin main"), (always,)).action == "ask"
+    # The wider answer is not offered for an admin line, and asking for it gives "always".
+    assert rule_for(_facts("git push origin feature")) is None
+    assert grant_for(_facts("git push origin feature"), "rule") == always
+
+
+def test_always_holds_only_in_the_same_working_directory() -> None:
+    policy = policy_preset("interactive")
+    always = grant_for(_facts("rm -rf build"), "command")
+    assert decide(policy, _facts("rm -rf build", "/work/other"), (always,)).action == "ask"
+
+
+def test_the_wider_rule_shows_what_it_allows_and_never_covers_admin() -> None:
+    policy = Policy(write="ask")
+    facts = _facts("npm test")
+    assert rule_for(facts) == f"commands starting with `npm test` in {ROOT}"
+    assert exact_for(facts) == f"exactly `npm test` in {ROOT}"
+    rule = grant_for(facts, "rule")
+    assert rule == Grant("shell", command_prefix="npm test", cwd=ROOT)
+    assert decide(policy, _facts("npm test -- --watch=false"), (rule,)).action == "allow"
+    assert decide(policy, _facts("npm run build"), (rule,)).action == "ask"
+    assert decide(policy, _facts("npm test && rm -rf dist"), (rule,)).action == "ask"
+    assert decide(policy, _facts("npm test > ~/.bashrc"), (rule,)).action == "ask"
+    assert decide(policy, _facts("npm test", "/elsewhere"), (rule,)).action == "ask"
+
+
+def test_a_whole_tool_grant_never_covers_an_admin_line() -> None:
+    policy = Policy(write="ask")
+    assert decide(policy, _facts("touch x"), (Grant("shell"),)).action == "allow"
+    assert decide(policy, _facts("rm -rf x"), (Grant("shell"),)).action == "ask"
+
+
+def test_always_for_another_tool_is_those_arguments() -> None:
+    policy = Policy(write="ask")
+    facts = facts_for("write_file", "write", {"path": "a.txt", "content": "x"}, ROOT)
+    always = grant_for(facts, "command")
+    assert decide(policy, facts, (always,)).action == "allow"
+    other = facts_for("write_file", "write", {"path": "b.txt", "content": "x"}, ROOT)
+    assert decide(policy, other, (always,)).action == "ask"
+    assert rule_for(other) == "every write_file call"
+    assert decide(policy, other, (grant_for(facts, "rule"),)).action == "allow"

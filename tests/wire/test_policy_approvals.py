@@ -83,3 +83,30 @@ async def test_unanswered_request_times_out_as_denial(start_stack: StartStack) -
             resolved = _kinds(seen, "approval_resolved")[0].data
             assert (resolved["approved"], resolved["by"]) == (False, "timeout")
             assert (stack.work / "build").exists()
+
+
+async def test_always_is_that_command_not_a_prefix(start_stack: StartStack) -> None:
+    """Issue 30: after "always" for ``rm -rf build``, ``rm -rf ../elsewhere`` asks."""
+    script = shell_turns("rm -rf build", "rm -rf ../elsewhere")
+    script["repeat"] = False
+    async with start_stack(script) as stack:
+        (stack.work / "build").mkdir()
+        elsewhere = stack.work.parent / "elsewhere"
+        elsewhere.mkdir()
+        async with stack.client() as client:
+            session = (await client.request(CreateSession)).session.session_id
+            await subscribe(client, session)
+            await client.request(SubmitInput, session=session, text="clean up")
+            first = (await events_until(client, "approval_request"))[-1].data
+            assert first["details"]["always"] == f"exactly `rm -rf build` in {stack.work}"
+            assert first["details"]["rule"] is None  # no wider rule for an admin line
+            await client.request(ResolveApproval, session=session,
+                                 request_id=first["request_id"], approved=True,
+                                 scope="command")  # fmt: skip
+            second = (await events_until(client, "approval_request"))[-1].data
+            assert second["subject"] == "rm -rf ../elsewhere"
+            await client.request(ResolveApproval, session=session,
+                                 request_id=second["request_id"], approved=False)  # fmt: skip
+            await events_until(client, "processing_end")
+        assert not (stack.work / "build").exists()
+        assert elsewhere.exists()

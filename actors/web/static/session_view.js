@@ -130,7 +130,9 @@ export class SessionView {
         h("pre", { class: "subject" }, request.subject),
         h("div", { class: "answer" },
           h("button", { type: "button", class: "primary", onclick: () => answer(true, "once") }, "Approve once"),
-          h("button", { type: "button", onclick: () => answer(true, "session") }, "Approve for session"),
+          // "Always" is exactly this call; a wider rule is its own answer and says what it allows.
+          h("button", { type: "button", title: request.details?.always || "", onclick: () => answer(true, "command") }, "Always: this exact call"),
+          request.details?.rule ? h("button", { type: "button", onclick: () => answer(true, "rule") }, `Always: ${request.details.rule}`) : null,
           message,
           h("button", { type: "button", class: "danger", onclick: () => answer(false, "once") }, "Deny"))));
     }

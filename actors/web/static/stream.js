@@ -127,7 +127,8 @@ export class Stream {
       case "approval_request": this.approvalRequest(data); break;
       case "approval_resolved": {
         this.approvals.delete(data.request_id);
-        const verdict = data.approved ? (data.scope === "session" ? "approved for this session" : "approved") : "denied";
+        const reach = { command: " (exactly this call)", session: " (exactly this call)", rule: " (by rule)", tool: " (by rule)" }[data.scope];
+        const verdict = data.approved ? (reach ? `approved for this session${reach}` : "approved") : "denied";
         this.add(h("li", { class: `note ${data.approved ? "okay" : "warn"}` },
           `approval ${verdict}${data.message ? `: ${data.message}` : ""}`));
         break;

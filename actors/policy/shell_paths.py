@@ -1,0 +1,135 @@
+"""Where a word of a shell line points, as the shell would expand it for this
+session: ``~`` and ``$HOME`` are the session's home, relative paths start at the
+line's current directory (``cd`` moves it), ``..`` is followed. A word whose value
+is known only at run time (``$X``, ``$(...)``, a glob that may match ``..``)
+resolves to None, and a caller judging a write treats None as outside.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import os
+import posixpath
+import re
+
+import msgspec
+
+from actors.policy.command_tables import HARMLESS_DEVICES, SECRET_PROC
+from actors.policy.paths import DEFAULT_DENIED, expand, inside
+from actors.policy.shell_parse import Word, expand_braces
+
+PROTECTED_INSIDE = (".git/hooks", ".git/config", ".troupe")
+"""Paths inside the working directory that run code later when changed (git's
+hooks and config, Troupe's project settings): writing them is ``admin``."""
+
+
+class ShellContext(msgspec.Struct, frozen=True):
+    """What a line's paths are judged against: the session's working directory
+    (the workspace), its home, and the hidden paths (the policy's denied paths)."""
+
+    cwd: str
+    home: str
+    hidden: tuple[str, ...] = DEFAULT_DENIED
+    protected: tuple[str, ...] = PROTECTED_INSIDE
+
+    @staticmethod
+    def local(cwd: str | None = None) -> ShellContext:
+        """This process's working directory and home (for callers without a session)."""
+        return ShellContext(cwd or os.getcwd(), os.path.expanduser("~"))
+
+
+_GLOB = re.compile(r"[*?\[]")
+_HOME_PARAMETER = re.compile(r"^\$(HOME\b|\{HOME\})")
+_PWD_PARAMETER = re.compile(r"^\$(PWD\b|\{PWD\})")
+
+
+def resolve(word: Word, cwd: str | None, context: ShellContext) -> list[str] | None:
+    """The absolute paths ``word`` can name (more than one after brace expansion;
+    glob characters stay in them), or None when that is known only at run time."""
+    text = word.text
+    if word.substituted:
+        text = _HOME_PARAMETER.sub(lambda _: context.home, text)
+        if cwd is not None:
+            text = _PWD_PARAMETER.sub(lambda _: cwd, text)
+        if "$" in text or "`" in text or "<(" in text or ">(" in text:
+            return None
+    texts = expand_braces(text) if word.pattern and "{" in text else [text]
+    if texts is None:
+        return None
+    paths: list[str] = []
+    for one in texts:
+        if one == "~" or one.startswith("~/"):
+            one = context.home + one[1:]
+        elif one.startswith("~"):
+            return None  # ~user, ~+, ~-: another directory
+        if not one.startswith("/"):
+            if cwd is None:
+                return None
+            one = posixpath.join(cwd, one)
+        if word.pattern and any(
+            _GLOB.search(part) and fnmatch.fnmatchcase("..", part) for part in one.split("/")
+        ):
+            return None  # a glob that can match ".." (".*" in older shells)
+        paths.append(posixpath.normpath(one))
+    return paths
+
+
+def _could_be_within(path: str, root: str, recursive: bool) -> bool:
+    """``path`` (maybe holding globs) is in ``root``, or, when ``recursive``, holds it."""
+    if not _GLOB.search(path):
+        return inside(path, root) or (recursive and inside(root, path))
+    parts = path.strip("/").split("/")
+    root_parts = root.strip("/").split("/")
+    for index in range(min(len(parts), len(root_parts))):
+        if not fnmatch.fnmatchcase(root_parts[index], parts[index]):
+            return False
+    return len(parts) >= len(root_parts) or recursive
+
+
+@functools.lru_cache(maxsize=16)
+def _hidden_roots(hidden: tuple[str, ...], home: str, cwd: str) -> tuple[tuple[str, str], ...]:
+    """Each hidden entry with its absolute path, worked out once per session."""
+    return tuple((entry, expand(entry, home, cwd)) for entry in hidden)
+
+
+def hidden_entry(path: str, context: ShellContext, recursive: bool = False) -> str | None:
+    """The hidden path (a credential, Troupe's own files) ``path`` reads, or None.
+    ``recursive``: the command reads the whole tree under ``path``."""
+    for entry, root in _hidden_roots(context.hidden, context.home, context.cwd):
+        if _could_be_within(path, root, recursive):
+            return entry
+    if SECRET_PROC.match(path) or (path.startswith("/proc/") and _GLOB.search(path)):
+        return "/proc/<pid>/environ, root, fd ..."
+    return None
+
+
+def names_hidden(text: str, context: ShellContext) -> str | None:
+    """A hidden path named in the literal part of a word whose value is known only
+    at run time (``$(printf '~')/.ssh/id_rsa``, ``/proc/$PPID/environ``)."""
+    for entry in context.hidden:
+        needle = entry[2:] if entry.startswith("~/") else entry
+        if needle and re.search(r"(^|/)" + re.escape(needle) + r"(/|$)", text):
+            return entry
+    if re.search(r"/proc/[^/]*/(environ|root|mem|fd|map_files|cwd)", text):
+        return "/proc/<pid>/environ, root, fd ..."
+    return None
+
+
+def write_refusal(
+    paths: list[str] | None, shown: str, context: ShellContext, recursive: bool = False
+) -> str | None:
+    """Why writing ``paths`` is ``admin`` (outside the working directory, unknown,
+    a protected path inside it), or None when it stays inside. ``recursive``: the
+    whole tree under each path is written (``chmod -R``)."""
+    if paths is None:
+        return f"writes to a path known only at run time ({shown})"
+    for path in paths:
+        if path in HARMLESS_DEVICES or path.startswith("/dev/fd/"):
+            continue
+        if not inside(path, context.cwd):
+            return f"writes outside the working directory ({shown})"
+        for protected in context.protected:
+            if _could_be_within(path, posixpath.join(context.cwd, protected), recursive):
+                return f"writes {protected}, which runs code later ({shown})"
+    return None
