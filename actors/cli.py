@@ -222,7 +222,7 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
     serve.add_argument("--port", type=int, default=7707, help="0 picks a free port")
     serve.add_argument("--workdir", help="the default environment's directory (default .)")
     serve.add_argument("--allow-origin", action="append", metavar="ORIGIN",
-                       help="a browser origin to admit besides loopback (repeatable)")  # fmt: skip
+                       help="a browser origin to admit besides its own (repeatable)")  # fmt: skip
     serve.add_argument("--max-frame", type=int, default=4 * 1024 * 1024, help="bytes")
     serve.add_argument("--open", action="store_true", help="open the web page in a browser")
     _data_dir_option(serve)
