@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(commands)
     _add_server_commands(commands)
     _add_tools(commands)
+    _add_trust(commands)
     return parser
 
 
@@ -263,6 +264,21 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
     audit.add_argument("session", help="a session id or address")
     audit.add_argument("--json", action="store_true", help="one JSON object per line")
     _data_dir_option(audit)
+
+
+def _add_trust(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    trust = _command(
+        commands,
+        "trust",
+        "let a project's .troupe/ settings that run code or send credentials take effect",
+        "Trust DIR (default: the project around .): its MCP servers, base_url and other "
+        "endpoints, SSH hosts and .troupe/tools.yaml take effect. Until then they are "
+        "ignored with one line. The list is kept in $XDG_CONFIG_HOME/troupe.",
+        env=(ENV_CONFIG,),
+    )
+    trust.add_argument("directory", nargs="?", metavar="DIR")
+    trust.add_argument("--list", action="store_true", help="print the trusted directories")
+    trust.add_argument("--revoke", action="store_true", help="stop trusting DIR")
 
 
 def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
