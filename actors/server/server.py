@@ -22,6 +22,7 @@ from actors.server.auth import Origins, load_or_create_token, token_path
 from actors.server.connection import Connection
 from actors.server.dispatch import Services
 from actors.server.environments import Environments
+from actors.server.fence import own_paths
 from actors.server.handshake import Policy, Refused, read_hello, upgrade
 from actors.server.leftovers import end_leftover_groups, process_ledger
 from actors.server.models import Models, ModelSettings
@@ -118,6 +119,7 @@ async def run_server(
         models = Models(runtime, config.models)
         registry = SessionRegistry(runtime, store, environments, models, nursery)
         registry.replay_buffer_bytes = config.replay_buffer_bytes
+        registry.fenced_paths = own_paths(config.data_dir)
         await environments.local()  # /environments/local, the server's directory
         await environments.restore_ssh()
         await registry.recover()

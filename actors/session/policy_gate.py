@@ -25,6 +25,7 @@ from actors.policy.engine import (
     facts_for,
     grant_for,
 )
+from actors.policy.paths import inside
 from actors.policy.presets import resolve_policy
 from actors.policy.sandbox import sandbox_for
 from actors.session.approvals import Approvals
@@ -49,10 +50,20 @@ class PolicyGate:
     """One session's policy state: the resolved policy and the grants given."""
 
     def __init__(
-        self, hub: EventHub, approvals: Approvals, root: str, paths: PathJudge | None = None
+        self,
+        hub: EventHub,
+        approvals: Approvals,
+        root: str,
+        paths: PathJudge | None = None,
+        fenced: tuple[str, ...] = (),
     ) -> None:
-        """``paths`` resolves and judges file tools' targets (None: not checked)."""
+        """``paths`` resolves and judges file tools' targets (None: not checked).
+        ``fenced``: paths the host adds to every policy's denied paths (Troupe's own
+        data and config directories where they are not at their default places);
+        one that holds the working directory itself is left out, or nothing in the
+        workspace could be touched."""
         self.hub = hub
+        self.fenced = tuple(path for path in fenced if not inside(root, path))
         self.paths = paths
         self.approvals = approvals
         self.root = root
@@ -70,6 +81,9 @@ class PolicyGate:
         ):
             return cached[2]
         policy = resolve_policy(config.policy, config.policy_overrides)
+        added = tuple(path for path in self.fenced if path not in policy.denied_paths)
+        if added:
+            policy = msgspec.structs.replace(policy, denied_paths=(*policy.denied_paths, *added))
         self._resolved = (config.policy, dict(config.policy_overrides), policy)
         return policy
 
