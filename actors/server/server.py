@@ -26,6 +26,7 @@ from actors.server.fence import own_paths
 from actors.server.handshake import Policy, Refused, read_hello, upgrade
 from actors.server.leftovers import end_leftover_groups, process_ledger
 from actors.server.models import Models, ModelSettings
+from actors.server.peers import Peer
 from actors.server.registry import SessionRegistry
 from actors.server.restarts import report_restarts
 from actors.store import Store, open_store
@@ -169,7 +170,7 @@ class Gateway:
         self.config = config
         self._count = 0
 
-    async def handle(self, request: WebSocketRequest) -> None:
+    async def handle(self, request: WebSocketRequest, peer: Peer | None = None) -> None:
         try:
             websocket, authorized = await upgrade(request, self.policy)
             hello = await read_hello(websocket, self.policy, authorized)
@@ -188,6 +189,7 @@ class Gateway:
                 self.config.outbox_bytes,
                 self.config.slow_client_timeout,
                 self.config.client_call_timeout,
+                peer,
             )
             ref = await self.runtime.spawn(actor, name=f"connections/{name}")
             await ref.wait_stopped()
