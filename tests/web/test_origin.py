@@ -38,7 +38,7 @@ def other_site() -> Iterator[str]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, *args: Any) -> None:
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -59,7 +59,7 @@ def test_a_page_on_another_port_with_the_cookie_cannot_open_the_socket(
         socket_url = web.server.url
         page.goto(web.login_url)  # logged in: the cookie is set for 127.0.0.1
         cookies = page.context.cookies()
-        assert any(cookie["name"] == "troupe_web" for cookie in cookies)
+        assert any(cookie.get("name") == "troupe_web" for cookie in cookies)
         assert page.evaluate(TRY_SOCKET, socket_url) == "welcome"  # the server's own page
 
         page.goto(elsewhere)
