@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(commands)
     _add_server_commands(commands)
     _add_tools(commands)
+    _add_trust(commands)
     return parser
 
 
@@ -223,7 +224,7 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
     serve.add_argument("--port", type=int, default=7707, help="0 picks a free port")
     serve.add_argument("--workdir", help="the default environment's directory (default .)")
     serve.add_argument("--allow-origin", action="append", metavar="ORIGIN",
-                       help="a browser origin to admit besides loopback (repeatable)")  # fmt: skip
+                       help="a browser origin to admit besides its own (repeatable)")  # fmt: skip
     serve.add_argument("--max-frame", type=int, default=4 * 1024 * 1024, help="bytes")
     serve.add_argument("--open", action="store_true", help="open the web page in a browser")
     _data_dir_option(serve)
@@ -264,6 +265,21 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
     audit.add_argument("session", help="a session id or address")
     audit.add_argument("--json", action="store_true", help="one JSON object per line")
     _data_dir_option(audit)
+
+
+def _add_trust(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    trust = _command(
+        commands,
+        "trust",
+        "let a project's .troupe/ settings that run code or send credentials take effect",
+        "Trust DIR (default: the project around .): its MCP servers, base_url and other "
+        "endpoints, SSH hosts and .troupe/tools.yaml take effect. Until then they are "
+        "ignored with one line. The list is kept in $XDG_CONFIG_HOME/troupe.",
+        env=(ENV_CONFIG,),
+    )
+    trust.add_argument("directory", nargs="?", metavar="DIR")
+    trust.add_argument("--list", action="store_true", help="print the trusted directories")
+    trust.add_argument("--revoke", action="store_true", help="stop trusting DIR")
 
 
 def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

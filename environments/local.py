@@ -198,6 +198,14 @@ class LocalEnvironment(EnvironmentActor):
         if use_ripgrep and self.ripgrep is None:
             raise ValueError("use_ripgrep=True but ripgrep (rg) is not installed")
 
+    def running_groups(self) -> frozenset[int]:
+        """The process groups of the commands and terminals running now (each leads
+        its own group and session): what the server checks a connecting process
+        against, so that a command cannot answer its own session's approvals."""
+        terminals = self.terminals.pids() if self.terminals is not None else []
+        owned = self.ctx.process_groups if hasattr(self, "ctx") else frozenset()
+        return frozenset((*owned, *terminals))
+
     def resolve(self, path: str | None) -> Path:
         """Absolute paths stay; relative ones are taken from the working directory."""
         return self.working_dir / path if path else self.working_dir

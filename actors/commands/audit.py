@@ -19,9 +19,13 @@ from actors.commands.common import data_dir
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
 
 AUDIT_KINDS = ("policy_decision", "approval_request", "approval_resolved")
+AUDIT_WARNINGS = ("refused_answer",)
+"""Warnings that belong to the safety record: an answer refused because a process
+the session's own commands started sent it."""
 QUERY = (
     "SELECT seq, timestamp, kind, data FROM events WHERE session_id = ? "
-    "AND kind IN (?, ?, ?) ORDER BY seq"
+    "AND (kind IN (?, ?, ?) OR (kind = 'warning' AND json_extract(data, '$.kind') IN (?)))"
+    " ORDER BY seq"
 )
 
 
@@ -42,7 +46,7 @@ def audit_records(path: Path, session: str) -> list[dict[str, Any]]:
         known = connection.execute("SELECT 1 FROM sessions WHERE id = ?", (session,)).fetchone()
         if known is None:
             raise CommandError(f"no session {session} in {path}", EXIT_BAD_INPUT)
-        rows = connection.execute(QUERY, (session, *AUDIT_KINDS)).fetchall()
+        rows = connection.execute(QUERY, (session, *AUDIT_KINDS, *AUDIT_WARNINGS)).fetchall()
     finally:
         connection.close()
     return [
@@ -62,6 +66,8 @@ def describe(record: dict[str, Any]) -> str:
                 f"{when} {data['action']:<5} {data['tool']} [{data['category']}] {what}"
                 f" -- {data['reason']} (rule {data['rule']}, by {data['decided_by']})"
             )
+        case "warning":
+            return f"{when} {data['message']}"
         case "approval_request":
             return f"{when} asked {data['request_id']}: {data['action']} {data['subject']}"
         case _:

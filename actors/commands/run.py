@@ -62,9 +62,12 @@ def run(args: argparse.Namespace) -> int:
 def settings_for(args: argparse.Namespace, workdir: Path) -> Settings:
     flags = {name: getattr(args, name, None) for name in SETTING_FLAGS}
     try:
-        return resolve(flags, workdir)
+        settings = resolve(flags, workdir)
     except ConfigError as error:
         raise CommandError(str(error), EXIT_BAD_INPUT) from None
+    if settings.ignored is not None:
+        print(f"troupe: {settings.ignored}", file=sys.stderr)
+    return settings
 
 
 def check_policy(name: str | None) -> None:

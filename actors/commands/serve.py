@@ -24,7 +24,7 @@ from actors.server.server import ServerConfig, run_server
 
 def config_from(args: argparse.Namespace) -> ServerConfig:
     allowed: list[str] = args.allow_origin or []
-    origins = frozenset({"loopback", *allowed})
+    origins = frozenset(allowed)
     working_dir = Path(args.workdir or ".")
     settings = settings_for(args, working_dir)
     return ServerConfig(

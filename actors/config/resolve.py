@@ -20,6 +20,7 @@ from actors.config.files import (
     project_config_path,
     user_config_path,
 )
+from actors.config.trust import is_trusted, untrusted_line
 from protocol.mcp import McpServerConfig
 
 PROVIDERS = ("openai", "anthropic", "gemini")
@@ -61,6 +62,8 @@ class Settings(msgspec.Struct, frozen=True):
     files: list[str]
     mcp_servers: list[McpServerConfig] = []
     """The files' MCP servers (the project's replace the user's of the same name)."""
+    ignored: str | None = None
+    """What an untrusted project's file asked for and did not get (one line)."""
 
     def get(self, name: str) -> Any:
         return self.values[name].value
@@ -71,16 +74,53 @@ class Settings(msgspec.Struct, frozen=True):
         return WIRES[self.get("wire")]
 
 
+UNTRUSTED_FIELDS = ("base_url", "api_key_env", "connect")
+"""Top-level settings of a project file that send credentials somewhere (besides
+``mcp_servers`` and ``ssh_hosts``, which also run or reach things)."""
+
+
 def _layers(workdir: Path, env: Mapping[str, str]) -> list[tuple[str, ConfigFile]]:
-    """The config files that apply in ``workdir``, the one that wins first."""
+    return _trusted_layers(workdir, env)[0]
+
+
+def _trusted_layers(
+    workdir: Path, env: Mapping[str, str]
+) -> tuple[list[tuple[str, ConfigFile]], str | None]:
+    """The config files that apply in ``workdir``, the one that wins first, and the
+    line saying what an untrusted project's file asked for (then left out)."""
     layers: list[tuple[str, ConfigFile]] = []
+    ignored: str | None = None
     project = project_config_path(workdir)
     if project is not None:
-        layers.append((str(project), load_config(project)))
+        config = load_config(project)
+        root = project.parent.parent
+        if not is_trusted(root, env):
+            config, what = _without_reach(config)
+            if what:
+                ignored = f"{project}: " + untrusted_line(what, root)
+        layers.append((str(project), config))
     user = user_config_path(env)
     if user.is_file():
         layers.append((str(user), load_config(user)))
-    return layers
+    return layers, ignored
+
+
+def _without_reach(config: ConfigFile) -> tuple[ConfigFile, list[str]]:
+    """An untrusted project's file without what runs code or sends credentials,
+    and the names of what was taken out."""
+    what = [name for name in UNTRUSTED_FIELDS if getattr(config, name) is not None]
+    what += [f"mcp_servers.{name}" for name in config.mcp_servers]
+    what += [f"ssh_hosts.{name}" for name in config.ssh_hosts]
+    providers = {}
+    for name, section in config.providers.items():
+        what += [f"providers.{name}.{field}" for field in ("base_url", "api_key_env")
+                 if getattr(section, field) is not None]  # fmt: skip
+        providers[name] = msgspec.structs.replace(section, base_url=None, api_key_env=None)
+    stripped = msgspec.structs.replace(
+        config, base_url=None, api_key_env=None, connect=None, mcp_servers={}, ssh_hosts={},
+        providers=providers,
+    )  # fmt: skip
+    return stripped, what
 
 
 def _mcp_servers(layers: list[tuple[str, ConfigFile]]) -> list[McpServerConfig]:
@@ -105,7 +145,7 @@ def resolve(
 ) -> Settings:
     """Effective settings for ``flags`` (None = not given) in ``workdir``."""
     env = os.environ if environ is None else environ
-    layers = _layers(workdir, env)
+    layers, ignored = _trusted_layers(workdir, env)
     values: dict[str, Setting] = {}
 
     def pick(name: str, default: Any, default_source: str = "default") -> Setting:
@@ -144,7 +184,7 @@ def resolve(
     for _, config in reversed(layers):
         hosts.update(config.ssh_hosts)
     files = [source for source, _ in layers]
-    return Settings(values, key, hosts, files, _mcp_servers(layers))
+    return Settings(values, key, hosts, files, _mcp_servers(layers), ignored)
 
 
 def _api_key(

@@ -29,6 +29,7 @@ import trio
 from actors.kernel import Runtime
 from actors.server.dispatch import Services, answer, error_reply
 from actors.server.environments import Environments
+from actors.server.fence import own_paths
 from actors.server.models import Models, ModelSettings
 from actors.server.registry import SessionRegistry
 from actors.server.subscription import SessionSubscription
@@ -168,6 +169,7 @@ async def open_sessions(config: HostConfig) -> AsyncIterator[Sessions]:
         environments = Environments(runtime, config.working_dir)
         models = Models(runtime, config.models)
         registry = SessionRegistry(runtime, store, environments, models, nursery)
+        registry.fenced_paths = own_paths(config.data_dir)
         await environments.local()
         await registry.recover()
         try:

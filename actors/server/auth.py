@@ -4,8 +4,10 @@ The token is generated on first start and kept in the data directory with mode
 0600, so only the user who runs the server (and programs acting for them) can read
 it. Browsers cannot set an Authorization header on a WebSocket, so the hello frame
 may carry the token instead. Browsers do send an Origin header, and a page on
-another site must not drive a local agent, so a present Origin must be on the
-allowlist (loopback origins by default); non-browser clients send none.
+another site must not drive a local agent, so a present Origin must be the
+server's own origin (scheme, host and port) or one the user listed; non-browser
+clients send none. Another port on the same host is another origin: a page served
+there carries the login cookie (cookies ignore ports) and must still be refused.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import os
 import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
+
+import msgspec
 
 TOKEN_FILE = "token"
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -63,18 +67,47 @@ def bearer(authorization: str | None) -> str | None:
     return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
-def origin_allowed(origin: str | None, allowlist: frozenset[str]) -> bool:
-    """No Origin (not a browser) is fine. ``loopback`` in the allowlist admits any
-    http(s) origin on a loopback host, any port; other entries match exactly."""
+WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
+
+
+class Origins(msgspec.Struct, frozen=True):
+    """The browser origins a server admits: its own, and those the user listed.
+
+    ``port`` is the port the server listens on; ``hosts`` the names that reach it
+    (loopback names and the host it binds). Cookies ignore ports, so a page on
+    another port of the same host carries the login cookie: only the port tells
+    the server's own page from it."""
+
+    port: int
+    hosts: frozenset[str] = LOOPBACK_HOSTS
+    listed: frozenset[str] = frozenset()
+
+    @classmethod
+    def serving(cls, host: str, port: int, listed: frozenset[str]) -> Origins:
+        bound = frozenset() if host in WILDCARD_HOSTS else frozenset({host.strip("[]")})
+        return cls(port, LOOPBACK_HOSTS | bound, frozenset(o.rstrip("/") for o in listed))
+
+    def own(self, origin: str) -> bool:
+        """Whether ``origin`` is the server's own: http(s), one of its host names, its port."""
+        try:
+            parts = urlsplit(origin)
+            port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+        except ValueError:
+            return False
+        return (
+            parts.scheme in ("http", "https")
+            and (parts.hostname or "") in self.hosts
+            and port == self.port
+        )
+
+
+def origin_allowed(origin: str | None, origins: Origins) -> bool:
+    """No Origin (not a browser) is fine; a browser's must be the server's own
+    origin (scheme, host and port) or one the user listed exactly."""
     if origin is None:
         return True
     origin = origin.strip().rstrip("/")
-    if origin in allowlist:
-        return True
-    if "loopback" in allowlist:
-        parts = urlsplit(origin)
-        return parts.scheme in ("http", "https") and (parts.hostname or "") in LOOPBACK_HOSTS
-    return False
+    return origin in origins.listed or origins.own(origin)
 
 
 # -- the web page's login -------------------------------------------------------------

@@ -33,6 +33,7 @@ from trio_websocket import ConnectionClosed, WebSocketConnection
 from actors.kernel import Actor, handler
 from actors.server.client_calls import DEFAULT_CALL_TIMEOUT, PendingCalls, ServeOnClient
 from actors.server.dispatch import Services, answer, error_reply
+from actors.server.peers import Peer
 from actors.server.subscription import SessionSubscription, subscription_key
 from actors.server.validation import InvalidRequest, validate
 from protocol.asks import Asks
@@ -101,7 +102,11 @@ class Connection(Actor):
         outbox_bytes: int,
         slow_timeout: float,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        peer: Peer | None = None,
     ) -> None:
+        """``peer``: the TCP ends, to tell whether a session's own command is the
+        client (see :mod:`actors.server.peers`)."""
+        self.peer = peer
         self.slow_timeout = slow_timeout
         self.websocket = websocket
         self.codec = codec
@@ -318,7 +323,7 @@ class Connection(Actor):
             elif isinstance(request, CreateSession) and request.client_operations:
                 await self.send(await answer(self.services, request, serving=self.ctx.ref))
             else:
-                await self.send(await answer(self.services, request))
+                await self.send(await answer(self.services, request, peer=self.peer))
         finally:
             self._in_flight.release()
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
+import trio
 
 from actors.kernel import (
     ActorError,
@@ -24,13 +25,14 @@ from actors.kernel import (
 )
 from actors.server.environments import Environments
 from actors.server.options import server_options
+from actors.server.peers import Peer, command_peer
 from actors.server.registry import SessionRegistry
 from actors.session.actor import SessionClosed
 from actors.session.approvals import ApprovalNotFound
 from actors.session.presets import preset_config
 from actors.store import Store
 from protocol.environment import AddSSHHost, ExecCommand, ReadFile, WriteFile, effective_timeout_ms
-from protocol.events import event_record
+from protocol.events import WarningEvent, event_record
 from protocol.session import (
     Abort,
     AnswerApproval,
@@ -78,6 +80,9 @@ from protocol.wire import (
 )
 
 log = logging.getLogger("troupe.server")
+REFUSED_ANSWER = "refused_answer"
+"""The warning's kind when a session's own process tried to answer for the user
+(``troupe audit`` lists it)."""
 SESSION_ASK_TIMEOUT = 30.0
 ENV_ASK_MARGIN = 30.0
 
@@ -91,15 +96,51 @@ class Services:
     store: Store
 
 
+class AnsweredFromInside(Rejection):
+    """An approval answer or config change from a process the server's own
+    commands started (see :mod:`actors.server.peers`)."""
+
+    code = "forbidden"
+
+
 async def answer(
-    services: Services, request: Request, serving: ActorRef | None = None
+    services: Services,
+    request: Request,
+    serving: ActorRef | None = None,
+    peer: Peer | None = None,
 ) -> Reply | ErrorReply:
     """The reply to ``request``, or the error that says why there is none.
-    ``serving``: the connection that serves a new session's ``client_operations``."""
+    ``serving``: the connection that serves a new session's ``client_operations``.
+    ``peer``: the connection's TCP ends; an approval answer or a config change from
+    a process one of the server's commands started is refused and audited."""
     try:
+        if peer is not None and isinstance(request, ResolveApproval | UpdateSessionConfig):
+            await _refuse_from_inside(services, request, peer)
         return await _answer(services, request, serving)
     except Exception as error:
         return error_reply(request.id, error)
+
+
+async def _refuse_from_inside(
+    services: Services, request: ResolveApproval | UpdateSessionConfig, peer: Peer
+) -> None:
+    groups = services.environments.running_groups()
+    if not groups or not peer.loopback:
+        return
+    found = await trio.to_thread.run_sync(command_peer, peer, groups)
+    if found is None:
+        return
+    pid, group = found
+    what = "answer an approval" if isinstance(request, ResolveApproval) else "change the config"
+    text = (
+        f"refused: process {pid}, started by a command this server runs (process group "
+        f"{group}), may not {what} of session {request.session}"
+    )
+    log.warning("%s", text)
+    record = services.registry.records.get(request.session.removeprefix("/sessions/").strip("/"))
+    if record is not None and record.actor is not None:
+        record.actor.hub.emit(WarningEvent(text, category=REFUSED_ANSWER))
+    raise AnsweredFromInside(text)
 
 
 def error_reply(request_id: RequestId | None, error: Exception) -> ErrorReply:

@@ -66,6 +66,8 @@ class Environments:
         """Working directories as asked -> (when resolved, real path), while fresh."""
         self._added: dict[str, str] = {}
         """SSH names -> addresses of hosts added over the wire."""
+        self._locals: dict[str, LocalEnvironment] = {}
+        """The local environments by address, to ask which commands they run."""
 
     async def local(self, working_dir: str | os.PathLike[str] | None = None) -> ActorRef:
         """The local environment for ``working_dir`` (the default when None)."""
@@ -77,11 +79,20 @@ class Environments:
             except UnknownAddressError:
                 pass
         name = "local" if path == self.default_dir else f"local-{len(self._local) + 1}"
-        ref = await self.runtime.spawn(
-            LocalEnvironment(path, ledger=self.ledger), name=f"environments/{name}"
-        )
+        environment = LocalEnvironment(path, ledger=self.ledger)
+        ref = await self.runtime.spawn(environment, name=f"environments/{name}")
         self._local[path] = ref.address
+        self._locals[ref.address] = environment
         return ref
+
+    def running_groups(self) -> frozenset[int]:
+        """The process groups every live local environment is running now."""
+        live = set(self.runtime.addresses())
+        groups: set[int] = set()
+        for address, environment in list(self._locals.items()):
+            if address in live:
+                groups |= environment.running_groups()
+        return frozenset(groups)
 
     async def _resolve(self, asked: str) -> Path:
         """The real path of an existing directory (``EnvironmentRefused`` otherwise),

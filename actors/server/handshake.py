@@ -15,6 +15,7 @@ import trio
 from trio_websocket import WebSocketConnection, WebSocketRequest
 
 from actors.server.auth import (
+    Origins,
     bearer,
     cookie_from,
     origin_allowed,
@@ -37,7 +38,7 @@ HELLO_TIMEOUT = 10.0
 
 class Policy(msgspec.Struct, frozen=True):
     token: str
-    origins: frozenset[str]
+    origins: Origins
 
 
 async def upgrade(request: WebSocketRequest, policy: Policy) -> tuple[WebSocketConnection, bool]:

@@ -63,6 +63,9 @@ class SessionRegistry:
         """Sessions whose file operations a client serves (see ``create``)."""
         self.replay_buffer_bytes = KEEP_BYTES
         """What each live session keeps of its recent durable events, in bytes."""
+        self.fenced_paths: tuple[str, ...] = ()
+        """Troupe's own directories as this host has them (:func:`own_paths`), denied
+        to every session it creates."""
 
     async def recover(self) -> None:
         """Load every stored session, closing what a crash left open."""
@@ -219,6 +222,7 @@ class SessionRegistry:
 
     async def _spawn(self, record: Record, actor: SessionActor) -> None:
         record.actor = actor
+        actor.fenced_paths = self.fenced_paths
         actor.hub.keep_bytes = self.replay_buffer_bytes
         record.approvals = actor.approvals
         actor.hub.add_sink(lambda event: self.sync.observe(record, event))

@@ -18,13 +18,15 @@ import trio
 from trio_websocket import ConnectionClosed, WebSocketRequest
 
 from actors.kernel import Runtime
-from actors.server.auth import load_or_create_token, token_path
+from actors.server.auth import Origins, load_or_create_token, token_path
 from actors.server.connection import Connection
 from actors.server.dispatch import Services
 from actors.server.environments import Environments
+from actors.server.fence import own_paths
 from actors.server.handshake import Policy, Refused, read_hello, upgrade
 from actors.server.leftovers import end_leftover_groups, process_ledger
 from actors.server.models import Models, ModelSettings
+from actors.server.peers import Peer
 from actors.server.registry import SessionRegistry
 from actors.server.restarts import report_restarts
 from actors.store import Store, open_store
@@ -41,8 +43,9 @@ class ServerConfig(msgspec.Struct, frozen=True):
     port: int = 7707
     working_dir: Path = Path(".")
     models: ModelSettings = ModelSettings()
-    origins: frozenset[str] = frozenset({"loopback"})
-    """Allowed browser origins; ``loopback`` admits any http(s) loopback origin."""
+    origins: frozenset[str] = frozenset()
+    """Browser origins admitted besides the server's own (scheme, host and port),
+    each exactly as a browser sends it (``https://app.example``)."""
     max_frame_bytes: int = DEFAULT_MAX_FRAME
     outbox_bytes: int = 4 << 20
     """Encoded bytes a client may fall behind by (one larger frame is always let in)."""
@@ -117,6 +120,7 @@ async def run_server(
         models = Models(runtime, config.models)
         registry = SessionRegistry(runtime, store, environments, models, nursery)
         registry.replay_buffer_bytes = config.replay_buffer_bytes
+        registry.fenced_paths = own_paths(config.data_dir)
         await environments.local()  # /environments/local, the server's directory
         await environments.restore_ssh()
         await registry.recover()
@@ -124,15 +128,18 @@ async def run_server(
         server = RunningServer(config, runtime, store, registry)
         server.token = token
         services = Services(registry, environments, store)
-        gateway = Gateway(runtime, services, Policy(token, config.origins), config)
-        server.pages = WebPages(token, config.origins)
+        # Bound first: the server's own origin includes its port, known only now.
+        listeners = await trio.open_tcp_listeners(config.port, host=config.host)
+        server.port = listeners[0].socket.getsockname()[1]
+        origins = Origins.serving(config.host, server.port, config.origins)
+        gateway = Gateway(runtime, services, Policy(token, origins), config)
+        server.pages = WebPages(token, origins)
         listener = DualListener(
             gateway.handle, server.pages.handle,
             max_message_size=config.max_frame_bytes, message_queue_size=4,
             connect_timeout=10, disconnect_timeout=5,
         )  # fmt: skip
-        listeners = await nursery.start(listener.serve, config.host, config.port)
-        server.port = listeners[0].socket.getsockname()[1]
+        await nursery.start(trio.serve_listeners, listener.handle, listeners)
         if config.advertise:
             _write_server_file(server)
         task_status.started(server)
@@ -163,7 +170,7 @@ class Gateway:
         self.config = config
         self._count = 0
 
-    async def handle(self, request: WebSocketRequest) -> None:
+    async def handle(self, request: WebSocketRequest, peer: Peer | None = None) -> None:
         try:
             websocket, authorized = await upgrade(request, self.policy)
             hello = await read_hello(websocket, self.policy, authorized)
@@ -182,6 +189,7 @@ class Gateway:
                 self.config.outbox_bytes,
                 self.config.slow_client_timeout,
                 self.config.client_call_timeout,
+                peer,
             )
             ref = await self.runtime.spawn(actor, name=f"connections/{name}")
             await ref.wait_stopped()

@@ -153,6 +153,9 @@ class SessionActor(Actor):
         self._mcp: McpTools | None = None
         """MCP servers of a top-level session; subagents share the parent's tools."""
         self.approvals = Approvals(self.hub.emit)
+        self.fenced_paths: tuple[str, ...] = ()
+        """Set by the host before the session starts: Troupe's own directories, added
+        to the policy's denied paths (see :class:`PolicyGate`); subagents inherit it."""
         if resumed is not None:
             self.approvals.reopen(resumed.request, resumed.call_id)
             self.loop.resumed = resumed
@@ -181,7 +184,7 @@ class SessionActor(Actor):
         else:
             root = (await self.environment.ask(Describe())).working_directory
         paths = PathJudge(self.environment, root)
-        gate = PolicyGate(self.hub, self.approvals, root, paths)
+        gate = PolicyGate(self.hub, self.approvals, root, paths, fenced=self.fenced_paths)
         self._tools = ToolRunner(self.hub, self.environment, root, self.agents, gate)
         if self.config.mcp_servers and self.agent_depth == 0:
             self._mcp = McpTools(self.config.mcp_servers, self.ctx.nursery)
@@ -444,6 +447,7 @@ class SessionActor(Actor):
             snapshots=self.snapshots,
         )
         child.subagent_hook = self.subagent_hook
+        child.fenced_paths = self.fenced_paths
         if self.subagent_hook is not None:
             self.subagent_hook(child, f"{self.ctx.address}/agents/{agent_id}")
         try:

@@ -27,6 +27,7 @@ from actors.policy.engine import (
     grant_for,
     rule_for,
 )
+from actors.policy.paths import inside
 from actors.policy.presets import resolve_policy
 from actors.policy.sandbox import sandbox_for
 from actors.session.approvals import Approvals
@@ -56,11 +57,17 @@ class PolicyGate:
         root: str,
         paths: PathJudge | None = None,
         home: str | None = None,
+        fenced: tuple[str, ...] = (),
     ) -> None:
         """``paths`` resolves and judges file tools' targets (None: not checked);
-        ``home`` is where a shell line's ``~`` points (default: this process's)."""
+        ``home`` is where a shell line's ``~`` points (default: this process's).
+        ``fenced``: paths the host adds to every policy's denied paths (Troupe's own
+        data and config directories where they are not at their default places);
+        one that holds the working directory itself is left out, or nothing in the
+        workspace could be touched."""
         self.hub = hub
         self.home = home
+        self.fenced = tuple(path for path in fenced if not inside(root, path))
         self.paths = paths
         self.approvals = approvals
         self.root = root
@@ -78,6 +85,9 @@ class PolicyGate:
         ):
             return cached[2]
         policy = resolve_policy(config.policy, config.policy_overrides)
+        added = tuple(path for path in self.fenced if path not in policy.denied_paths)
+        if added:
+            policy = msgspec.structs.replace(policy, denied_paths=(*policy.denied_paths, *added))
         self._resolved = (config.policy, dict(config.policy_overrides), policy)
         return policy
 

@@ -15,17 +15,20 @@ import msgspec
 
 from actors.kernel import ActorRef, Rejection
 from actors.session.profiles import ProviderProfile
+from environments.safe_git import safe_git_shell
 from protocol.environment import Describe, ExecCommand, ReadFile
 
 PROJECT_DOC_BUDGET = 32 * 1024
 PROJECT_DOC_MARKER = "[Project instructions truncated at 32KB]"
 _RECENT_COMMITS = 10
 _GIT_PROBE = (
-    "git rev-parse --show-toplevel 2>/dev/null || exit 0; "
-    "echo '--branch'; git rev-parse --abbrev-ref HEAD 2>/dev/null; "
-    "echo '--status'; git status --porcelain 2>/dev/null; "
-    f"echo '--log'; git log --oneline -n {_RECENT_COMMITS} 2>/dev/null"
+    f"{safe_git_shell('rev-parse', '--show-toplevel')} 2>/dev/null || exit 0; "
+    f"echo '--branch'; {safe_git_shell('rev-parse', '--abbrev-ref', 'HEAD')} 2>/dev/null; "
+    f"echo '--status'; {safe_git_shell('status', '--porcelain')} 2>/dev/null; "
+    f"echo '--log'; {safe_git_shell('log', '--oneline', '-n', str(_RECENT_COMMITS))} 2>/dev/null"
 )
+"""Git state at session start, with the repository's own programs off (fsmonitor,
+hooks, pager: see :mod:`environments.safe_git`), so looking runs no planted code."""
 
 
 class GitSnapshot(msgspec.Struct, frozen=True):

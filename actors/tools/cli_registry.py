@@ -4,8 +4,10 @@ that runs its argument vector in the session's environment, never through a shel
 The user's file (``$XDG_CONFIG_HOME/troupe/tools.yaml``, default
 ``~/.config/troupe/tools.yaml``) is read on this machine; the project's
 (``.troupe/tools.yaml`` in the working directory) is read through the environment,
-so an SSH session gets the tools of the project on that host. A project tool
-replaces a user tool of the same name. A file that cannot be used is a warning,
+so an SSH session gets the tools of the project on that host. A project's tools
+load only once the user has trusted its directory (:mod:`actors.config.trust`);
+until then a warning names what was ignored. A project tool replaces a user tool
+of the same name. A file that cannot be used is a warning,
 never a failed session.
 """
 
@@ -21,6 +23,7 @@ from typing import Any
 
 import trio
 
+from actors.config.trust import is_trusted, untrusted_line
 from actors.kernel import ActorError, ActorRef, Rejection
 from actors.tools.cli_tools import (
     CliToolError,
@@ -116,10 +119,23 @@ async def load_cli_tools(
         content = await environment.ask(
             ReadFile(project_file, limit=None, line_numbers=False, exact=True), timeout=30
         )
-        for spec in parse_tools_text(content.text, project_file):
-            specs[spec.name] = spec
+        if await trio.to_thread.run_sync(is_trusted, working_dir, environ):
+            for spec in parse_tools_text(content.text, project_file):
+                specs[spec.name] = spec
+        else:
+            names = [spec.name for spec in _declared(content.text, project_file)]
+            shown = [f"tool {name}" for name in names] or ["its tools"]
+            warnings.append(f"{project_file}: {untrusted_line(shown, working_dir)}")
     except FileNotFound:
         pass
     except (CliToolError, ActorError, Rejection) as exc:
         warnings.append(f"CLI tools not loaded: {exc}")
     return [cli_tool(spec) for spec in specs.values()], warnings
+
+
+def _declared(text: str, source: str) -> list[CliToolSpec]:
+    """An untrusted file's declarations, only to name them in the warning."""
+    try:
+        return parse_tools_text(text, source)
+    except CliToolError:
+        return []

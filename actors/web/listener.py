@@ -13,10 +13,12 @@ from collections.abc import Awaitable, Callable
 import trio
 from trio_websocket import WebSocketRequest, wrap_server_stream
 
+from actors.server.peers import Peer
+
 MAX_HEAD_BYTES = 64 * 1024
 
 HttpHandler = Callable[[trio.abc.Stream, bytes], Awaitable[None]]
-WebSocketHandler = Callable[[WebSocketRequest], Awaitable[None]]
+WebSocketHandler = Callable[[WebSocketRequest, Peer | None], Awaitable[None]]
 
 
 class ReplayStream(trio.abc.Stream):
@@ -66,6 +68,19 @@ async def read_head(stream: trio.abc.Stream) -> bytes:
     return data
 
 
+def peer_of(stream: trio.abc.Stream) -> Peer | None:
+    """The connection's two ends, for :mod:`actors.server.peers` (None off TCP)."""
+    if not isinstance(stream, trio.SocketStream):
+        return None
+    try:
+        local, remote = stream.socket.getsockname(), stream.socket.getpeername()
+    except OSError:
+        return None
+    if not isinstance(local, tuple) or not isinstance(remote, tuple):
+        return None
+    return Peer((str(local[0]), int(local[1])), (str(remote[0]), int(remote[1])))
+
+
 class DualListener:
     """Serves WebSocket upgrades and HTTP requests on one port."""
 
@@ -103,7 +118,7 @@ class DualListener:
             if not head:
                 return
             if is_upgrade(head):
-                await self._serve_websocket(ReplayStream(head, stream))
+                await self._serve_websocket(ReplayStream(head, stream), peer_of(stream))
             else:
                 await self._http(stream, head)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -113,7 +128,7 @@ class DualListener:
                 cleanup.shield = True
                 await stream.aclose()
 
-    async def _serve_websocket(self, stream: ReplayStream) -> None:
+    async def _serve_websocket(self, stream: ReplayStream, peer: Peer | None) -> None:
         async with trio.open_nursery() as nursery:
             request = None
             with trio.move_on_after(self._connect_timeout):
@@ -128,7 +143,7 @@ class DualListener:
                 return
             connection = request._connection  # closed below, like serve_websocket does
             try:
-                await self._websocket(request)
+                await self._websocket(request, peer)
             finally:
                 with trio.move_on_after(self._disconnect_timeout):
                     await connection.aclose()

@@ -3,7 +3,7 @@
 Every asset needs the login cookie except ``/login``, which trades a one-time login
 token (printed by ``troupe serve``) for the cookie and redirects to the page. The
 page's data never travels over HTTP: it is the WebSocket protocol, authenticated by
-the same cookie at the upgrade. A present Origin must pass the server's allowlist
+the same cookie at the upgrade. A present Origin must be the server's own (or listed)
 here too. One request per connection (``Connection: close``): the page loads a
 handful of files, then lives on its WebSocket.
 """
@@ -20,6 +20,7 @@ import trio
 
 from actors.server.auth import (
     WEB_COOKIE,
+    Origins,
     cookie_from,
     origin_allowed,
     sign_web_cookie,
@@ -89,7 +90,7 @@ class LoginTokens:
 class WebPages:
     """Answers the plain HTTP requests that reach the server's port."""
 
-    def __init__(self, token: str, origins: frozenset[str]) -> None:
+    def __init__(self, token: str, origins: Origins) -> None:
         self._token = token
         self._origins = origins
         self.logins = LoginTokens()

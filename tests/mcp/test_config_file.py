@@ -11,6 +11,7 @@ from pathlib import Path
 
 from actors.config import load_config, mcp_servers_for
 from actors.config.files import mcp_servers_of
+from actors.config.trust import set_trust
 from tests.cli.conftest import Home, mock_llm, one_line, request_bodies
 from tests.mcp.servers import FIXTURE
 from tests.session.scripts import call, tool_names, turns
@@ -32,6 +33,7 @@ async def test_the_projects_servers_reach_troupe_run(home: Home) -> None:
         )
         (home.work / ".troupe").mkdir()
         (home.work / ".troupe" / "config.toml").write_text(fixture_table("fx", category="write"))
+        assert (await home.troupe("trust")).returncode == 0  # a project's servers need trust
         done = await home.troupe("run", "use the project's server")
         assert done.returncode == 0, done.stderr
         bodies = request_bodies(mock)
@@ -45,7 +47,11 @@ def test_project_servers_replace_the_users_by_name(tmp_path: Path) -> None:
     project = tmp_path / "work" / ".troupe" / "config.toml"
     project.parent.mkdir(parents=True)
     project.write_text('[mcp_servers.a]\ncommand = ["project-a"]\ncategory = "read"\n')
-    servers = {s.name: s for s in mcp_servers_for(tmp_path / "work", {"TROUPE_CONFIG": str(user)})}
+    env = {"TROUPE_CONFIG": str(user), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    untrusted = {s.name: s for s in mcp_servers_for(tmp_path / "work", env)}
+    assert untrusted["a"].command == ["a"], "an untrusted project's servers are ignored"
+    set_trust(tmp_path / "work", True, env)
+    servers = {s.name: s for s in mcp_servers_for(tmp_path / "work", env)}
     assert servers["a"].command == ["project-a"] and servers["a"].category == "read"
     assert servers["b"].url == "http://b/mcp"
 

@@ -89,3 +89,22 @@ async def test_project_documents_stop_at_32kb_with_the_marker(tmp_path: Path) ->
     assert len(snapshot.project_docs.encode()) <= 32 * 1024
     prompt = build_system_prompt(anthropic_profile(), snapshot)
     assert "Is git repository: false" in prompt
+
+
+async def test_the_git_probe_runs_no_program_the_repository_names(repo: Path) -> None:
+    """Reproduction (issue 30): a planted ``core.fsmonitor`` ran when Troupe's own
+    ``git status`` probe looked at the repository at session start."""
+    canary = repo.parent / "canary"
+    script = repo.parent / "monitor.sh"
+    script.write_text(f"#!/bin/sh\ntouch {canary}\n")
+    script.chmod(0o755)
+    git(repo, "config", "core.fsmonitor", str(script))
+    git(repo, "config", "core.pager", f"touch {canary}; cat")
+    git(repo, "status")
+    assert canary.exists(), "the plant works on plain git (else this test proves nothing)"
+    canary.unlink()
+    async with Runtime() as runtime:
+        env = await runtime.spawn(LocalEnvironment(repo))
+        snapshot = await take_snapshot(env, anthropic_profile())
+    assert snapshot.git is not None and snapshot.git.untracked == 1
+    assert not canary.exists()

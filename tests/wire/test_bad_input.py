@@ -87,9 +87,22 @@ async def test_tokens_and_origins(start_stack: StartStack) -> None:
             async with await raw(stack, stack.token, origin="https://evil.example"):
                 pass
         assert rejected.value.status_code == 403
-        async with await raw(stack, origin="http://localhost:5173") as ws:
-            reply = await hello(ws, token=stack.token)  # a browser: token in the hello
-            assert reply["type"] == "welcome"
+        port = stack.server.port
+        for own in (
+            f"http://localhost:{port}",
+            f"http://127.0.0.1:{port}/",
+            f"http://[::1]:{port}",
+        ):
+            async with await raw(stack, origin=own) as ws:
+                reply = await hello(ws, token=stack.token)  # a browser: token in the hello
+                assert reply["type"] == "welcome", own
+        others = ("http://localhost:5173", f"http://127.0.0.1:{port + 1}",
+                  f"https://evil.example:{port}", "null", f"ftp://127.0.0.1:{port}")  # fmt: skip
+        for other in others:
+            with pytest.raises(ConnectionRejected) as rejected:
+                async with await raw(stack, stack.token, origin=other):
+                    pass
+            assert rejected.value.status_code == 403, other
         for fields, close_code, error in [
             ({}, CLOSE_UNAUTHORIZED, "unauthorized"),
             ({"token": "nope"}, CLOSE_UNAUTHORIZED, "unauthorized"),
@@ -113,3 +126,13 @@ async def test_tokens_and_origins(start_stack: StartStack) -> None:
         with pytest.raises(ConnectionRefused):
             async with connect(stack.url, "bad", header_token=False):
                 pass
+
+
+async def test_an_origin_the_user_lists_is_admitted(start_stack: StartStack) -> None:
+    async with start_stack(origins=frozenset({"http://localhost:5173"})) as stack:
+        async with await raw(stack, origin="http://localhost:5173") as ws:
+            assert (await hello(ws, token=stack.token))["type"] == "welcome"
+        with pytest.raises(ConnectionRejected) as rejected:
+            async with await raw(stack, stack.token, origin="http://localhost:5174"):
+                pass
+        assert rejected.value.status_code == 403

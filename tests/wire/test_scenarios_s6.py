@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import trio
 
+from actors.config.trust import set_trust
 from actors.policy.engine import ALLOWLIST_ENV
 from protocol.client import TroupeClient
 from protocol.session import SessionConfig
@@ -27,6 +28,14 @@ from tests.wire.conftest import Stack, StartStack, events_until, subscribe
 from tests.wire.test_ssh_environments import ssh_fields
 
 sshd = environment_fixtures.sshd
+
+
+@pytest.fixture(autouse=True)
+def own_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trust list (and user tools file) of a user of this test alone."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
 BOTH = pytest.mark.parametrize("where", ["local", "ssh"])
 BASH_OWN = {"PWD", "SHLVL", "_", "OLDPWD"}
 """Variables bash sets by itself in every command."""
@@ -101,6 +110,7 @@ async def scenario(
             run = Run(stack, client, stack.work, None)
         (run.work / ".troupe").mkdir()
         (run.work / ".troupe" / "tools.yaml").write_text(TOOLS_YAML)
+        set_trust(run.work, True)  # a project's tools load once trusted
         yield run
 
 
