@@ -11,7 +11,9 @@ Exit codes: 0 done, 1 runtime failure, 2 bad input, 53 turn limit, 130 interrupt
 from __future__ import annotations
 
 import argparse
+import os
 import signal
+import stat
 import sys
 import typing
 from collections.abc import AsyncIterator
@@ -35,8 +37,10 @@ from actors.commands.stored import latest_in
 from actors.commands.stream_input import read_stream_json
 from actors.config import ConfigError, Settings, resolve
 from actors.policy.presets import UnknownPreset, policy_preset
+from protocol.events import EventData, PolicyDecisionEvent
 from protocol.session import SessionConfig, ToolCalling
 from protocol.wire import (
+    Event,
     CreateSession,
     GetSession,
     SessionCreated,
@@ -77,9 +81,13 @@ def check_policy(name: str | None) -> None:
         raise CommandError(f"--policy: {error}", EXIT_BAD_INPUT) from None
 
 
+PIPED_HEADER = "Input piped on stdin:"
+
+
 def read_task(args: argparse.Namespace) -> str | None:
     """The task from ``-p``, the argument, or stdin ('-' or a pipe); None when
-    stream-json input will bring it."""
+    stream-json input will bring it. A task given with text piped on stdin is
+    sent first, the piped text after it as context (as ``claude -p`` does)."""
     if args.prompt is not None and args.task is not None:
         raise CommandError("give the task once: as an argument or with -p", EXIT_BAD_INPUT)
     task = args.prompt if args.prompt is not None else args.task
@@ -87,7 +95,11 @@ def read_task(args: argparse.Namespace) -> str | None:
     if streaming and task == "-":
         raise CommandError("--input-format stream-json reads stdin itself", EXIT_BAD_INPUT)
     if task == "-" or (task is None and not streaming and not sys.stdin.isatty()):
-        task = sys.stdin.read()
+        task = _read_stdin()
+    elif task is not None and not streaming and _stdin_is_piped():
+        piped = _read_stdin()
+        if piped.strip():
+            task = f"{task.strip()}\n\n{PIPED_HEADER}\n\n{piped.rstrip()}"
     if task is None:
         if streaming:
             return None
@@ -97,6 +109,41 @@ def read_task(args: argparse.Namespace) -> str | None:
     if not task.strip():
         raise CommandError("the task is empty", EXIT_BAD_INPUT)
     return task.strip()
+
+
+def _stdin_is_piped() -> bool:
+    """stdin is a pipe or a file (not a terminal, not /dev/null or a closed fd)."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+
+
+def _read_stdin() -> str:
+    """stdin as text; bytes that are not UTF-8 are kept as replacement marks."""
+    try:
+        data = sys.stdin.buffer.read()
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return data.decode("utf-8", errors="replace")
+
+
+def nobody_to_ask(args: argparse.Namespace) -> bool:
+    """Headless: nobody can answer an approval (stdin not a terminal, -p, or json
+    output), unless stream-json input brings the answers."""
+    if args.input_format == "stream-json":
+        return False
+    return args.prompt is not None or args.output_format != "text" or not sys.stdin.isatty()
+
+
+def approval_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The session's approval mode and whether anyone can answer."""
+    settings: dict[str, Any] = {"nobody_to_ask": nobody_to_ask(args)}
+    mode = getattr(args, "approval", None)
+    if mode is not None:
+        settings["approval_mode"] = mode
+    return settings
 
 
 def _instructions(value: str | None) -> str | None:
@@ -162,7 +209,7 @@ async def _run(
     resumed = await _session_to_resume(args, workdir)
     async with open_host(args, settings, workdir) as host:
         session, after_seq, where = await _open_session(host, args, settings, workdir, resumed)
-        follower = Follower(host.client, session, args.output_format)
+        follower = HeadlessFollower(host.client, session, args.output_format)
         follower.outcome.runtime = "embedded" if host.embedded else host.url
         text = args.output_format == "text"
         if host.note:
@@ -181,6 +228,26 @@ async def _run(
             EXIT_ERROR,
         )
     return outcome.exit_code
+
+
+class HeadlessFollower(Follower):
+    """The follower of ``troupe run``: a call denied because nobody could answer
+    its approval gets a one-line notice on stderr (stdout stays the result)."""
+
+    def _account(self, event: Event, data: EventData | None) -> None:
+        super()._account(event, data)
+        if (
+            isinstance(data, PolicyDecisionEvent)
+            and data.decided_by == "nobody"
+            and event.seq > self.known_until
+        ):
+            print(
+                f"troupe run: denied {data.subject or data.tool}: nobody to ask for approval "
+                "(stdin is not a terminal; --approval never-ask or allow-workspace lets such "
+                "calls run)",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 async def _session_to_resume(args: argparse.Namespace, workdir: Path) -> str | None:
@@ -215,7 +282,11 @@ async def _open_session(
                 profile=settings.get("provider"),
                 environment=environment,
                 working_dir=None if environment else str(workdir),
-                config=session_config(settings, getattr(args, "policy", None), loop_options(args)),
+                config=session_config(
+                    settings,
+                    getattr(args, "policy", None),
+                    {**loop_options(args), **approval_settings(args)},
+                ),
                 preset=getattr(args, "preset", None),
             ),
         )
@@ -232,8 +303,8 @@ async def _open_session(
         for name in ("model", "reasoning_effort", "max_turns")
         if getattr(args, name, None) is not None
     }
-    if changes:
-        await host.client.request(UpdateSessionConfig, session=resumed, **changes)
+    changes.update(approval_settings(args))  # who can answer now, not at creation
+    await host.client.request(UpdateSessionConfig, session=resumed, **changes)
     return resumed, detail.session.last_seq, where
 
 

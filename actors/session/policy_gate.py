@@ -10,6 +10,7 @@ for the session" answers as grants, and records every decision as a durable
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 import msgspec
@@ -17,6 +18,7 @@ import trio
 
 from actors.kernel import ActorError
 from actors.policy.engine import (
+    CallFacts,
     Decision,
     Grant,
     Policy,
@@ -36,6 +38,7 @@ from protocol.llm import ToolCall
 from protocol.session import SessionConfig
 
 PATH_ARGUMENTS = ("path", "file_path", "paths")
+NOBODY_TO_ASK = "denied: nobody to ask (a headless run; --approval sets what happens instead)"
 
 
 class CommandLimits(msgspec.Struct, frozen=True):
@@ -108,6 +111,13 @@ class PolicyGate:
         decided_by = "grant" if decision.rule == "grant" else "policy"
         if decision.action == "ask":
             subject = facts.command if facts.command is not None else _describe(call)
+            settled = self._settled_without_asking(config, facts, call, subject)
+            if settled is not None:
+                decision, decided_by = settled
+                self._record(call, decision, decided_by)
+                if decision.action == "allow":
+                    return None
+                return decision.reason
             answer = await self.approvals.ask(
                 "command" if facts.command is not None else "tool",
                 subject,
@@ -131,6 +141,41 @@ class PolicyGate:
         if decision.action == "allow":
             return None
         return f"Denied by policy: {decision.reason}"
+
+    def _settled_without_asking(
+        self, config: SessionConfig, facts: CallFacts, call: ToolCall, subject: str
+    ) -> tuple[Decision, str] | None:
+        """The approval mode's answer to a call the policy would ask about, or None
+        when a request is raised. Nobody to ask is a denial at once, never a wait."""
+        mode = config.approval_mode
+        if mode == "never-ask":
+            return Decision("allow", facts.category, "approval mode never-ask", "approval_mode",
+                            subject), "approval_mode"  # fmt: skip
+        if mode == "allow-workspace" and self._inside_workspace(facts, call):
+            return Decision("allow", facts.category, "a file change inside the workspace "
+                            "(approval mode allow-workspace)", "approval_mode",
+                            subject), "approval_mode"  # fmt: skip
+        if mode == "deny":
+            return Decision("deny", facts.category, "denied: approvals are off (approval "
+                            "mode deny)", "approval_mode", subject), "approval_mode"  # fmt: skip
+        if config.nobody_to_ask:
+            return Decision("deny", facts.category, NOBODY_TO_ASK, "nobody_to_ask",
+                            subject), "nobody"  # fmt: skip
+        return None
+
+    def _inside_workspace(self, facts: CallFacts, call: ToolCall) -> bool:
+        """A file tool (not a command) whose every target is under the root."""
+        if facts.shell is not None or facts.command is not None or facts.category == "admin":
+            return False
+        targets = call_paths(call.arguments)
+        if not targets:
+            return False
+        root = posixpath.normpath(self.root)
+        for target in targets:
+            full = posixpath.normpath(posixpath.join(root, target))
+            if full != root and not full.startswith(root.rstrip("/") + "/"):
+                return False
+        return True
 
     def _record(self, call: ToolCall, decision: Decision, decided_by: str = "policy") -> None:
         self.hub.emit(
