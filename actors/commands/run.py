@@ -40,8 +40,8 @@ from actors.policy.presets import UnknownPreset, policy_preset
 from protocol.events import EventData, PolicyDecisionEvent
 from protocol.session import SessionConfig, ToolCalling
 from protocol.wire import (
-    Event,
     CreateSession,
+    Event,
     GetSession,
     SessionCreated,
     SessionDetail,

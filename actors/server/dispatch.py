@@ -158,7 +158,7 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
                     "max_tool_rounds_per_input",
                     "approval_mode",
                     "nobody_to_ask",
-                )  # fmt: skip
+                )
                 if (value := getattr(request, name)) is not None
             }
             assert record.ref is not None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from functools import partial
 from typing import Any
 
 import trio
@@ -135,9 +136,9 @@ async def test_stream_json_input_answers_an_approval(home: Home) -> None:
         with trio.fail_after(HANG_GUARD):
             async with trio.open_nursery() as nursery:
                 process = await nursery.start(
-                    lambda task_status=trio.TASK_STATUS_IGNORED: trio.run_process(
-                        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                        cwd=home.work, env=home.env, check=False, task_status=task_status,
+                    partial(
+                        trio.run_process, command, stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE, cwd=home.work, env=home.env, check=False,
                     )
                 )  # fmt: skip
                 assert process.stdin is not None and process.stdout is not None
