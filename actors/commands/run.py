@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
 
+import msgspec
 import trio
 
 from actors.commands.common import data_dir
@@ -32,7 +33,7 @@ from actors.commands.errors import (
 )
 from actors.commands.interact import Follower, Outcome
 from actors.commands.remote import ensure_host, host_entry, host_of
-from actors.commands.session_host import Host, open_host
+from actors.commands.session_host import Host, open_host, session_defaults
 from actors.commands.stored import latest_in
 from actors.commands.stream_input import read_stream_json
 from actors.config import ConfigError, Settings, resolve
@@ -49,7 +50,7 @@ from protocol.wire import (
 )
 
 SETTING_FLAGS = ("provider", "wire", "model", "base_url", "api_key", "reasoning_effort",
-                 "max_turns", "instructions", "connect")  # fmt: skip
+                 "max_turns", "instructions", "policy", "connect")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if not workdir.is_dir():
         raise CommandError(f"{workdir} is not a directory", EXIT_BAD_INPUT)
     settings = settings_for(args, workdir)
-    check_policy(getattr(args, "policy", None))
+    check_policy(settings.get("policy"))
     loop_options(args)  # bad values are said before anything starts
     task = read_task(args)
     return trio.run(_run, args, settings, workdir, task)
@@ -146,17 +147,6 @@ def approval_settings(args: argparse.Namespace) -> dict[str, Any]:
     return settings
 
 
-def _instructions(value: str | None) -> str | None:
-    if value and value.startswith("@"):
-        try:
-            return Path(value[1:]).expanduser().read_text()
-        except OSError as error:
-            raise CommandError(
-                f"--instructions: cannot read {value[1:]}: {error.strerror}", EXIT_BAD_INPUT
-            ) from None
-    return value
-
-
 TOOL_CALLING_MODES = typing.get_args(ToolCalling)
 
 
@@ -192,15 +182,14 @@ def loop_options(args: argparse.Namespace) -> dict[str, Any]:
 def session_config(
     settings: Settings, policy: str | None = None, options: dict[str, Any] | None = None
 ) -> SessionConfig:
-    return SessionConfig(
-        **(options or {}),
-        policy=policy or "interactive",
-        max_turns=settings.get("max_turns") or 0,
-        model=settings.get("model"),
-        reasoning_effort=settings.get("reasoning_effort"),
-        user_instructions=_instructions(settings.get("instructions")),
-        mcp_servers=settings.mcp_servers,
-    )
+    """The configured defaults (:func:`session_defaults`), then this run's flags."""
+    defaults = session_defaults(settings)
+    return msgspec.structs.replace(defaults, **(options or {}), policy=policy or defaults.policy)
+
+
+def _configured(settings: Settings, name: str) -> Any:
+    setting = settings.values.get(name)
+    return None if setting is None else setting.value
 
 
 async def _run(

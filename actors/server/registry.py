@@ -150,7 +150,7 @@ class SessionRegistry:
         (the session's environment is then a :class:`ClientEnvironment`; the store
         records the environment behind it, which a resumed session uses)."""
         profile = self.models.profile(profile_name)
-        config = config or SessionConfig()
+        config = self.models.settings.session_config(config, profile.id)
         if environment:
             env = self.environments.resolve(environment)
         else:
