@@ -134,6 +134,7 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             )  # fmt: skip
             return SessionCreated(request.id, record.info())
         case ListSessions():
+            await registry.refresh()
             return SessionList(request.id, registry.infos())
         case GetServerOptions():
             return server_options(request.id, registry.models.settings)
