@@ -189,6 +189,14 @@ def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "agentic-behavior-tool, adr-040",
     )
     _sandbox_option(run)
+    run.add_argument(
+        "--approval",
+        choices=["ask", "deny", "allow-workspace", "never-ask"],
+        help="what happens to a call the policy would ask about: ask (the default at a "
+        "terminal), deny, allow-workspace (file changes inside --workdir go through), "
+        "never-ask (all go through; what the policy denies stays denied). When nobody "
+        "can answer (stdin not a terminal, -p, json output) an ask is denied at once",
+    )
     resume = run.add_mutually_exclusive_group()
     resume.add_argument("--resume", metavar="SESSION", help="continue this session")
     resume.add_argument(

@@ -21,6 +21,12 @@ call format in the system prompt, calls parsed from the answer's text), or
 ``auto`` (native, switching to text when an OpenAI-compatible server rejects
 ``tools``)."""
 
+ApprovalMode = Literal["ask", "deny", "allow-workspace", "never-ask"]
+"""What happens to a call the policy would ask about: ``ask`` raises an approval
+request, ``deny`` refuses it at once, ``allow-workspace`` lets file changes inside
+the working directory through (commands still ask), ``never-ask`` lets every
+such call through (what the policy denies stays denied)."""
+
 LoopState = Literal[
     "thinking", "executing_tool", "waiting_approval", "completed", "error", "interrupted"
 ]
@@ -90,6 +96,11 @@ class SessionConfig(msgspec.Struct, frozen=True):
     ``sandboxed``, ``permissive`` ...; see ``actors/policy/presets.py``)."""
     policy_overrides: dict[str, Any] = {}
     """Fields of the preset replaced for this session (``{"admin": "deny"}``)."""
+    approval_mode: ApprovalMode = "ask"
+    """What happens to a call the policy would ask about (see :data:`ApprovalMode`)."""
+    nobody_to_ask: bool = False
+    """No client can answer an approval (a headless run): a request that would be
+    raised is denied at once (``denied: nobody to ask``) instead of waiting."""
     loop_breaking_tools: bool = False
     """Offer task_completion, ask_question and converse; calling one ends the input
     (forge-agent-loop-prd FR6)."""
@@ -166,6 +177,8 @@ class UpdateConfig(msgspec.Struct, Asks[SessionConfig], frozen=True, tag=True, t
     model: str | msgspec.UnsetType | None = msgspec.UNSET
     max_turns: int | msgspec.UnsetType = msgspec.UNSET
     max_tool_rounds_per_input: int | msgspec.UnsetType = msgspec.UNSET
+    approval_mode: ApprovalMode | msgspec.UnsetType = msgspec.UNSET
+    nobody_to_ask: bool | msgspec.UnsetType = msgspec.UNSET
 
 
 ApprovalScope = Literal["once", "command", "rule", "session", "tool"]

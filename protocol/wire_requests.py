@@ -14,7 +14,7 @@ from typing import Literal, TypeVar
 import msgspec
 
 from protocol.asks import Asks
-from protocol.session import SessionConfig
+from protocol.session import ApprovalMode, SessionConfig
 from protocol.wire_client_calls import ClientCallResult, ClientOperation
 from protocol.wire_replies import (
     ConfigUpdated,
@@ -122,6 +122,8 @@ class UpdateSessionConfig(_Request[ConfigUpdated], frozen=True, tag="update_conf
     reasoning_effort: str | None = None
     max_turns: int | None = None
     max_tool_rounds_per_input: int | None = None
+    approval_mode: ApprovalMode | None = None
+    nobody_to_ask: bool | None = None
 
 
 class ExtendSessionLimit(_Request[ConfigUpdated], frozen=True, tag="extend_limit"):

@@ -83,8 +83,16 @@ class AcpSession:
 class AcpAgent:
     """Serves one editor connection."""
 
-    def __init__(self, client: TroupeClient, output: trio.abc.SendStream) -> None:
+    def __init__(
+        self,
+        client: TroupeClient,
+        output: trio.abc.SendStream,
+        defaults: SessionConfig | None = None,
+    ) -> None:
+        """``defaults``: the resolved configuration's session settings (model,
+        policy, effort); None leaves them to the server's own configuration."""
         self.client = client
+        self.defaults = defaults or SessionConfig()
         self._output = output
         self._write_lock = trio.Lock()
         self._sessions: dict[str, AcpSession] = {}
@@ -230,7 +238,7 @@ class AcpAgent:
         created = await self.client.request(
             CreateSession,
             working_dir=cwd,
-            config=SessionConfig(mcp_servers=servers),
+            config=msgspec.structs.replace(self.defaults, mcp_servers=servers),
             client_operations=served_operations(self.client_capabilities),
         )
         session_id = created.session.session_id

@@ -8,12 +8,13 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import msgspec
 import trio
 
 from actors.acp.agent import AcpAgent
 from actors.commands.common import EXIT_ERROR
 from actors.commands.run import settings_for
-from actors.commands.session_host import open_host
+from actors.commands.session_host import open_host, session_defaults
 from protocol.client import ConnectionRefused
 
 
@@ -40,11 +41,15 @@ def run(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace) -> int:
     try:
         working_dir = Path.cwd()
+        settings = settings_for(args, working_dir)
+        # the configured session settings (model, policy ...), the same as run's and
+        # the server's; the editor's MCP servers are added per session
+        defaults = msgspec.structs.replace(session_defaults(settings), mcp_servers=[])
         async with (
-            open_host(args, settings_for(args, working_dir), working_dir) as host,
+            open_host(args, settings, working_dir) as host,
             trio.lowlevel.FdStream(os.dup(1)) as output,
         ):
-            await AcpAgent(host.client, output).serve(stdin_lines())
+            await AcpAgent(host.client, output, defaults).serve(stdin_lines())
     except (ConnectionRefused, OSError) as error:
         print(f"troupe acp: {error}", file=sys.stderr)
         return EXIT_ERROR

@@ -11,13 +11,16 @@ Exit codes: 0 done, 1 runtime failure, 2 bad input, 53 turn limit, 130 interrupt
 from __future__ import annotations
 
 import argparse
+import os
 import signal
+import stat
 import sys
 import typing
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
 
+import msgspec
 import trio
 
 from actors.commands.common import data_dir
@@ -30,14 +33,16 @@ from actors.commands.errors import (
 )
 from actors.commands.interact import Follower, Outcome
 from actors.commands.remote import ensure_host, host_entry, host_of
-from actors.commands.session_host import Host, open_host
+from actors.commands.session_host import Host, open_host, session_defaults
 from actors.commands.stored import latest_in
 from actors.commands.stream_input import read_stream_json
 from actors.config import ConfigError, Settings, resolve
 from actors.policy.presets import UnknownPreset, policy_preset
+from protocol.events import EventData, PolicyDecisionEvent
 from protocol.session import SessionConfig, ToolCalling
 from protocol.wire import (
     CreateSession,
+    Event,
     GetSession,
     SessionCreated,
     SessionDetail,
@@ -45,7 +50,7 @@ from protocol.wire import (
 )
 
 SETTING_FLAGS = ("provider", "wire", "model", "base_url", "api_key", "reasoning_effort",
-                 "max_turns", "instructions", "connect")  # fmt: skip
+                 "max_turns", "instructions", "policy", "connect")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if not workdir.is_dir():
         raise CommandError(f"{workdir} is not a directory", EXIT_BAD_INPUT)
     settings = settings_for(args, workdir)
-    check_policy(getattr(args, "policy", None))
+    check_policy(settings.get("policy"))
     loop_options(args)  # bad values are said before anything starts
     task = read_task(args)
     return trio.run(_run, args, settings, workdir, task)
@@ -80,9 +85,13 @@ def check_policy(name: str | None) -> None:
         raise CommandError(f"--policy: {error}", EXIT_BAD_INPUT) from None
 
 
+PIPED_HEADER = "Input piped on stdin:"
+
+
 def read_task(args: argparse.Namespace) -> str | None:
     """The task from ``-p``, the argument, or stdin ('-' or a pipe); None when
-    stream-json input will bring it."""
+    stream-json input will bring it. A task given with text piped on stdin is
+    sent first, the piped text after it as context (as ``claude -p`` does)."""
     if args.prompt is not None and args.task is not None:
         raise CommandError("give the task once: as an argument or with -p", EXIT_BAD_INPUT)
     task = args.prompt if args.prompt is not None else args.task
@@ -90,7 +99,11 @@ def read_task(args: argparse.Namespace) -> str | None:
     if streaming and task == "-":
         raise CommandError("--input-format stream-json reads stdin itself", EXIT_BAD_INPUT)
     if task == "-" or (task is None and not streaming and not sys.stdin.isatty()):
-        task = sys.stdin.read()
+        task = _read_stdin()
+    elif task is not None and not streaming and _stdin_is_piped():
+        piped = _read_stdin()
+        if piped.strip():
+            task = f"{task.strip()}\n\n{PIPED_HEADER}\n\n{piped.rstrip()}"
     if task is None:
         if streaming:
             return None
@@ -102,15 +115,39 @@ def read_task(args: argparse.Namespace) -> str | None:
     return task.strip()
 
 
-def _instructions(value: str | None) -> str | None:
-    if value and value.startswith("@"):
-        try:
-            return Path(value[1:]).expanduser().read_text()
-        except OSError as error:
-            raise CommandError(
-                f"--instructions: cannot read {value[1:]}: {error.strerror}", EXIT_BAD_INPUT
-            ) from None
-    return value
+def _stdin_is_piped() -> bool:
+    """stdin is a pipe or a file (not a terminal, not /dev/null or a closed fd)."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+
+
+def _read_stdin() -> str:
+    """stdin as text; bytes that are not UTF-8 are kept as replacement marks."""
+    try:
+        data = sys.stdin.buffer.read()
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return data.decode("utf-8", errors="replace")
+
+
+def nobody_to_ask(args: argparse.Namespace) -> bool:
+    """Headless: nobody can answer an approval (stdin not a terminal, -p, or json
+    output), unless stream-json input brings the answers."""
+    if args.input_format == "stream-json":
+        return False
+    return args.prompt is not None or args.output_format != "text" or not sys.stdin.isatty()
+
+
+def approval_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The session's approval mode and whether anyone can answer."""
+    settings: dict[str, Any] = {"nobody_to_ask": nobody_to_ask(args)}
+    mode = getattr(args, "approval", None)
+    if mode is not None:
+        settings["approval_mode"] = mode
+    return settings
 
 
 TOOL_CALLING_MODES = typing.get_args(ToolCalling)
@@ -150,15 +187,14 @@ def loop_options(args: argparse.Namespace) -> dict[str, Any]:
 def session_config(
     settings: Settings, policy: str | None = None, options: dict[str, Any] | None = None
 ) -> SessionConfig:
-    return SessionConfig(
-        **(options or {}),
-        policy=policy or "interactive",
-        max_turns=settings.get("max_turns") or 0,
-        model=settings.get("model"),
-        reasoning_effort=settings.get("reasoning_effort"),
-        user_instructions=_instructions(settings.get("instructions")),
-        mcp_servers=settings.mcp_servers,
-    )
+    """The configured defaults (:func:`session_defaults`), then this run's flags."""
+    defaults = session_defaults(settings)
+    return msgspec.structs.replace(defaults, **(options or {}), policy=policy or defaults.policy)
+
+
+def _configured(settings: Settings, name: str) -> Any:
+    setting = settings.values.get(name)
+    return None if setting is None else setting.value
 
 
 async def _run(
@@ -167,7 +203,7 @@ async def _run(
     resumed = await _session_to_resume(args, workdir)
     async with open_host(args, settings, workdir) as host:
         session, after_seq, where = await _open_session(host, args, settings, workdir, resumed)
-        follower = Follower(host.client, session, args.output_format)
+        follower = HeadlessFollower(host.client, session, args.output_format)
         follower.outcome.runtime = "embedded" if host.embedded else host.url
         text = args.output_format == "text"
         if host.note:
@@ -186,6 +222,26 @@ async def _run(
             EXIT_ERROR,
         )
     return outcome.exit_code
+
+
+class HeadlessFollower(Follower):
+    """The follower of ``troupe run``: a call denied because nobody could answer
+    its approval gets a one-line notice on stderr (stdout stays the result)."""
+
+    def _account(self, event: Event, data: EventData | None) -> None:
+        super()._account(event, data)
+        if (
+            isinstance(data, PolicyDecisionEvent)
+            and data.decided_by == "nobody"
+            and event.seq > self.known_until
+        ):
+            print(
+                f"troupe run: denied {data.subject or data.tool}: nobody to ask for approval "
+                "(stdin is not a terminal; --approval never-ask or allow-workspace lets such "
+                "calls run)",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 async def _session_to_resume(args: argparse.Namespace, workdir: Path) -> str | None:
@@ -220,7 +276,11 @@ async def _open_session(
                 profile=settings.get("provider"),
                 environment=environment,
                 working_dir=None if environment else str(workdir),
-                config=session_config(settings, getattr(args, "policy", None), loop_options(args)),
+                config=session_config(
+                    settings,
+                    getattr(args, "policy", None),
+                    {**loop_options(args), **approval_settings(args)},
+                ),
                 preset=getattr(args, "preset", None),
             ),
         )
@@ -237,8 +297,8 @@ async def _open_session(
         for name in ("model", "reasoning_effort", "max_turns")
         if getattr(args, name, None) is not None
     }
-    if changes:
-        await host.client.request(UpdateSessionConfig, session=resumed, **changes)
+    changes.update(approval_settings(args))  # who can answer now, not at creation
+    await host.client.request(UpdateSessionConfig, session=resumed, **changes)
     return resumed, detail.session.last_seq, where
 
 

@@ -16,7 +16,7 @@ import trio
 
 from actors.commands.common import data_dir
 from actors.commands.errors import EXIT_BAD_INPUT, EXIT_ERROR, CommandError, leaves
-from actors.commands.run import settings_for
+from actors.commands.run import check_policy, settings_for
 from actors.commands.session_host import model_settings
 from actors.server.collector import collector_tuned_for_many_sessions
 from actors.server.server import ServerConfig, run_server
@@ -27,6 +27,7 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
     origins = frozenset(allowed)
     working_dir = Path(args.workdir or ".")
     settings = settings_for(args, working_dir)
+    check_policy(settings.get("policy"))
     return ServerConfig(
         data_dir=data_dir(args),
         host=args.host,

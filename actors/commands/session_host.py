@@ -28,6 +28,7 @@ from actors.models.config import DEFAULT_BASE_URLS
 from actors.server.models import ModelSettings
 from actors.server.server import ServerConfig, run_server
 from protocol.client import TroupeClient, connect
+from protocol.session import SessionConfig
 
 ENDPOINT_FLAGS = ("base_url", "api_key", "wire")
 
@@ -57,10 +58,43 @@ async def embedded_server(config: ServerConfig) -> AsyncIterator[tuple[str, str]
             server.stop()
 
 
+def read_instructions(value: str | None) -> str | None:
+    """``instructions`` as text: ``@FILE`` reads the file."""
+    if value and value.startswith("@"):
+        try:
+            return Path(value[1:]).expanduser().read_text()
+        except OSError as error:
+            raise CommandError(
+                f"--instructions: cannot read {value[1:]}: {error.strerror}", EXIT_BAD_INPUT
+            ) from None
+    return value
+
+
+def session_defaults(settings: Settings) -> SessionConfig:
+    """The session settings the resolved configuration gives every new session:
+    the one source for ``troupe run``, the server's web and WebSocket clients and
+    ``troupe acp`` (flags > project config > user config > built-in)."""
+    policy = settings.values.get("policy")
+    return SessionConfig(
+        policy=(policy.value if policy is not None else None) or "interactive",
+        max_turns=settings.get("max_turns") or 0,
+        model=settings.get("model"),
+        reasoning_effort=settings.get("reasoning_effort"),
+        user_instructions=read_instructions(settings.get("instructions")),
+        mcp_servers=settings.mcp_servers,
+    )
+
+
 def model_settings(settings: Settings, strict: bool = True) -> ModelSettings:
     """A server's model endpoint. ``strict`` refuses early when there is no key
     and no base URL (the first thing a new user meets); a lenient server starts
     anyway and refuses each session with the same reason."""
+    return msgspec.structs.replace(
+        _endpoint_settings(settings, strict), defaults=session_defaults(settings)
+    )
+
+
+def _endpoint_settings(settings: Settings, strict: bool) -> ModelSettings:
     wire = settings.model_wire
     # Only a chosen wire is forced on every profile; by default each speaks its own.
     forced = wire if settings.values["wire"].source != "default for provider" else None

@@ -1,5 +1,5 @@
 """``troupe sessions``: list sessions with their task, directory, state and the
-time of their last event.
+time of their last event, the one changed last first.
 
 The store on disk has every session of this data directory (read-only, beside a
 running server); a server (``--connect`` or the running local one) adds the live
@@ -10,6 +10,8 @@ the server's view is all there is.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 from typing import cast
 
@@ -46,6 +48,22 @@ class Listed(msgspec.Struct, frozen=True):
 
 def run(args: argparse.Namespace) -> int:
     sessions = trio.run(_list, args)
+    try:
+        return _print(args, sessions)
+    except BrokenPipeError:  # `troupe sessions | head`: the reader has all it wanted
+        quiet_stdout()
+        return 0
+
+
+def quiet_stdout() -> None:
+    """After a broken pipe: send what is still buffered nowhere, so the
+    interpreter's exit flush neither fails nor prints "Broken pipe"."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _print(args: argparse.Namespace, sessions: list[Listed]) -> int:
     if args.json:
         for item in sessions:
             print(msgspec.json.encode(item).decode())
@@ -94,7 +112,7 @@ async def _list(args: argparse.Namespace) -> list[Listed]:
             if args.connect or error.exit_code == EXIT_BAD_INPUT:
                 raise
     listed = [_merge(stored.get(k), live.get(k), tasks.get(k, "")) for k in {*stored, *live}]
-    return sorted(listed, key=lambda item: item.updated)
+    return sorted(listed, key=lambda item: item.updated, reverse=True)  # newest first
 
 
 async def _tasks(client: TroupeClient, sessions: list[str]) -> dict[str, str]:
@@ -116,7 +134,7 @@ def _merge(stored: StoredSession | None, info: SessionInfo | None, task: str = "
             stored.profile, stored.model, stored.created, stored.updated, stored.last_seq,
             stored.interrupted or stored.state == "processing",
         )  # fmt: skip
-    updated = stored.updated if stored is not None else info.created
+    updated = max(stored.updated if stored is not None else 0.0, info.updated)
     return Listed(
         info.session_id, info.status, info.state, stored.task if stored else task,
         stored.working_dir if stored else None, info.profile, info.model, info.created,

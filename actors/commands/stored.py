@@ -77,7 +77,7 @@ def _read(path: Path) -> list[StoredSession]:
 
 
 async def stored_sessions(data_dir: Path) -> list[StoredSession]:
-    """Every stored session, oldest first."""
+    """Every stored session, oldest created first."""
     return await trio.to_thread.run_sync(_read, data_dir / "troupe.db")
 
 

@@ -7,9 +7,13 @@ Each line is one message, in Claude Code's shape or a shorter one::
                                  "content": [{"type": "text", "text": "Fix it"}]}}
     {"type": "user", "text": "Also update the docs"}
     {"type": "interrupt"}
+    {"type": "approval", "answer": "yes"}
+    {"type": "approval", "request_id": "ap-1a2b3c4d", "answer": "no, use git clean"}
 
 A message starts an input when the session is idle and steers it while it works;
-``interrupt`` stops the work after the current step. The run ends once stdin is
+``interrupt`` stops the work after the current step; ``approval`` answers the
+oldest open approval request (or the one ``request_id`` names) with ``yes``,
+``always``, ``no`` or a reason to say no. The run ends once stdin is
 closed and the session is idle. With ``--output-format stream-json`` each message
 is acknowledged once the server has it: ``{"type": "input", "action": "submitted"
 | "steered" | "interrupted", "text": ...}``. A line that is not such a message ends the run
@@ -27,7 +31,9 @@ import msgspec
 import trio
 
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
-from actors.commands.interact import Follower
+from actors.commands.interact import Follower, approval_answer
+from protocol.client import RequestError
+from protocol.wire import ResolveApproval
 
 _decode = msgspec.json.Decoder()
 
@@ -78,8 +84,51 @@ async def read_stream_json(follower: Follower) -> None:
     follower.input_closed()
 
 
+def approval_message(line: str) -> dict[str, Any] | None:
+    """An ``approval`` line's fields; None for any other line."""
+    try:
+        message: Any = _decode.decode(line)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(message, dict) and message.get("type") == "approval":
+        return message
+    return None
+
+
+async def _answer(follower: Follower, message: dict[str, Any], number: int) -> None:
+    answer = message.get("answer")
+    if not isinstance(answer, str) or not answer.strip():
+        raise CommandError(
+            f'stdin line {number}: an approval needs "answer": "yes", "always", "no" or a reason',
+            EXIT_BAD_INPUT,
+        )
+    pending = follower.outcome.pending_approvals
+    wanted = message.get("request_id")
+    chosen = next((p for p in pending if wanted in (None, p.request_id)), None)
+    if chosen is None:
+        print(f"troupe run: stdin line {number}: no open approval request to answer",
+              file=sys.stderr, flush=True)  # fmt: skip
+        return
+    pending.remove(chosen)
+    try:
+        await follower.client.request(
+            ResolveApproval, session=follower.session, request_id=chosen.request_id,
+            **approval_answer(answer),
+        )  # fmt: skip
+    except RequestError as error:
+        print(f"troupe run: approval {chosen.request_id}: {error}", file=sys.stderr, flush=True)
+        return
+    if follower.output_format == "stream-json":
+        print(json.dumps({"type": "input", "action": "answered", "request_id": chosen.request_id,
+                          "text": answer}), flush=True)  # fmt: skip
+
+
 async def _one(follower: Follower, line: str, number: int) -> None:
     if not line:
+        return
+    approval = approval_message(line)
+    if approval is not None:
+        await _answer(follower, approval, number)
         return
     text = message_text(line, number)
     if text is None:

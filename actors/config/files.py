@@ -69,6 +69,8 @@ class ConfigFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     instructions: str | None = None
     connect: str | None = None
     """A server to use by default (``ws://...``)."""
+    policy: str | None = None
+    """The safety policy preset of new sessions (``interactive``, ``unattended`` ...)."""
     providers: dict[str, ProviderSection] = {}
     ssh_hosts: dict[str, SSHHost] = {}
     mcp_servers: dict[str, dict[str, Any]] = {}

@@ -45,7 +45,7 @@ URL_VARIABLES = {
     "gemini": "GEMINI_BASE_URL",
 }
 FIELDS = ("provider", "wire", "model", "base_url", "reasoning_effort", "max_turns",
-          "instructions", "connect")  # fmt: skip
+          "instructions", "policy", "connect")  # fmt: skip
 
 
 class Setting(msgspec.Struct, frozen=True):
@@ -178,6 +178,7 @@ def resolve(
     values["reasoning_effort"] = pick("reasoning_effort", None)
     values["max_turns"] = pick("max_turns", 0, "default (0 = unlimited)")
     values["instructions"] = pick("instructions", None)
+    values["policy"] = pick("policy", "interactive")
     values["connect"] = pick("connect", None, "default (a running local server, else embedded)")
     key = _api_key(flags, layers, values["provider"].value, wire, env)
     hosts: dict[str, SSHHost] = {}

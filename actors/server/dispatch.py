@@ -175,6 +175,7 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             )  # fmt: skip
             return SessionCreated(request.id, record.info())
         case ListSessions():
+            await registry.refresh()
             return SessionList(request.id, registry.infos())
         case GetServerOptions():
             return server_options(request.id, registry.models.settings)
@@ -192,7 +193,14 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             record = await _live(registry, request.session)
             changes: dict[str, Any] = {
                 name: value
-                for name in ("model", "reasoning_effort", "max_turns", "max_tool_rounds_per_input")
+                for name in (
+                    "model",
+                    "reasoning_effort",
+                    "max_turns",
+                    "max_tool_rounds_per_input",
+                    "approval_mode",
+                    "nobody_to_ask",
+                )
                 if (value := getattr(request, name)) is not None
             }
             assert record.ref is not None

@@ -20,6 +20,7 @@ from actors.models.errors import ConfigurationError
 from actors.models.fallback import Route
 from actors.models.gateway import ModelGateway
 from actors.session.profiles import PROFILES, ProviderProfile
+from protocol.session import SessionConfig
 
 WIRE_OF_PROFILE: Mapping[str, Wire] = MappingProxyType(
     {"openai": "openai_responses", "anthropic": "anthropic", "gemini": "gemini"}
@@ -38,6 +39,36 @@ class ModelSettings(msgspec.Struct, frozen=True):
     fallbacks: tuple[str, ...] = ()
     """Profiles whose endpoints (with their own models) a session falls back to, in
     order, when its own endpoint fails (``troupe serve --fallback anthropic``)."""
+    defaults: SessionConfig = SessionConfig()
+    """The configured settings every new session starts from, whichever client
+    creates it (``troupe run``, the web page, an editor over ACP): the model, the
+    policy, the reasoning effort, instructions and MCP servers resolved from the
+    flags and config files of ``troupe serve`` (or of the embedding command)."""
+
+    def model_for(self, profile: str) -> str | None:
+        """The configured model, for the configured profile (or every profile when
+        one wire is forced: then they all talk to the same model server)."""
+        if self.defaults.model is None:
+            return None
+        if self.wire is not None or profile == self.profile:
+            return self.defaults.model
+        return None
+
+    def session_config(self, given: SessionConfig | None, profile: str) -> SessionConfig:
+        """A new session's settings: what the client gave, the configured
+        defaults filling in what it left unset."""
+        if given is None:
+            return msgspec.structs.replace(self.defaults, model=self.model_for(profile))
+        changes: dict[str, object] = {}
+        if given.model is None and self.model_for(profile) is not None:
+            changes["model"] = self.model_for(profile)
+        if given.reasoning_effort is None and self.defaults.reasoning_effort is not None:
+            changes["reasoning_effort"] = self.defaults.reasoning_effort
+        if given.user_instructions is None and self.defaults.user_instructions is not None:
+            changes["user_instructions"] = self.defaults.user_instructions
+        if not given.mcp_servers and self.defaults.mcp_servers:
+            changes["mcp_servers"] = self.defaults.mcp_servers
+        return msgspec.structs.replace(given, **changes) if changes else given
 
 
 class UnknownProfile(Rejection):

@@ -11,7 +11,6 @@ from actors.models.client.catalog import list_models
 from actors.policy.presets import POLICY_PRESETS
 from actors.server.models import ModelSettings
 from actors.session.profiles import PROFILES
-from protocol.session import SessionConfig
 from protocol.wire import ModelChoice, RequestId, ServerOptions
 
 REASONING_EFFORTS = ["low", "medium", "high"]
@@ -34,9 +33,11 @@ def server_options(request_id: RequestId, settings: ModelSettings) -> ServerOpti
         request_id,
         profiles=sorted(PROFILES),
         default_profile=settings.profile,
-        profile_models={name: factory().model for name, factory in PROFILES.items()},
+        profile_models={
+            name: settings.model_for(name) or factory().model for name, factory in PROFILES.items()
+        },
         policies=list(POLICY_PRESETS),
-        default_policy=SessionConfig().policy,
+        default_policy=settings.defaults.policy,
         models=models,
         reasoning_efforts=REASONING_EFFORTS,
     )

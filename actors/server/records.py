@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import trio
@@ -46,6 +45,11 @@ class Record:
     """A tool round to carry on when the actor starts (an approval was open at a crash)."""
     seq_mark: int = 0
     """The high-water mark reserved in the store (see :meth:`Store.reserve_seqs`)."""
+    updated: float = 0.0
+    """When the session last changed (its last durable event or state change)."""
+
+    def __post_init__(self) -> None:
+        self.updated = max(self.updated, self.row.updated)
 
     @property
     def live(self) -> bool:
@@ -63,7 +67,7 @@ class Record:
             status=status,
             last_seq=self.last_seq,
             created=self.row.created,
-            updated=time.time() if self.live else self.row.updated,
+            updated=self.updated,
             interrupted=self.interrupted,
             loop_state=self.loop_state,
             config=self.config,

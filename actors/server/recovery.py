@@ -56,14 +56,19 @@ async def recover_stored_session(store: Store, row: SessionRow, last_seq: int) -
         return Recovered(last_seq, False)
     closed = await close_open_input(store, row.id, last_seq, reopen=True)
     if closed.ended:
-        store.put_state(row.id, "closed")
+        if row.state != "closed":
+            store.put_state(row.id, "closed")
         return Recovered(closed.seq, False)
     if closed.resumed is not None:
-        store.put_state(row.id, "processing")
+        if row.state != "processing":
+            store.put_state(row.id, "processing")
         await store.flush()
         return Recovered(closed.seq, False, closed.resumed)
-    store.put_state(row.id, "idle", interrupted=closed.interrupted or row.interrupted)
-    await store.flush()
+    interrupted = closed.interrupted or row.interrupted
+    # A session that needs nothing is not written: its "updated" stays its own.
+    if row.state != "idle" or interrupted != row.interrupted or closed.seq != last_seq:
+        store.put_state(row.id, "idle", interrupted=interrupted)
+        await store.flush()
     return Recovered(closed.seq, closed.interrupted)
 
 

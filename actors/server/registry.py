@@ -22,11 +22,12 @@ from actors.server.models import Models
 from actors.server.records import Record, SessionNotFound, SubagentRecord
 from actors.server.recovery import close_open_input, recover_stored_session, repair_history
 from actors.server.store_sync import StoreSync
+from actors.server.summaries import apply_summary, summary_from_events
 from actors.session.actor import SessionActor
 from actors.session.events import KEEP_BYTES
 from actors.session.snapshots import SnapshotCache
 from actors.store import Store
-from actors.store.db import SessionRow
+from actors.store.db import SessionRow, SummaryRow
 from protocol.events import SessionEndEvent, SessionEvent
 from protocol.session import SessionConfig
 from protocol.wire import SessionInfo
@@ -71,6 +72,7 @@ class SessionRegistry:
         """Load every stored session, closing what a crash left open."""
         seqs = await self.store.last_seqs()
         marks = await self.store.seq_marks()
+        summaries = await self.store.summaries()
         for row in await self.store.sessions():
             issued = max(seqs.get(row.id, 0), marks.get(row.id, 0))
             last_seq, interrupted, resumed = await recover_stored_session(self.store, row, issued)
@@ -81,10 +83,45 @@ class SessionRegistry:
             record.seq_mark = marks.get(row.id, 0)
             record.interrupted = interrupted or row.interrupted
             record.resumed = resumed
+            await self._load_summary(record, summaries.get(row.id))
             self.records[row.id] = record
             if resumed is not None:  # back awaiting its approval, with or without a client
                 self._nursery.start_soon(self._resume_round, row.id)
         await self._recover_subagents(seqs, marks)
+
+    async def _load_summary(self, record: Record, summary: SummaryRow | None) -> None:
+        """The list's view of a stored session: its stored summary, or (a store
+        from before summaries were kept) one counted from its events, once."""
+        if summary is None:
+            summary = await summary_from_events(self.store, record)
+            self.store.put_summary(summary)
+        apply_summary(record, summary)
+
+    async def refresh(self) -> None:
+        """Take in what another process sharing the store did: sessions an embedded
+        ``troupe run`` created (listed, never resumed here while they run there),
+        and the summaries of sessions not running in this server."""
+        summaries = await self.store.summaries()
+        marks = await self.store.seq_marks()
+        for row in await self.store.sessions():
+            record = self.records.get(row.id)
+            if record is None:
+                record = Record(row, _config.decode(row.config), state=row.state)
+                record.interrupted = row.interrupted
+                self.records[row.id] = record
+            elif record.live or record.starting.locked():
+                continue
+            else:
+                record.row = row
+                record.state = row.state
+                record.updated = max(record.updated, row.updated)
+            # numbers another process reserved are taken: a resume here goes on after them
+            mark = marks.get(row.id, 0)
+            record.seq_mark = max(record.seq_mark, mark)
+            record.last_seq = max(record.last_seq, mark)
+            summary = summaries.get(row.id)
+            if summary is not None:
+                apply_summary(record, summary)
 
     async def _resume_round(self, session: str) -> None:
         try:
@@ -128,7 +165,9 @@ class SessionRegistry:
         return None if subagent is None else subagent.last_seq
 
     def infos(self) -> list[SessionInfo]:
-        return [record.info() for record in self.records.values()]
+        """Every session, the one changed last first."""
+        infos = [record.info() for record in self.records.values()]
+        return sorted(infos, key=lambda info: info.updated, reverse=True)
 
     def ref_for(self, session: str) -> ActorRef:
         """Any session's actor, subagents included (by address)."""
@@ -153,7 +192,7 @@ class SessionRegistry:
         (the session's environment is then a :class:`ClientEnvironment`; the store
         records the environment behind it, which a resumed session uses)."""
         profile = self.models.profile(profile_name)
-        config = config or SessionConfig()
+        config = self.models.settings.session_config(config, profile.id)
         if environment:
             env = self.environments.resolve(environment)
         else:

@@ -13,6 +13,7 @@ simply recorded.
 from __future__ import annotations
 
 from actors.server.records import Record, SubagentRecord
+from actors.server.summaries import summary_of
 from actors.store import Store
 from protocol.events import (
     ApprovalRequestEvent,
@@ -53,11 +54,13 @@ class StoreSync:
                 state = "closed"
             case LoopStateEvent(state=doing):
                 record.loop_state = doing
+        record.updated = max(record.updated, event.timestamp)
         if state is not None and state != record.state:
             record.state = state
             record.interrupted = False
             self.store.put_state(record.row.id, state)
-        _follow_activity(record, event)
+        if _follow_activity(record, event):
+            self.store.put_summary(summary_of(record))
 
     def observe_subagent(self, record: SubagentRecord, event: SessionEvent) -> None:
         """A subagent's hub sink: its events are stored under its own id."""
@@ -80,12 +83,15 @@ class StoreSync:
         self.store.put_history(record.row.id, index, [turn])
 
 
-def _follow_activity(record: Record, event: SessionEvent) -> None:
-    """The summary a session list shows: task, what it is doing, model calls, tokens."""
+def _follow_activity(record: Record, event: SessionEvent) -> bool:
+    """The summary a session list shows: task, what it is doing, model calls, tokens.
+    True when what is stored of it changed (the task, the counts)."""
     match event.data:
         case UserInputEvent(content=content):
+            changed = not record.task
             record.task = record.task or content
             record.activity = "thinking"
+            return changed
         case AssistantTextStartEvent() | ToolCallEndEvent() | ApprovalResolvedEvent():
             record.activity = "thinking"
         case ToolCallStartEvent():
@@ -100,7 +106,9 @@ def _follow_activity(record: Record, event: SessionEvent) -> None:
                 record.cost_usd = None  # one call without a price: the sum is unknown
             record.input_tokens += usage.input_tokens
             record.output_tokens += usage.output_tokens
+            return True
         case ProcessingEndEvent() | SessionEndEvent():
             record.activity = ""
         case _:
             pass
+    return False

@@ -17,6 +17,7 @@ import trio
 
 from actors.kernel import ActorError
 from actors.policy.engine import (
+    CallFacts,
     Decision,
     Grant,
     Policy,
@@ -38,6 +39,8 @@ from protocol.environment import Sandbox
 from protocol.events import PolicyDecisionEvent
 from protocol.llm import ToolCall
 from protocol.session import SessionConfig
+
+NOBODY_TO_ASK = "denied: nobody to ask (a headless run; --approval sets what happens instead)"
 
 
 class CommandLimits(msgspec.Struct, frozen=True):
@@ -162,6 +165,15 @@ class PolicyGate:
         decided_by = "grant" if decision.rule == "grant" else "policy"
         if decision.action == "ask":
             subject = facts.command if facts.command is not None else _describe(call, targets)
+            settled = await self._settled_without_asking(config, facts, found, subject)
+            if settled is not None:
+                decision, decided_by = settled
+                self._record(call, decision, decided_by)
+                if decision.action != "allow":
+                    return decision.reason
+                return (
+                    Clearance(found.resolved, hard_links=bool(found.hard_links)) if judged else None
+                )
             answer = await self.approvals.ask(
                 "command" if facts.command is not None else "tool",
                 subject,
@@ -189,6 +201,37 @@ class PolicyGate:
         if not judged:
             return None
         return Clearance(found.resolved, hard_links=bool(found.hard_links))
+
+    async def _settled_without_asking(
+        self, config: SessionConfig, facts: CallFacts, found: PathVerdict, subject: str
+    ) -> tuple[Decision, str] | None:
+        """The approval mode's answer to a call the policy would ask about, or None
+        when a request is raised. Nobody to ask is a denial at once, never a wait."""
+        mode = config.approval_mode
+        if mode == "never-ask":
+            return Decision("allow", facts.category, "approval mode never-ask", "approval_mode",
+                            subject), "approval_mode"  # fmt: skip
+        if mode == "allow-workspace" and await self._inside_workspace(facts, found):
+            return Decision("allow", facts.category, "a file change inside the workspace "
+                            "(approval mode allow-workspace)", "approval_mode",
+                            subject), "approval_mode"  # fmt: skip
+        if mode == "deny":
+            return Decision("deny", facts.category, "denied: approvals are off (approval "
+                            "mode deny)", "approval_mode", subject), "approval_mode"  # fmt: skip
+        if config.nobody_to_ask:
+            return Decision("deny", facts.category, NOBODY_TO_ASK, "nobody_to_ask",
+                            subject), "nobody"  # fmt: skip
+        return None
+
+    async def _inside_workspace(self, facts: CallFacts, found: PathVerdict) -> bool:
+        """A file tool (not a command) whose every target resolved under the root,
+        none of them a hard link."""
+        if facts.shell is not None or facts.command is not None or facts.category == "admin":
+            return False
+        if self.paths is None or not found.resolved or found.hard_links:
+            return False
+        root = await self.paths.root_path()
+        return all(inside(path, root) for path in found.resolved.values())
 
     def _record(self, call: ToolCall, decision: Decision, decided_by: str = "policy") -> None:
         self.hub.emit(

@@ -42,6 +42,15 @@ CREATE TABLE IF NOT EXISTS seq_marks (
     session_id TEXT PRIMARY KEY,
     mark INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS summaries (
+    session_id TEXT PRIMARY KEY,
+    task TEXT NOT NULL,
+    iterations INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost_usd REAL,
+    updated REAL NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS history (
     session_id TEXT NOT NULL,
     idx INTEGER NOT NULL,
@@ -63,6 +72,19 @@ class SessionRow(msgspec.Struct, frozen=True):
     state: str
     interrupted: bool
     created: float
+    updated: float
+
+
+class SummaryRow(msgspec.Struct, frozen=True, array_like=True):
+    """What a session list shows of a session: its first input, model calls,
+    tokens, cost (None once a call had no price) and when it last changed."""
+
+    session_id: str
+    task: str
+    iterations: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
     updated: float
 
 
@@ -108,6 +130,10 @@ def apply(connection: sqlite3.Connection, ops: list[Op]) -> None:
                 connection.execute(
                     "UPDATE sessions SET state=?, interrupted=?, updated=? WHERE id=?", op.args
                 )
+            elif op.kind == "summary":
+                connection.execute(
+                    "INSERT OR REPLACE INTO summaries VALUES (?,?,?,?,?,?,?)", op.args
+                )
             elif op.kind == "history":
                 connection.execute("INSERT OR REPLACE INTO history VALUES (?,?,?)", op.args)
             elif op.kind == "ssh_put":
@@ -138,6 +164,11 @@ def sessions(connection: sqlite3.Connection) -> list[SessionRow]:
         )
         for row in rows
     ]
+
+
+def summaries(connection: sqlite3.Connection) -> dict[str, SummaryRow]:
+    rows = connection.execute("SELECT * FROM summaries").fetchall()
+    return {row[0]: SummaryRow(*row) for row in rows}
 
 
 def last_seqs(connection: sqlite3.Connection) -> dict[str, int]:

@@ -27,7 +27,7 @@ import msgspec
 import trio
 
 from actors.store import db
-from actors.store.db import EventRow, Op, SessionRow, SubagentRow
+from actors.store.db import EventRow, Op, SessionRow, SubagentRow, SummaryRow
 from protocol.events import EventData, SessionEvent
 from protocol.session import SessionConfig, Turn
 
@@ -113,6 +113,10 @@ class Store:
 
     def put_state(self, session_id: str, state: str, interrupted: bool = False) -> None:
         self._put(Op("state", (state, int(interrupted), time.time(), session_id)))
+
+    def put_summary(self, summary: SummaryRow) -> None:
+        """What the session list shows of a session (kept across restarts)."""
+        self._put(Op("summary", tuple(msgspec.structs.astuple(summary))))
 
     def put_history(self, session_id: str, first_index: int, turns: list[Turn]) -> None:
         for offset, turn in enumerate(turns):
@@ -225,6 +229,9 @@ class Store:
 
     async def sessions(self) -> list[SessionRow]:
         return await self._read(db.sessions)
+
+    async def summaries(self) -> dict[str, SummaryRow]:
+        return await self._read(db.summaries)
 
     async def last_seqs(self) -> dict[str, int]:
         seqs = await self._read(db.last_seqs)

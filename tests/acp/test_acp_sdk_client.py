@@ -45,18 +45,28 @@ def require_client() -> None:
         pytest.skip("npm package @agentclientprotocol/sdk@1 is not installed (.ci/run)")
 
 
-def drive(tmp_path: Path, url: str, *, profile: str = "anthropic", **plan: Any) -> dict[str, Any]:
-    """Run the SDK client against a fresh ``troupe acp``; its JSON summary."""
+def drive(
+    tmp_path: Path,
+    url: str,
+    *,
+    profile: str = "anthropic",
+    env: dict[str, str] | None = None,
+    command_extra: tuple[str, ...] | list[str] = (),
+    **plan: Any,
+) -> dict[str, Any]:
+    """Run the SDK client against a fresh ``troupe acp``; its JSON summary.
+    ``env``: the environment of the client and so of ``troupe acp``."""
     require_client()
     workdir = tmp_path.resolve() / "work"
     workdir.mkdir(exist_ok=True)
     data = str(tmp_path / "data")
     troupe = [sys.executable, "-m", "actors.cli", "acp", "--profile", profile,
-              "--base-url", url, "--api-key", "test-key", "--data-dir", data]  # fmt: skip
+              "--base-url", url, "--api-key", "test-key", "--data-dir", data,
+              *command_extra]  # fmt: skip
     plan = {"sdk": str(SDK), "command": troupe, "cwd": str(workdir), **plan}
     done = subprocess.run(
         ["node", str(CLIENT), json.dumps(plan)],
-        capture_output=True, text=True, timeout=HANG_GUARD, cwd=workdir,
+        capture_output=True, text=True, timeout=HANG_GUARD, cwd=workdir, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -161,7 +161,13 @@ async def test_interrupt_attach_detaches_with_130(home: Home) -> None:
     async with mock_llm(slow) as mock:
         server, _ = await serve(home, "--base-url", mock.base_url)
         try:
-            runner = home.start("run", "busy", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            runner = home.start(
+                "run",
+                "busy",
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
             with trio.fail_after(HANG_GUARD):
                 await mock.wait_until(lambda m: len(m.requests) >= 1)
             listed = await home.troupe("sessions", "--json")

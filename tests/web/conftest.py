@@ -161,14 +161,21 @@ def free_port() -> int:
 
 
 def start_serve(
-    data_dir: Path, work: Path, base_url: str, port: int
+    data_dir: Path,
+    work: Path,
+    base_url: str,
+    port: int,
+    *extra: str,
+    env: dict[str, str] | None = None,
 ) -> tuple[subprocess.Popen[str], str]:
-    """``troupe serve`` as a process; returns it and the login URL it printed."""
+    """``troupe serve`` as a process; returns it and the login URL it printed.
+    ``extra``: more flags; ``env``: its environment (default this process's)."""
     command = [
         sys.executable, "-m", "actors.cli", "serve", "--port", str(port), "--data-dir",
         str(data_dir), "--workdir", str(work), "--base-url", base_url, "--api-key", "test-key",
+        *extra,
     ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=REPO)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
     assert process.stdout is not None
     for _ in range(10):
         line = process.stdout.readline()
