@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"troupe {version()}")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
+    _add_interactive(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_run(commands)
     _add_server_commands(commands)
@@ -119,6 +120,32 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
 def _client_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--connect", metavar="URL", help="a troupe server (ws://...)")
     parser.add_argument("--token", help="the server's token (default: $TROUPE_TOKEN or the file)")
+
+
+VERBOSE_HELP = "show every diff in full (default: collapsed beyond 40 lines)"
+
+
+def _add_interactive(parser: argparse.ArgumentParser) -> None:
+    """``troupe`` alone at a terminal: an interactive conversation (these options
+    are for it; a script without a terminal gets this help)."""
+    group = parser.add_argument_group(
+        "interactive conversation (troupe with no command, at a terminal)"
+    )
+    resume = group.add_mutually_exclusive_group()
+    resume.add_argument("--resume", metavar="SESSION", help="go on with this session")
+    resume.add_argument(
+        "-c", "--continue", dest="continue_latest", action="store_true",
+        help="go on with the latest session of this directory",
+    )  # fmt: skip
+    group.add_argument("--workdir", help="where it works (default .)")
+    group.add_argument("--policy", metavar="NAME", help="the safety policy (default interactive)")
+    group.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
+    group.add_argument(
+        "--embedded", action="store_true", help="run in this process even if a server is running"
+    )
+    _model_options(group)  # type: ignore[arg-type]
+    _data_dir_option(group)  # type: ignore[arg-type]
+    _client_options(group)  # type: ignore[arg-type]
 
 
 def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -216,6 +243,7 @@ def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     run.add_argument(
         "--embedded", action="store_true", help="run in this process even if a server is running"
     )
+    run.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
     _data_dir_option(run)
     _client_options(run)
 
@@ -249,6 +277,7 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
     )
     attach.add_argument("session", help="a session id or address")
     attach.add_argument("--after-seq", type=int, default=0)
+    attach.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
     _data_dir_option(attach)
     _client_options(attach)
 
@@ -385,8 +414,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        parser.print_help()
-        return 0
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):  # a script: the help, as ever
+            parser.print_help()
+            return 0
+        args.command = "interactive"
     try:
         return _dispatch(args)
     except BaseException as error:  # the boundary: one line, the documented exit code

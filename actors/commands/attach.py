@@ -43,6 +43,7 @@ async def _attach(args: argparse.Namespace, url: str) -> int:
         async with connect_to(url, read_token(args)) as client:
             detail = cast(SessionDetail, await client.request(GetSession, session=args.session))
             follower = Follower(client, args.session, "text", until=("session_end",))
+            follower.renderer.verbose = bool(getattr(args, "verbose", False))
             follower.state = detail.session.state
             follower.known_until = detail.session.last_seq
 

@@ -12,6 +12,7 @@ with any event vocabulary the server sends.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -141,6 +142,10 @@ class Follower:
         """Events up to this sequence number are history replayed on subscribe: the
         state they show is over (set with ``state`` from the session's summary)."""
         self._finished = trio.Event()
+        self._idle = trio.Event()
+        """Set whenever the session is not working on an input (for the
+        interactive conversation, which prompts again then)."""
+        self._idle.set()
 
     async def run(
         self,
@@ -171,6 +176,21 @@ class Follower:
 
     def finish(self) -> None:
         self._finished.set()
+        self._idle.set()
+
+    @property
+    def finished(self) -> bool:
+        """The session ended or the connection was lost."""
+        return self._finished.is_set()
+
+    async def wait_idle(self) -> None:
+        """Until the session is done with its input (or the follower finished)."""
+        await self._idle.wait()
+
+    async def follow(self) -> None:
+        """Show and account every event of this session until it ends (for a caller
+        that runs its own loop around it, as the interactive conversation does)."""
+        await self._follow()
 
     def input_closed(self) -> None:
         """The input stream ended: finish now if nothing is running."""
@@ -181,6 +201,8 @@ class Follower:
     async def _follow(self) -> None:
         outcome = self.outcome
         async for event in self.client.events():
+            if self.session not in (event.session, event.session_id):
+                continue  # a session this client followed before (a /clear)
             outcome.events += 1
             try:
                 data = event.body()
@@ -243,13 +265,25 @@ class Follower:
     def _track_state(self, data: EventData | None) -> None:
         match data:
             case UserInputEvent():
-                self.state = "processing"
+                self._set_state("processing")
             case ProcessingEndEvent():
-                self.state = data.state
+                self._set_state(data.state)
             case SessionEndEvent():
-                self.state = "closed"
+                self._set_state("closed")
             case _:
                 pass
+
+    def mark_idle(self) -> None:
+        """Stop waiting for the current input (the user gave up on it)."""
+        self._set_state("idle")
+
+    def _set_state(self, state: str) -> None:
+        self.state = state
+        if state == "processing":
+            if self._idle.is_set():
+                self._idle = trio.Event()
+        else:
+            self._idle.set()
 
     async def _read_lines(self) -> None:
         stream = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
@@ -268,8 +302,12 @@ class Follower:
 
     async def submit(self, text: str) -> None:
         """A new input: it starts now when the session is idle (queued otherwise)."""
-        self.state = "processing"
-        await self.client.request(SubmitInput, session=self.session, text=text)
+        self._set_state("processing")
+        try:
+            await self.client.request(SubmitInput, session=self.session, text=text)
+        except BaseException:
+            self._set_state("idle")  # nothing started: nobody waits for its end
+            raise
 
     async def send(self, text: str) -> str:
         """Submit when idle, steer while working; returns which it did."""
@@ -297,7 +335,7 @@ class Follower:
                 request = self.outcome.pending_approvals.pop(0)
                 await self.client.request(
                     ResolveApproval, session=self.session, request_id=request.request_id,
-                    **approval_answer(line),
+                    **approval_answer(line, request.details),
                 )  # fmt: skip
             elif is_stop(line) and self.state == "processing":
                 await self._stop_after_step()
@@ -320,13 +358,14 @@ class Follower:
             self.renderer.note(f"[refused] {error}")
             self.finish()
             return
-        self.state = "processing"
+        self._set_state("processing")
         self.outcome.status, self.outcome.exit_code = "done", EXIT_OK
         self.renderer.note(f"[{limit} raised by {by:,}; continuing]")
 
     async def interrupt(self, immediate: bool = True) -> None:
-        """Stop the current work, keep the session (best effort, bounded)."""
-        with trio.move_on_after(3):
+        """Stop the current work, keep the session (best effort, bounded: a session
+        that is idle by now refuses, which is fine)."""
+        with trio.move_on_after(3), contextlib.suppress(RequestError):
             await self.client.request(InterruptSession, session=self.session, immediate=immediate)
 
     async def _stop_after_step(self) -> None:
@@ -345,11 +384,19 @@ def is_stop(line: str) -> bool:
     return _STOP.search(line) is not None
 
 
-def approval_answer(line: str) -> dict[str, Any]:
+def approval_answer(line: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
     """A typed answer: yes/y approves once, always/a approves that command (or tool)
     for the session, no/n denies, anything else denies with the text as the
-    message the model reads."""
+    message the model reads. An answer the request itself offers (an object in
+    ``details["answers"]`` with the word to type and the ``scope`` it grants) is
+    taken as it says, so a new kind of answer needs no change here."""
     word = line.strip().lower()
+    for offered in (details or {}).get("answers") or ():
+        if isinstance(offered, dict) and word in _words_of(offered):
+            answer: dict[str, Any] = {"approved": bool(offered.get("approved", True))}
+            if isinstance(offered.get("scope"), str):
+                answer["scope"] = offered["scope"]
+            return answer
     if word in ("y", "yes"):
         return {"approved": True}
     if word in ("a", "always"):
@@ -357,6 +404,11 @@ def approval_answer(line: str) -> dict[str, Any]:
     if word in ("n", "no"):
         return {"approved": False}
     return {"approved": False, "message": line.strip()}
+
+
+def _words_of(offered: dict[str, Any]) -> set[str]:
+    words = {offered.get(key) for key in ("answer", "key", "label")}
+    return {word.strip().lower() for word in words if isinstance(word, str) and word.strip()}
 
 
 def _add_usage(total: dict[str, int], usage: dict[str, Any]) -> None:

@@ -25,14 +25,16 @@ import os
 import sys
 import time
 from types import MappingProxyType
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.text import Text
 
 from actors.commands.render_calls import call_text, result_lines, short, subagent_report
+from actors.commands.render_diff import DiffLine, call_diff, collapsed
 from actors.commands.render_live import WorkingIndicator
+from actors.commands.visible import has_hidden, visible
 from protocol.events import (
     AgenticEndEvent,
     AgenticIterationEvent,
@@ -56,6 +58,7 @@ from protocol.events import (
     SubagentInputEvent,
     SubagentSpawnedEvent,
     ToolCallEndEvent,
+    ToolCallOutputDeltaEvent,
     ToolCallStartEvent,
     TurnLimitEvent,
     UserInputEvent,
@@ -73,8 +76,13 @@ STYLES = MappingProxyType(
         "text": "bold",
         "success": "bold green",
         "fault": "bold red",
+        "added": "green",
+        "removed": "red",
+        "hunk": "cyan",
+        "context": "dim",
     }
 )
+DIFF_STYLES = MappingProxyType({"+": "added", "-": "removed", "@": "hunk", " ": "context"})
 
 
 def styled_terminal(out: TextIO) -> bool:
@@ -94,7 +102,11 @@ class TextRenderer:
     (for a terminal shared by a session and its subagents)."""
 
     def __init__(
-        self, out: TextIO | None = None, colour: bool | None = None, labelled: bool = False
+        self,
+        out: TextIO | None = None,
+        colour: bool | None = None,
+        labelled: bool = False,
+        verbose: bool = False,
     ) -> None:
         self.out = out or sys.stdout
         self.colour = styled_terminal(self.out) if colour is None else colour
@@ -104,6 +116,13 @@ class TextRenderer:
             self.console = Console(file=self.out, force_terminal=True, highlight=False)
             self.indicator = WorkingIndicator(self.console)
         self.labelled = labelled
+        self.verbose = verbose
+        """Diffs in full (else collapsed beyond :data:`DIFF_LINES` lines)."""
+        self.edits: list[tuple[str, dict[str, Any]]] = []
+        """The file-changing calls that succeeded, in order (for ``/diff``)."""
+        self._edit_calls: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
+        self._labels: dict[tuple[str, str], str] = {}
+        """(session, call id) -> the running call in words, for its spinner."""
         self.started = time.monotonic()
         self.iterations: dict[str, int] = {}
         self._running: dict[str, set[str]] = {}
@@ -117,6 +136,9 @@ class TextRenderer:
         return self.iterations.get("", 0)
 
     def line(self, style: str, text: str, who: str = "", labelled: bool = True) -> None:
+        """One line (or a few) of ``text``, made :func:`visible`: most of what is
+        printed came from the model or a tool."""
+        text = visible(text, keep="\n\t")
         if self.labelled and labelled:
             text = f"{time.monotonic() - self.started:5.1f}s {who:<7} {text}"
         if self.console is not None:
@@ -141,7 +163,11 @@ class TextRenderer:
                         data.tool_name, data.arguments, limit=60
                     )
                 self.line("tool", f"→ {text}", who)
+                self._call_diff(data, who)
             case ToolCallEndEvent():
+                edit = self._edit_calls.pop((who, data.call_id), None)
+                if edit is not None and not data.is_error:
+                    self.edits.append(edit)
                 self._result(data, who)
             case UserInputEvent():
                 system(f"> {data.content}")
@@ -181,10 +207,29 @@ class TextRenderer:
             case _:
                 pass
 
+    def _call_diff(self, data: ToolCallStartEvent, who: str) -> None:
+        lines = call_diff(data.tool_name, data.arguments)
+        if lines is None:
+            return
+        self._edit_calls[(who, data.call_id)] = (data.tool_name, data.arguments)
+        self.diff(lines, who)
+
+    def diff(self, lines: list[DiffLine], who: str = "", indent: str = "    ") -> None:
+        """A coloured unified diff; collapsed beyond :data:`DIFF_LINES` lines unless
+        ``verbose``."""
+        shown, hidden = (lines, 0) if self.verbose else collapsed(lines)
+        for sign, text in shown:
+            self.line(DIFF_STYLES[sign], indent + text, who)
+        if hidden:
+            more = f"… {hidden} more diff line{'s' if hidden != 1 else ''} (--verbose shows all)"
+            self.line("context", indent + more, who)
+
     def _track_thinking(self, data: EventData | None, who: str) -> None:
         """The spinner runs from an input (or the last tool result of a step) until
-        the model's answer is complete; deltas stream into it."""
+        the model's answer is complete; deltas stream into it. While a tool runs,
+        its own spinner shows the call, its time and its output's last lines."""
         indicator = self.indicator
+        self._track_tools(data, who)
         match data:
             case UserInputEvent() | SteeringInjectedEvent():
                 if indicator:
@@ -202,6 +247,9 @@ class TextRenderer:
                 if indicator:
                     indicator.stop(who)
             case ToolCallEndEvent():
+                self._labels.pop((who, data.call_id), None)
+                if indicator:
+                    indicator.stop(f"{who}\0{data.call_id}")
                 running = self._running.get(who, set())
                 running.discard(data.call_id)
                 if not running and self._running.pop(who, None) is not None and indicator:
@@ -213,6 +261,22 @@ class TextRenderer:
                 self._running.pop(who, None)
                 if indicator:
                     indicator.stop(who)
+                    indicator.stop_all(f"{who}\0")  # never hide a question or the end
+            case _:
+                pass
+
+    def _track_tools(self, data: EventData | None, who: str) -> None:
+        indicator = self.indicator
+        if indicator is None:
+            return
+        match data:
+            case ToolCallStartEvent():
+                label = call_text(data.tool_name, data.arguments, limit=60)
+                self._labels[(who, data.call_id)] = label
+                indicator.run_tool(f"{who}\0{data.call_id}", label)
+            case ToolCallOutputDeltaEvent():
+                label = self._labels.get((who, data.call_id), "command")
+                indicator.output(f"{who}\0{data.call_id}", label, data.text)
             case _:
                 pass
 
@@ -229,7 +293,7 @@ class TextRenderer:
             return
         if self.labelled:
             self.line("text", "answer:", who)
-        self.console.print(Markdown(data.text.strip()))
+        self.console.print(Markdown(visible(data.text.strip(), keep="\n\t")))
 
     def _result(self, data: ToolCallEndEvent, who: str) -> None:
         style = "failure" if data.is_error else "result"
@@ -252,6 +316,50 @@ class TextRenderer:
             self.indicator.close()
 
 
+APPROVAL_ANSWERS = ("yes", "always (this exact command)", "no", "or type a reason to say no")
+"""What a terminal offers when the request names no answers of its own."""
+INTERNAL_DETAILS = frozenset({"tool", "call_id", "category", "reason", "answers", "resent"})
+
+
 def approval_prompt(data: ApprovalRequestEvent) -> str:
-    """The question the seeds specify: ``Approve command: <command>? (yes/no)``."""
-    return f"Approve {data.action}: {data.subject}? (yes/no)"
+    """The question the seeds specify, ``Approve command: <command>? (yes/no)``, then
+    what the policy said (the category and its reason) and the answers offered.
+
+    Everything but the first words came from the model or the policy's reading of
+    it, so it is shown through :func:`visible` (a ``\\r`` or an escape sequence in
+    the command cannot redraw the question). Details the request carries beyond
+    the known ones are listed as they are, and the offered answers come from the
+    request when it names them (``details["answers"]``), so a new kind of answer
+    shows without a change here."""
+    subject = visible(data.subject)
+    lines = [f"Approve {visible(data.action)}: {subject}? (yes/no)"]
+    if has_hidden(data.subject):
+        lines.append("  ! the command holds control characters or escape sequences, shown escaped")
+    details = data.details
+    why = [visible(str(details[key])) for key in ("category", "reason") if details.get(key)]
+    if why:
+        lines.append("  policy: " + " · ".join(why))
+    for key, value in details.items():
+        if key not in INTERNAL_DETAILS and isinstance(value, str | int | float) and value != "":
+            lines.append(f"  {visible(str(key))}: {visible(str(value))}")
+    lines.append("  answer: " + " / ".join(offered_answers(details)))
+    return "\n".join(lines)
+
+
+def offered_answers(details: dict[str, object]) -> list[str]:
+    """The answers in words: the request's own (strings, or objects with a label
+    and maybe the rule they create), else yes / always / no / a reason."""
+    offered = details.get("answers")
+    if not isinstance(offered, list) or not offered:
+        return list(APPROVAL_ANSWERS)
+    words: list[str] = []
+    for answer in offered:
+        if isinstance(answer, dict):
+            label = answer.get("label") or answer.get("answer") or answer.get("scope") or ""
+            rule = answer.get("rule") or answer.get("description") or ""
+            text = f"{label} ({rule})" if rule else str(label)
+        else:
+            text = str(answer)
+        if text:
+            words.append(visible(text))
+    return [*words, "or type a reason to say no"]

@@ -2,14 +2,19 @@
 
 A person reading ``troupe run`` wants ``→ shell(ls *.py)`` and ``→ spawn_agent(Write
 fib.py …)``, not the JSON the model sent: string arguments are shown as they are,
-long file contents as a line count, lists joined with commas. Only the formatting
-lives here, so the renderer stays a small table of event kinds.
+long file contents as a line count, lists joined with commas. Every string the
+model sent is shown through :func:`~actors.commands.visible.visible`: a newline or
+an escape sequence in a command shows as ``\\n`` or ``\\x1b``, never as a second
+line or a redrawn screen. Only the formatting lives here, so the renderer stays a
+small table of event kinds.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from actors.commands.visible import visible
 
 RESULT_LINES = 12
 """A tool result longer than this shows its head and tail."""
@@ -29,10 +34,10 @@ def _value(key: str, value: Any) -> str:
         if key in CONTENT_KEYS and ("\n" in value or len(value) > 60):
             lines = value.count("\n") + (0 if value.endswith("\n") else 1)
             return f"<{lines} line{'s' if lines != 1 else ''}>"
-        return value
+        return visible(value)
     if isinstance(value, list) and all(isinstance(item, str | int | float) for item in value):
         return ", ".join(str(item) for item in value)
-    return json.dumps(value, ensure_ascii=False)
+    return visible(json.dumps(value, ensure_ascii=False))
 
 
 def call_text(tool_name: str, arguments: dict[str, Any], limit: int = 160) -> str:

@@ -204,6 +204,7 @@ async def _run(
     async with open_host(args, settings, workdir) as host:
         session, after_seq, where = await _open_session(host, args, settings, workdir, resumed)
         follower = HeadlessFollower(host.client, session, args.output_format)
+        follower.renderer.verbose = bool(getattr(args, "verbose", False))
         follower.outcome.runtime = "embedded" if host.embedded else host.url
         text = args.output_format == "text"
         if host.note:
