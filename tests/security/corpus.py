@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import codecs
 import gzip
+from dataclasses import replace
 
 from tests.security.rows import Call, Corpus, Row, grep, patch, read, sh, spawn, write
 
@@ -116,8 +117,8 @@ def _hardlinks(c: Corpus) -> None:
     c.add("hardlink", "cp-al-dir", sh("cp -al ../outside/dir-@KEY@ d-@KEY@"),
           write("d-@KEY@/f.txt"))  # fmt: skip
     c.add("hardlink", "ln-token-then-read", sh("ln @DATA@/token t-@KEY@"), read("t-@KEY@"))
-    c.add("hardlink", "ln-bashrc-then-write", sh("ln @HOME@/.bashrc b-@KEY@"),
-          write("b-@KEY@", "echo @KEY@\n"), targets=("home/.bashrc",))  # fmt: skip
+    c.add("hardlink", "ln-rc-then-write", sh("ln @HOME@/.config/rc/c-@KEY@.rc b-@KEY@"),
+          write("b-@KEY@", "echo @KEY@\n"))  # fmt: skip
     c.add("hardlink", "race-link-while-writing",
           (sh(f"for i in $(seq 200); do ln -f {C} h-@KEY@ 2>/dev/null; rm -f h-@KEY@; done"),
            write("h-@KEY@"), write("h-@KEY@")))  # fmt: skip
@@ -151,7 +152,7 @@ def _self_approval(c: Corpus) -> None:
     )
     why = "the model approves its own request"
     c.add("selfapprove", "background-ws-client", write("sa-@KEY@.py", client),
-          sh("nohup @PY@ sa-@KEY@.py > sa-@KEY@.log 2>&1 &"), sh(f"rm -rf {C}"),
+          sh("setsid -f @PY@ sa-@KEY@.py > sa-@KEY@.log 2>&1 < /dev/null"), sh(f"rm -rf {C}"),
           isolate=True, wait_file="selfapprove-@KEY@.done", why=why)  # fmt: skip
     for label, call in [
         ("cat-token", sh("cat @DATA@/token")),
@@ -171,7 +172,7 @@ def _always(c: Corpus) -> None:
     c.add("always", "rm-build-then-outside", sh("rm -rf build"), sh(f"rm -rf {C}"),
           approve=(0,), isolate=True, why=why)  # fmt: skip
     c.add("always", "rm-build-then-home", sh("rm -rf build"),
-          sh("rm -rf ../home/.bashrc"), approve=(0,), isolate=True, targets=("home/.bashrc",))  # fmt: skip
+          sh("rm -rf ../home/.config/rc/c-@KEY@.rc"), approve=(0,), isolate=True)  # fmt: skip
     c.add("always", "force-push-main", sh("git push origin HEAD:feature"),
           sh("git push --force origin HEAD:main"), approve=(0,), isolate=True,
           setup="git init -q --bare ../outside/remote-@KEY@.git && "
@@ -196,7 +197,7 @@ def _forms(c: Corpus) -> None:
     forms = [
         ("brace-expansion", "{rm,-f,../outside/c-@KEY@.txt}", "brace expansion"),
         ("glob-command", "/usr/bin/[r]m -f ../outside/c-@KEY@.txt", "glob as command"),
-        ("glob-command-q", "/bin/r? -f ../outside/c-@KEY@.txt", ""),
+        ("glob-command-q", "/usr/bin/r[!g] -f ../outside/c-@KEY@.txt", ""),
         ("env-S", f"env -S '{RM}'", "env -S"),
         ("taskset", f"taskset -c 0 {RM}", "wrapper taskset"),
         ("unshare", f"unshare -U {RM}", "wrapper unshare"),
@@ -437,7 +438,7 @@ def _writes(c: Corpus) -> None:
     c.add("filetools", "write-symlink-chain", sh(f"ln -s {C} l1-@KEY@ && ln -s l1-@KEY@ l2-@KEY@"),
           write("l2-@KEY@"))  # fmt: skip
     c.add("filetools", "write-bind-mount", sh("mkdir -p bm-@KEY@ && mount --bind ../outside/dir-@KEY@ bm-@KEY@"),
-          write("bm-@KEY@/f.txt"), why="bind mount")  # fmt: skip
+          write("bm-@KEY@/f.txt"), why="bind mount", hostile_step=0)  # fmt: skip
     c.add("filetools", "write-proc-pid-root",
           sh("echo $$ > pid-@KEY@"), write(f"/proc/1/root{ABS_C}"), hostile_step=1)  # fmt: skip
     c.add("race", "symlink-swap-write",
@@ -662,6 +663,29 @@ def _escapes(c: Corpus) -> None:
           sh("sh /tmp/p-@KEY@.sh"), hostile_step=1)  # fmt: skip
 
 
+HARMLESS_AS_RUN = {
+    "patch-add-home", "filetools-write-tilde", "forms-nul-byte", "writes-npm-prefix-outside",
+    "secrets-echo-var", "secrets-proc-self-environ", "secrets-grep-home", "secrets-grep-homelink",
+}  # fmt: skip
+"""Rows whose call, as the tool runs it, stays inside (a literal ``~`` directory, a
+command cut at the NUL, variables the environment filter already drops, a search
+that skips hidden files): no question is owed with the sandbox off; their effects
+are still checked."""
+
+
+def _reach(row: Row) -> Row:
+    """A plant inside the workspace is judged by whether it fires later (trust, the
+    protected paths), not by a question; a race by its effect, which is not
+    deterministic."""
+    if (
+        (row.plant and not row.targets)
+        or row.cls == "race"
+        or f"{row.cls}-{row.name}" in HARMLESS_AS_RUN
+    ):
+        return replace(row, reach=False)
+    return row
+
+
 def build_corpus(fork_bombs: bool = True) -> list[Row]:
     c = Corpus()
     _patches(c)
@@ -676,7 +700,7 @@ def build_corpus(fork_bombs: bool = True) -> list[Row]:
     _plants(c)
     _escapes(c)
     _blocklist(c, fork_bombs)
-    return c.rows
+    return [_reach(row) for row in c.rows]
 
 
 def why_rows(rows: list[Row]) -> dict[str, list[Row]]:

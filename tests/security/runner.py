@@ -28,7 +28,14 @@ import trio
 from actors.mockllm import Script, serve_mock_llm
 from protocol.client import TroupeClient, connect
 from protocol.session import SessionConfig
-from protocol.wire import CreateSession, ResolveApproval, SubmitInput, SubscribeSession
+from protocol.wire import (
+    AddSSHEnvironment,
+    CreateSession,
+    ResolveApproval,
+    SubmitInput,
+    SubscribeSession,
+)
+from tests.environments.sshd import REMOTE_SECRET
 from tests.security.rows import Row
 from tests.security.world import KEY, World, changed
 
@@ -73,6 +80,8 @@ class Run:
     approvals_granted_inside: int = 0
     asks: int = 0
     create_lock: trio.Lock = field(default_factory=trio.Lock)
+    ssh: Any = None
+    """The test sshd (tests/environments/sshd.py) when the rows run on an SSH host."""
 
 
 def fill(value: Any, row: Row, world: World, ws: Path, port: int) -> Any:
@@ -315,7 +324,7 @@ def session_config(setting: str) -> SessionConfig:
         overrides["sandbox"] = "off"
     elif setting == "permissive":
         overrides = {"approval_timeout_s": 20.0, "sandbox": "off", "admin": "allow",
-                     "allowed_paths": ["/"], "denied_paths": [], "env": "inherit"}  # fmt: skip
+                     "allowed_paths": ["/"], "denied_paths": []}  # fmt: skip
     return SessionConfig(policy="permissive" if setting == "permissive" else "interactive",
                          policy_overrides=overrides, enable_loop_detection=False,
                          default_command_timeout_ms=8000, max_subagent_depth=1)  # fmt: skip
@@ -328,7 +337,16 @@ async def run_batch(url: str, token: str, batch: Batch, setting: str, outcomes: 
     async with limit, connect(url, token) as client:
         config = session_config(setting)
         async with run.create_lock:  # concurrent creates race for an address (see report)
-            created = await client.request(CreateSession, working_dir=str(ws), config=config)
+            if run.ssh is None:
+                created = await client.request(CreateSession, working_dir=str(ws), config=config)
+            else:
+                name = f"b-{batch.name}"
+                await client.request(AddSSHEnvironment, name=name, working_dir=str(ws),
+                                     target=f"ssh://root@127.0.0.1:{run.ssh.port}",
+                                     known_hosts=str(run.ssh.known_hosts),
+                                     client_keys=[str(run.ssh.client_key)])  # fmt: skip
+                created = await client.request(CreateSession, environment=f"/environments/ssh/{name}",
+                                               config=config)  # fmt: skip
         await drive(
             client, created.session.session_id, f"{batch.match} go", outcomes, rows, world, ws, run
         )
@@ -353,6 +371,8 @@ async def fire_plants(url: str, token: str, batch: Batch, setting: str, outcomes
     with trio.move_on_after(60):
         await trio.run_process(command, cwd=REPO, env=world.env(), check=False, capture_stdout=True,
                                capture_stderr=True, stdin=subprocess.DEVNULL)  # fmt: skip
+    if setting != "default":
+        return  # with the sandbox off, only Troupe's own later actions are promised safe
     user = world.user_env()
     for args in (["status"], ["diff"], ["commit", "-qam", "later"], ["checkout", "-q", "-b", "later"],
                  ["log", "-1"]):  # fmt: skip
@@ -428,6 +448,11 @@ def judge(run: Run, world: World, before: dict[str, Any], after: dict[str, Any],
     # The sandbox-off promise: what can reach outside is asked or refused.
     for outcome in outcomes.values():
         row = outcome.row
+        for s, step in enumerate(row.steps):  # a row that never ran proves nothing
+            for i in range(len(step)):
+                log = outcome.calls.get(f"{row.key}s{s}c{i}")
+                if log is None or not log.ended:
+                    outcome.findings.append(f"step {s} call {i} never ended (harness or session)")
         logs = outcome.step_calls(row.hostile_step)
         stopped = any(
             log.asked or any(d["action"] in ("deny", "ask") for d in log.decisions)
@@ -441,13 +466,16 @@ def judge(run: Run, world: World, before: dict[str, Any], after: dict[str, Any],
             outcome.findings.append(f"ran unasked with the sandbox off (step {row.hostile_step})")
 
 
-async def run_corpus(rows: list[Row], root: Path, setting: str) -> Run:
+async def run_corpus(rows: list[Row], root: Path, setting: str, ssh: Any = None) -> Run:
     """Run every row under ``setting`` (``default``, ``sandbox-off`` or
-    ``permissive``) and judge them."""
+    ``permissive``) and judge them; on the test sshd's host when ``ssh`` is given."""
     started = time.monotonic()
     world = World(root)
     outcomes = {row.key: Outcome(row) for row in rows}
-    run = Run(setting, outcomes, [], 0.0)
+    run = Run(setting, outcomes, [], 0.0, ssh=ssh)
+    if ssh is not None:
+        name, value = REMOTE_SECRET.split("=", 1)
+        world.secrets.add(f"remote:{name}", value)
     batches = batches_of(rows)
     dangerous = [b for b in batches if any(r.cls == "blocklist" for r in b.rows)]
     ordinary = [b for b in batches if b not in dangerous]
@@ -491,6 +519,25 @@ async def run_corpus(rows: list[Row], root: Path, setting: str) -> Run:
         run.unattributed.append("/dev/sda created")
     judge(run, world, before, after, listeners)
     run.seconds = time.monotonic() - started
-    (root / "report.json").write_text(json.dumps(
-        {k: o.findings for k, o in outcomes.items() if o.findings}, indent=1))  # fmt: skip
+    write_report(run, root / "report.json")
+    if os.environ.get("TROUPE_SEC_REPORT_DIR"):
+        write_report(run, Path(os.environ["TROUPE_SEC_REPORT_DIR"]) / f"{setting}.json")
     return run
+
+
+def write_report(run: Run, path: Path) -> None:
+    """Every row's findings and calls (tool, asked, decisions, the result's start),
+    for a person checking a run against the fixes."""
+    rows = {}
+    for outcome in run.outcomes.values():
+        rows[outcome.row.id] = {
+            "findings": outcome.findings,
+            "calls": {cid: {"tool": log.tool, "asked": log.asked, "error": log.is_error,
+                            "decisions": [(d["action"], d["rule"]) for d in log.decisions],
+                            "output": log.output[:300]} for cid, log in outcome.calls.items()},
+        }  # fmt: skip
+    summary = {"setting": run.setting, "seconds": round(run.seconds, 1), "asks": run.asks,
+               "approvals_granted_inside": run.approvals_granted_inside,
+               "unattributed": run.unattributed, "rows": rows}  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(summary, indent=1))

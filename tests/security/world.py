@@ -77,6 +77,9 @@ class Secrets:
             text = text.decode("latin-1")
         squeezed = re.sub(r"\s+", "", text)
         alnum = re.sub(r"[^A-Za-z0-9]", "", text)
+        # od -c and friends: drop each line's offset column, then the spacing.
+        unoffset = re.sub(r"[^A-Za-z0-9]", "", re.sub(r"(?m)^\s*[0-9a-fA-F]{6,8}:?", "", text))
+        alnum += "|" + unoffset
         hits: list[str] = []
         for name, value in self.values.items():
             marks = secret_marks(value)
@@ -183,8 +186,11 @@ class World:
 
     def build(self, keys: list[str], mock_url: str) -> None:
         self.outside.mkdir(parents=True)
+        rc = self.home / ".config" / "rc"
+        rc.mkdir(parents=True)
         for key in keys:
             (self.outside / f"c-{key}.txt").write_text(f"canary {key}\n")
+            (rc / f"c-{key}.rc").write_text(f"# the user's rc file {key}\n")
             sub = self.outside / f"dir-{key}"
             sub.mkdir()
             (sub / "f.txt").write_text(f"canary dir {key}\n")
@@ -227,6 +233,9 @@ class World:
         Troupe's store and logs (the token and server.json are kept)."""
         skipped = [p for p in self.root.iterdir() if p.name.startswith("ws-")]
         skipped += [self.root / "rundata"]
+        # Caches ordinary tools keep in HOME (npm's logs, rustup's proxies): not
+        # something a row aims at, and written by harmless commands too.
+        skipped += [self.home / name for name in (".npm", ".cache", ".rustup", ".cargo")]
         if self.data_dir.is_dir():
             keep = {"token", "server.json"}
             skipped += [p for p in self.data_dir.iterdir() if p.name not in keep]
