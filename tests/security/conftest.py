@@ -1,0 +1,46 @@
+"""One live run of the whole corpus per setting, shared by the tests of the module
+(a run takes a minute or two; each row's test reads its outcome)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trio
+
+from environments.sandbox import find_bwrap
+from tests.security.corpus import build_corpus
+from tests.security.rows import Row
+from tests.security.runner import Run, cgroup_available, run_corpus
+
+
+def corpus_rows() -> list[Row]:
+    """The corpus; ``TROUPE_SEC_ROWS`` (a regex on row ids) narrows it while debugging."""
+    rows = build_corpus(fork_bombs=cgroup_available())
+    pattern = os.environ.get("TROUPE_SEC_ROWS")
+    return [r for r in rows if re.search(pattern, r.id)] if pattern else rows
+
+
+_RUNS: dict[str, Run] = {}
+
+
+def _run(setting: str, factory: pytest.TempPathFactory) -> Run:
+    if setting not in _RUNS:
+        if find_bwrap() is None:
+            pytest.fail("bwrap is missing: the corpus needs the real sandbox")
+        root = Path(os.path.realpath(factory.mktemp(f"sec-{setting}")))
+        _RUNS[setting] = trio.run(run_corpus, corpus_rows(), root, setting)
+    return _RUNS[setting]
+
+
+@pytest.fixture(scope="session")
+def default_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    yield _run("default", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def sandbox_off_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    yield _run("sandbox-off", tmp_path_factory)
