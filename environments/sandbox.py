@@ -200,6 +200,20 @@ def bwrap_argv(
             "--", *argv]  # fmt: skip
 
 
+def launched(wrapped: Sequence[str]) -> list[str]:
+    """``wrapped`` (a bwrap command line) as a local process starts it: under a
+    bash that waits for it.
+
+    ``--die-with-parent`` ties bwrap to the thread that forked it, and trio forks
+    processes from worker threads that exit after a few idle seconds: bwrap would be
+    killed with them, mid-command. The bash in between is single-threaded and lives
+    as long as bwrap; it is in the same process group, so the kill ladder ends both
+    (and with bwrap, the whole sandbox). ``; exit $?`` keeps bash from replacing
+    itself with bwrap, and passes its status on.
+    """
+    return ["bash", "-c", '"$@"; exit $?', "troupe-sandbox", *wrapped]
+
+
 def facts_script(paths: Sequence[str]) -> str:
     """Bash printing the facts of ``paths`` on a remote host, NUL-separated: the
     kind and the resolved path of each (``~`` expanded against its HOME)."""
