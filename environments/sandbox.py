@@ -234,8 +234,14 @@ def parse_facts(paths: Sequence[str], output: str) -> dict[str, PathFacts]:
     facts: dict[str, PathFacts] = {}
     for index, path in enumerate(paths):
         kind, real = [*fields[2 * index : 2 * index + 2], "", ""][:2]
-        seen = (kind == "dir" or kind == "file") and real.startswith("/")
-        facts[path] = PathFacts(real, kind) if seen else PathFacts("", "missing")
+        if not real.startswith("/"):
+            facts[path] = PathFacts("", "missing")
+        elif kind == "dir":
+            facts[path] = PathFacts(real, "dir")
+        elif kind == "file":
+            facts[path] = PathFacts(real, "file")
+        else:
+            facts[path] = PathFacts("", "missing")
     return facts
 
 
