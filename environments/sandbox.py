@@ -202,16 +202,16 @@ def bwrap_argv(
 
 def launched(wrapped: Sequence[str]) -> list[str]:
     """``wrapped`` (a bwrap command line) as a local process starts it: under a
-    bash that waits for it.
+    shell (``sh``, the lightest) that waits for it.
 
     ``--die-with-parent`` ties bwrap to the thread that forked it, and trio forks
     processes from worker threads that exit after a few idle seconds: bwrap would be
-    killed with them, mid-command. The bash in between is single-threaded and lives
-    as long as bwrap; it is in the same process group, so the kill ladder ends both
-    (and with bwrap, the whole sandbox). ``; exit $?`` keeps bash from replacing
-    itself with bwrap, and passes its status on.
+    killed with them, mid-command. The shell in between is single-threaded and
+    lives as long as bwrap; it is in the same process group, so the kill ladder ends
+    both (and with bwrap, the whole sandbox). ``; exit $?`` keeps the shell from
+    replacing itself with bwrap, and passes its status on.
     """
-    return ["bash", "-c", '"$@"; exit $?', "troupe-sandbox", *wrapped]
+    return ["sh", "-c", '"$@"; exit $?', "troupe-sandbox", *wrapped]
 
 
 def facts_script(paths: Sequence[str]) -> str:
