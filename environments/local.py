@@ -39,6 +39,7 @@ from environments.local_exec import exit_status, run_local_command
 from environments.local_terminal import LocalTerminals
 from environments.sandbox import (
     find_bwrap,
+    launched,
     local_facts,
     probe_local,
     sandboxed_argv,
@@ -244,7 +245,7 @@ class LocalEnvironment(EnvironmentActor):
                 self.said_unsandboxed = True
                 log.warning("commands run without the OS sandbox: %s", state.reason)
             return argv, env
-        return wrapped, env
+        return launched(wrapped), env
 
     @property
     def home(self) -> str:

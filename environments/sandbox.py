@@ -200,6 +200,20 @@ def bwrap_argv(
             "--", *argv]  # fmt: skip
 
 
+def launched(wrapped: Sequence[str]) -> list[str]:
+    """``wrapped`` (a bwrap command line) as a local process starts it: under a
+    shell (``sh``, the lightest) that waits for it.
+
+    ``--die-with-parent`` ties bwrap to the thread that forked it, and trio forks
+    processes from worker threads that exit after a few idle seconds: bwrap would be
+    killed with them, mid-command. The shell in between is single-threaded and
+    lives as long as bwrap; it is in the same process group, so the kill ladder ends
+    both (and with bwrap, the whole sandbox). ``; exit $?`` keeps the shell from
+    replacing itself with bwrap, and passes its status on.
+    """
+    return ["sh", "-c", '"$@"; exit $?', "troupe-sandbox", *wrapped]
+
+
 def facts_script(paths: Sequence[str]) -> str:
     """Bash printing the facts of ``paths`` on a remote host, NUL-separated: the
     kind and the resolved path of each (``~`` expanded against its HOME)."""
@@ -220,8 +234,14 @@ def parse_facts(paths: Sequence[str], output: str) -> dict[str, PathFacts]:
     facts: dict[str, PathFacts] = {}
     for index, path in enumerate(paths):
         kind, real = [*fields[2 * index : 2 * index + 2], "", ""][:2]
-        seen = (kind == "dir" or kind == "file") and real.startswith("/")
-        facts[path] = PathFacts(real, kind) if seen else PathFacts("", "missing")
+        if not real.startswith("/"):
+            facts[path] = PathFacts("", "missing")
+        elif kind == "dir":
+            facts[path] = PathFacts(real, "dir")
+        elif kind == "file":
+            facts[path] = PathFacts(real, "file")
+        else:
+            facts[path] = PathFacts("", "missing")
     return facts
 
 

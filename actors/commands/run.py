@@ -75,6 +75,13 @@ def settings_for(args: argparse.Namespace, workdir: Path) -> Settings:
     return settings
 
 
+def _unsandboxed(args: argparse.Namespace) -> str:
+    """The header's word when commands run without the OS sandbox by choice."""
+    name = getattr(args, "policy", None) or "interactive"
+    chosen = getattr(args, "sandbox", None) or policy_preset(name).sandbox
+    return "; sandbox off: commands are only classified" if chosen == "off" else ""
+
+
 def check_policy(name: str | None) -> None:
     """An unknown policy name is bad input, said before anything starts."""
     if name is None:
@@ -211,7 +218,8 @@ async def _run(
             print(f"troupe run: {host.note}", file=sys.stderr, flush=True)
         if text:
             verb = "resuming" if resumed else "session"
-            follower.renderer.note(f"{verb} {session} in {where} ({host.label})")
+            header = f"{verb} {session} in {where} ({host.label}){_unsandboxed(args)}"
+            follower.renderer.note(header)
         outcome = await _follow(follower, args, task, after_seq)
         if text and outcome.status != "disconnected":
             follower.renderer.status(outcome.exit_code == EXIT_OK, outcome.status_line())

@@ -96,3 +96,22 @@ async def test_config_shows_the_sandbox_setting_its_state_and_why(home: Home) ->
     assert "sandbox           off, set by policy permissive" in off
     sandboxed = json.loads((await home.troupe("config", "--policy", "sandboxed", "--json")).stdout)
     assert sandboxed["sandbox"]["setting"] == "on" and sandboxed["sandbox"]["effective"] == "on"
+
+
+async def test_run_sandbox_flag_reaches_the_session_and_off_is_in_the_header(home: Home) -> None:
+    """``--sandbox off`` is explicit: the header says so, and the command sees the
+    host's processes; by default it sees only its own PID namespace."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    count = "ls -d /proc/[0-9]* | wc -l > count.txt"
+    script = {"turns": [{"tool_calls": [{"name": "shell", "arguments": {"command": count}}]},
+                        {"text": "counted"}], "repeat": True}  # fmt: skip
+    seen: dict[str, int] = {}
+    for flags in ((), ("--sandbox", "off")):
+        async with mock_llm(script) as mock:
+            done = await home.troupe("run", "--base-url", mock.base_url, *flags, "count")
+        assert done.returncode == 0, done.stderr
+        header = done.stdout.decode() + done.stderr.decode()
+        assert ("sandbox off: commands are only classified" in header) == bool(flags), header
+        seen[" ".join(flags) or "default"] = int((home.work / "count.txt").read_text())
+    assert seen["default"] < 10 < seen["--sandbox off"]

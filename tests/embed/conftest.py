@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.environments.helpers import command_group
 from tests.kernel.host_processes import running_in_group
 
 __all__ = ["running_in_group"]
@@ -93,10 +94,13 @@ def mock_llm(work: Path) -> Iterator[str]:
 
 
 def kill_group(pid_file: Path) -> None:
-    """Clean up after a failed test: never leave the slow command behind."""
-    if pid_file.exists():
-        with contextlib.suppress(ProcessLookupError, ValueError):
-            os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+    """Clean up after a failed test: never leave the slow command behind (found
+    on the host where it runs: the pid a sandboxed shell writes is its PID
+    namespace's, which names another process here)."""
+    group = command_group(pid_file.parent)
+    if group is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
 
 
 class Serve:

@@ -26,6 +26,7 @@ from tests.embed.conftest import (
     wait_for_line,
 )
 from tests.embed.sse import EventReader, events_until
+from tests.environments.helpers import command_group
 from tests.waiting import wait_until
 
 SERVERS = {
@@ -83,12 +84,15 @@ def web_app(request: pytest.FixtureRequest, work: Path, mock_llm: str) -> Iterat
 
 
 async def pid_of(pid_file: Path) -> int:
-    """The slow command's pid, once its shell has written it (deltas are live only,
-    so the file, not an output event, says the command is running)."""
+    """The slow command's process group on this host, once its shell has written
+    the file (deltas are live only, so the file, not an output event, says the
+    command is running); the pid in the file is the sandbox's own."""
     path = trio.Path(pid_file)
     while not await path.exists() or not (await path.read_text()).strip():  # noqa: ASYNC110
         await trio.sleep(0.02)
-    return int(await path.read_text())
+    group = command_group(pid_file.parent)
+    assert group is not None, "the command runs in its directory"
+    return group
 
 
 async def start(client: httpx.AsyncClient, text: str) -> str:

@@ -22,6 +22,7 @@ from protocol.wire import (
     SubmitInput,
 )
 from tests.embed.conftest import HANG_GUARD, kill_group, running_in_group
+from tests.environments.helpers import command_group
 
 
 def config(work: Path, base_url: str) -> HostConfig:
@@ -93,8 +94,8 @@ def test_leaving_a_subscription_cancels_nothing_and_abort_kills(work: Path, mock
             await until(host.events(slow), "tool_call_start", into=[])
             while not pid_file.exists() or not pid_file.read_text().strip():  # noqa: ASYNC110
                 await asyncio.sleep(0.02)
-            pid = int(pid_file.read_text())
-            assert running_in_group(pid)
+            pid = command_group(pid_file.parent)  # the file's pid is the sandbox's own
+            assert pid is not None and running_in_group(pid)
             await host.request(AbortSession, session=slow, reason="enough")
             ended = await until(host.events(slow, after_seq=0), "session_end", into=[])
             return pid, [e.kind for e in finished], [e.kind for e in ended]

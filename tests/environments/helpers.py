@@ -57,6 +57,23 @@ def running_in(directory: Path) -> list[int]:
     return found
 
 
+def command_group(directory: Path) -> int | None:
+    """The host process group of the command a session runs in ``directory``: the
+    first-started group leader working there (the sandbox launcher, or the shell
+    itself without a sandbox). A command's own ``$$`` is no use for this under the
+    sandbox: it is its PID namespace's number, which on the host names another
+    process, one a test must never signal."""
+    leaders = [pid for pid in running_in(directory) if _group_of(pid) == pid]
+    return min(leaders) if leaders else None
+
+
+def _group_of(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
 class OutputSink(Actor):
     """Collects ExecOutput deltas and lets a test wait for a piece of text."""
 

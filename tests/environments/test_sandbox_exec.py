@@ -342,3 +342,21 @@ async def test_a_bwrap_that_does_not_run_is_found_out_by_the_probe(
 
 def _exists(path: str) -> bool:
     return Path(path).exists()
+
+
+@needs_bwrap
+async def test_sandboxes_outlive_the_thread_that_started_them(
+    tmp_path: Path, runtime: Runtime
+) -> None:
+    """trio starts processes from worker threads that exit after 10 idle seconds,
+    and bwrap's --die-with-parent follows the thread, not the process: a command
+    or a persistent terminal running longer than that must not be killed with it."""
+    ref = await runtime.spawn(LocalEnvironment(tmp_path))
+    sandbox = confined(tmp_path)
+    opened = await ref.ask(RunInTerminal("echo $$", "t", sandbox=sandbox))
+    shell = opened.output.strip()
+    long = ExecCommand("sleep 12; echo done", timeout_ms=60_000, sandbox=sandbox)
+    done = await ref.ask(long, timeout=90)
+    assert (done.exit_code, done.stdout) == (0, "done\n")
+    later = await ref.ask(RunInTerminal("echo $$", "t", sandbox=sandbox))
+    assert (later.closed, later.output.strip()) == (False, shell)

@@ -23,6 +23,7 @@ from actors.server.models import ModelSettings
 from actors.server.server import RunningServer, ServerConfig, run_server
 from protocol.client import TroupeClient, connect
 from protocol.wire import Event, SubscribeSession
+from tests.environments.helpers import command_group
 from tests.event_schema import check_event_frame
 
 HANG_GUARD = 30
@@ -113,12 +114,13 @@ async def subscribe(client: TroupeClient, session: str, after_seq: int = 0) -> A
 
 
 def end_orphaned_command(work: Path) -> None:
-    """SIGKILL the process group of the command a killed server left running (its
-    shell wrote ``command.pid`` in ``work``), so no test leaves a process behind."""
-    pid_file = work / "command.pid"
-    if pid_file.exists():
+    """SIGKILL the process group of the command a killed server left running in
+    ``work`` (found on the host: the pid a sandboxed shell writes is its PID
+    namespace's), so no test leaves a process behind."""
+    group = command_group(work)
+    if group is not None:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+            os.killpg(group, signal.SIGKILL)
 
 
 class ServeProcess:

@@ -210,7 +210,7 @@ async def test_commands_run_on_the_client_unless_the_policy_confines_them(
     start_stack: StartStack,
 ) -> None:
     script = calls_script(("shell", {"command": "echo from-the-server"}))
-    script["turns"] = [*script["turns"], *script["turns"]]  # one session after another
+    script["turns"] = [*script["turns"]] * 3  # one session after another
     async with start_stack(script) as stack:
         seen: list[ClientCall] = []
 
@@ -235,7 +235,10 @@ async def test_commands_run_on_the_client_unless_the_policy_confines_them(
             (end,) = tool_ends(events)
             return end
 
-        served = await run(SessionConfig())
+        # The client's terminal cannot confine a command: only a session whose policy
+        # turns the sandbox off and passes the variables on has its commands served.
+        unconfined = {"sandbox": "off", "env": "deny_secrets"}
+        served = await run(SessionConfig(policy_overrides=unconfined))
         assert "from the client" in served["output"] and "ended by SIGTERM" in served["output"]
         assert "[exit code: 143," in served["output"], "128 + SIGTERM, as a shell says"
         (call,) = seen
@@ -245,6 +248,8 @@ async def test_commands_run_on_the_client_unless_the_policy_confines_them(
             str(stack.work),
         )
         assert call.call.timeout_ms > 0 and call.call.output_byte_limit > 0
-        confined = await run(SessionConfig(policy_overrides={"env": "allowlist"}))
+        confined = await run(SessionConfig(policy_overrides={"sandbox": "off"}))
         assert "from-the-server" in confined["output"], "the environment enforces the allowlist"
+        sandboxed = await run(SessionConfig())
+        assert "from-the-server" in sandboxed["output"], "the environment enforces the sandbox"
         assert len(seen) == 1
