@@ -166,7 +166,7 @@ class PolicyGate:
             return f"Denied by policy: {decision.reason}"
         if not judged:
             return None
-        return Clearance(found.resolved, hard_links=bool(found.hard_links))
+        return Clearance(found.resolved, bool(found.hard_links), found.entries)
 
     def _record(self, call: ToolCall, decision: Decision, decided_by: str = "policy") -> None:
         self.hub.emit(
