@@ -142,16 +142,25 @@ def _resolved(path: Path, same_file_in: tuple[str, ...]) -> ResolvedPath:
     (when it has other names) the first of them found under ``same_file_in``."""
     real = os.path.realpath(path)
     home = os.path.expanduser("~")
+    entry = _entry(str(path), real)
     try:
         info = os.stat(real, follow_symlinks=False)
     except OSError:
-        return ResolvedPath(real, home)
+        return ResolvedPath(real, home, entry=entry)
     if not stat.S_ISREG(info.st_mode):
-        return ResolvedPath(real, home)
+        return ResolvedPath(real, home, entry=entry)
     also_at = None
     if info.st_nlink > 1:
         also_at = nofollow.other_name(info, real, same_file_in)
-    return ResolvedPath(real, home, info.st_nlink, also_at)
+    return ResolvedPath(real, home, info.st_nlink, also_at, entry)
+
+
+def _entry(path: str, real: str) -> str:
+    """The entry ``path`` names: its parent resolved, its own name kept."""
+    parent, name = os.path.split(path.rstrip("/"))
+    if name in ("", ".", ".."):
+        return real
+    return os.path.join(os.path.realpath(parent or "."), name)
 
 
 def _kind(path: Path) -> PathKind:

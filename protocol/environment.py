@@ -293,6 +293,9 @@ class ResolvedPath(msgspec.Struct, frozen=True):
     home: str
     links: int = 0
     also_at: str | None = None
+    entry: str = ""
+    """The directory entry itself: the parent resolved, the last name kept (a
+    symlink there is the link, not its target); what a delete removes."""
 
 
 class DirEntry(msgspec.Struct, frozen=True):

@@ -35,6 +35,8 @@ class PathVerdict:
     refusal: str | None = None
     resolved: dict[str, str] = field(default_factory=dict[str, str])
     hard_links: dict[str, int] = field(default_factory=dict[str, int])
+    entries: dict[str, str] = field(default_factory=dict[str, str])
+    """Each path's directory entry (parent resolved, name kept): what a delete removes."""
 
     def describe_hard_links(self) -> str:
         return "; ".join(
@@ -80,6 +82,7 @@ class PathJudge:
             allowed = policy.allowed_paths if writes or policy.confine_reads else ("/",)
         resolved: dict[str, str] = {}
         hard_links: dict[str, int] = {}
+        entries: dict[str, str] = {}
         denied_dirs: tuple[str, ...] | None = None
         for path in paths:
             found = await self._resolve(path)
@@ -92,12 +95,16 @@ class PathJudge:
                 return PathVerdict(
                     f"{shown}: a hard link to {found.also_at}, which is in a denied path"
                 )
+            entry = found.entry or found.path
             refusal = path_refusal(found.path, allowed, policy.denied_paths, found.home, root)
+            if refusal is None and entry != found.path:
+                refusal = path_refusal(entry, allowed, policy.denied_paths, found.home, root)
             if refusal is not None:
                 if confined:
                     refusal = f"{found.path} is outside the working directory ({root})"
                 return PathVerdict(f"{shown}: {refusal}")
             resolved[path] = found.path
+            entries[path] = entry
             if found.links > 1:
                 hard_links[path] = found.links
-        return PathVerdict(None, resolved, hard_links)
+        return PathVerdict(None, resolved, hard_links, entries)

@@ -200,7 +200,7 @@ class PolicyGate:
             return f"Denied by policy: {decision.reason}"
         if not judged:
             return None
-        return Clearance(found.resolved, hard_links=bool(found.hard_links))
+        return Clearance(found.resolved, bool(found.hard_links), found.entries)
 
     async def _settled_without_asking(
         self, config: SessionConfig, facts: CallFacts, found: PathVerdict, subject: str
@@ -248,6 +248,18 @@ class PolicyGate:
         )
 
 
+DESCRIBED_ARGUMENTS = 300
+"""Characters of a call's arguments shown when the tool declares no paths."""
+
+
 def _describe(call: ToolCall, targets: list[str]) -> str:
-    """A non-shell call as a person reads it: the tool and its declared targets."""
-    return " ".join([call.name, *targets[:3]]) + (" ..." if len(targets) > 3 else "")
+    """A non-shell call as a person reads it: the tool and its declared targets,
+    or (declaring none) its arguments, so an approval shows what it approves."""
+    if targets:
+        return " ".join([call.name, *targets[:3]]) + (" ..." if len(targets) > 3 else "")
+    if not call.arguments:
+        return call.name
+    shown = msgspec.json.encode(call.arguments).decode()
+    if len(shown) > DESCRIBED_ARGUMENTS:
+        shown = shown[:DESCRIBED_ARGUMENTS] + "..."
+    return f"{call.name} {shown}"

@@ -64,10 +64,20 @@ class Clearance:
 
     resolved: Mapping[str, str] = field(default_factory=dict[str, str])
     hard_links: bool = False
+    entries: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Each path's directory entry (its parent resolved, its name kept): a delete
+    removes a symlink itself, not what it points to."""
 
     def path(self, written: str) -> str:
+        return self._of(self.resolved, written)
+
+    def entry(self, written: str) -> str:
+        return self._of(self.entries, written)
+
+    @staticmethod
+    def _of(table: Mapping[str, str], written: str) -> str:
         try:
-            return self.resolved[written]
+            return table[written]
         except KeyError:
             raise UncheckedPath(f"{written!r} was not checked by the policy") from None
 

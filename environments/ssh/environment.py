@@ -255,13 +255,15 @@ class SSHEnvironment(EnvironmentActor):
         path = await self.resolve(request.path)
         status, out, err = await self._helper(exact.resolve_script(path, request.same_file_in))
         fields = out.split("\0")
-        resolved, home, links = [*fields, "", "", ""][:3]
-        others = fields[3:]
+        resolved, home, entry, links = [*fields, "", "", "", ""][:4]
+        others = fields[4:]
         if status != 0 or not resolved.startswith("/"):
             raise InvalidRequest(f"cannot resolve {path}: {err.strip() or 'realpath failed'}")
         count = int(links) if links.isdigit() else 0
         also_at = next((o for o in others if o and o != resolved), None)
-        return ResolvedPath(resolved, home or "/", count, also_at if count > 1 else None)
+        also_at = also_at if count > 1 else None
+        entry = "/" + entry.lstrip("/") if entry.startswith("//") else entry
+        return ResolvedPath(resolved, home or "/", count, also_at, entry or resolved)
 
     async def delete_file(self, request: DeleteFile) -> None:
         path = await self.resolve(request.path)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import errno
 import json
+import posixpath
 import shlex
 from pathlib import Path
 from typing import Any
@@ -127,8 +128,9 @@ def check_refusal(path: str, status: int) -> EnvironmentError_ | None:
 
 
 def resolve_script(path: str, same_file_in: tuple[str, ...]) -> str:
-    """``realpath -m``, ``$HOME``, the hard-link count of a regular file (0
-    otherwise) and other names under ``same_file_in``, NUL-separated."""
+    """``realpath -m``, ``$HOME``, the entry (parent resolved, name kept), the
+    hard-link count of a regular file (0 otherwise) and other names under
+    ``same_file_in``, NUL-separated."""
     dirs = " ".join(shlex.quote(d) for d in same_file_in)
     search = (
         f'  for d in {dirs}; do [ -e "$d" ] && find "$d" -xdev -samefile "$r" -print0 '
@@ -136,9 +138,15 @@ def resolve_script(path: str, same_file_in: tuple[str, ...]) -> str:
         if same_file_in
         else ""
     )
+    parent, name = posixpath.split(path.rstrip("/"))
+    if name in ("", ".", ".."):
+        entry = 'e="$r"\n'
+    else:
+        entry = f'e="$(realpath -m -- {shlex.quote(parent or ".")})"/{shlex.quote(name)}\n'
     return (
         f"r=$(realpath -m -- {shlex.quote(path)}) || exit 1\n"
-        'printf \'%s\\0%s\\0\' "$r" "$HOME"\n'
+        f"{entry}"
+        'printf \'%s\\0%s\\0%s\\0\' "$r" "$HOME" "$e"\n'
         'if [ -f "$r" ] && [ ! -L "$r" ]; then\n'
         '  printf \'%s\\0\' "$(stat -c %h -- "$r")"\n'
         f"{search}"

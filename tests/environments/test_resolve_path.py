@@ -100,3 +100,12 @@ async def test_guarded_requests_follow_no_link_and_refuse_hard_links(env: EnvUnd
     assert [entry.name for entry in listed] == ["f", "new", "new/g"]
     await env.ref.ask(DeleteFile(inside, guard=guard))
     assert not (env.workdir / "real" / "new" / "g").exists()
+
+
+async def test_the_entry_of_a_symlink_is_the_link_itself(env: EnvUnderTest) -> None:
+    (env.workdir / "sub").mkdir()
+    (env.workdir / "sub" / "link").symlink_to("/etc/hostname")
+    found = await env.ref.ask(ResolvePath("sub/../sub/link"))
+    assert found.path == "/etc/hostname"
+    assert found.entry == str(env.workdir / "sub" / "link")
+    assert (await env.ref.ask(ResolvePath("."))).entry == str(env.workdir)

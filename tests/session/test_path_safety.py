@@ -241,3 +241,18 @@ async def test_an_unattended_session_refuses_a_hard_link_without_asking(
     (end,) = ends(agent)
     assert end.is_error and "hard link" in end.output and "unattended" in end.output
     assert "canary" not in end.output
+
+
+async def test_deleting_a_symlink_removes_the_link_not_its_target(
+    start_agent: StartAgent, outside: Path
+) -> None:
+    """As in codex, and under the policy too: the entry is judged and removed."""
+    patch = "*** Begin Patch\n*** Delete File: link.txt\n*** End Patch"
+    async with start_agent("openai", turns([call("apply_patch", patch=patch)], "done")) as agent:
+        (agent.workdir / "real.txt").write_text("kept\n")
+        (agent.workdir / "link.txt").symlink_to(agent.workdir / "real.txt")
+        await agent.run("go")
+        assert not (agent.workdir / "link.txt").is_symlink()
+        assert (agent.workdir / "real.txt").read_text() == "kept\n"
+    assert not ends(agent)[0].is_error, ends(agent)[0].output
+    outside_untouched(outside)

@@ -77,6 +77,11 @@ class ToolContext:
         judged, or (without a policy) the path as written."""
         return written if self.clearance is None else self.clearance.path(written)
 
+    def entry(self, written: str) -> str:
+        """Like :meth:`path`, for the directory entry itself (what a delete removes:
+        a symlink, not its target)."""
+        return written if self.clearance is None else self.clearance.entry(written)
+
     @property
     def guard(self) -> PathGuard | None:
         """What file requests carry so the environment uses exactly the judged path."""

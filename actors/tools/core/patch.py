@@ -93,7 +93,10 @@ class EnvironmentPatchFiles:
         if kind in ("missing", "directory"):
             code = errno.ENOENT if kind == "missing" else errno.EISDIR
             raise OSError(code, os.strerror(code), path)
-        await self._ask(DeleteFile(self._target(path), guard=guard), path)
+        entry = (
+            self.display_path(path) if self.context.clearance is None else self.context.entry(path)
+        )
+        await self._ask(DeleteFile(entry, guard=guard), path)
 
     async def is_file(self, path: str) -> bool:
         guard = self.context.guard
