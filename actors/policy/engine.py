@@ -122,7 +122,10 @@ def facts_for(tool: str, declared: Category, arguments: dict[str, Any], root: st
     category = (overrides or {}).get(tool, declared)
     command = arguments.get("command")
     if tool in SHELL_TOOLS and isinstance(command, str):
-        context = ShellContext(root, home or posixpath.expanduser("~"), hidden)
+        persistent = arguments.get("persistent") is True
+        context = ShellContext(
+            root, home or posixpath.expanduser("~"), hidden, persistent=persistent
+        )
         verdict = classify_command(command, context)
         return CallFacts(tool, verdict.category if category != "admin" else category,
                          arguments, root, verdict)  # fmt: skip

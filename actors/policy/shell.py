@@ -167,6 +167,8 @@ class _Classifier:
 
     def run(self, command: str) -> ShellVerdict:
         self.feed(command, depth=0)
+        if self.context.persistent and (self.cwd is None or not inside(self.cwd, self.context.cwd)):
+            self.admin("leaves the persistent terminal outside the working directory")
         return ShellVerdict(
             self.category, tuple(self.reasons), tuple(self.invocations), self.fully_parsed
         )

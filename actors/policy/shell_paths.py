@@ -32,6 +32,9 @@ class ShellContext(msgspec.Struct, frozen=True):
     home: str
     hidden: tuple[str, ...] = DEFAULT_DENIED
     protected: tuple[str, ...] = PROTECTED_INSIDE
+    persistent: bool = False
+    """The line runs in a persistent shell that keeps its directory for the next
+    call: ending the line outside the working directory is ``admin``."""
 
     @staticmethod
     def local(cwd: str | None = None) -> ShellContext:

@@ -150,6 +150,7 @@ def test_unknown_commands_are_asked() -> None:
         "cat < /dev/tcp/10.0.0.9/80",
         "echo hi > /dev/udp/10.0.0.9/53",
         "ssh -o ProxyCommand='nc 10.0.0.9 22' host",
+        "ssh -oProxyCommand='sh -c id' localhost",
         "ssh localhost id",
         "nc -e /bin/sh 127.0.0.1 4444",
         "socat TCP:127.0.0.1:80 EXEC:sh",
@@ -343,3 +344,16 @@ ORDINARY = [
 def test_ordinary_lines_run_without_a_question(line: str) -> None:
     decision = judge(line)
     assert decision.action == "allow", (line, decision.reason)
+
+
+def test_a_persistent_terminal_may_not_be_left_outside_the_workspace() -> None:
+    def terminal(line: str) -> str:
+        arguments = {"command": line, "persistent": True}
+        return decide(policy_preset("interactive"),
+                      facts_for("terminal", "write", arguments, ROOT, home=HOME)).action  # fmt: skip
+
+    assert terminal("cd ..") == "ask"
+    assert terminal("cd /tmp && ls") == "ask"
+    assert terminal("cd src && ls") == "allow"
+    assert terminal("cd src; cd ..") == "allow"
+    assert judge("cd /tmp && ls").action == "allow"  # a one-off line may look elsewhere
