@@ -349,8 +349,8 @@ def test_ordinary_lines_run_without_a_question(line: str) -> None:
 def test_a_persistent_terminal_may_not_be_left_outside_the_workspace() -> None:
     def terminal(line: str) -> str:
         arguments = {"command": line, "persistent": True}
-        return decide(policy_preset("interactive"),
-                      facts_for("terminal", "write", arguments, ROOT, home=HOME)).action  # fmt: skip
+        facts = facts_for("terminal", "write", arguments, ROOT, home=HOME)
+        return decide(policy_preset("interactive"), facts).action
 
     assert terminal("cd ..") == "ask"
     assert terminal("cd /tmp && ls") == "ask"
