@@ -96,6 +96,9 @@ class ShellVerdict(msgspec.Struct, frozen=True):
     reasons: tuple[str, ...] = ()
     invocations: tuple[Invocation, ...] = ()
     fully_parsed: bool = True
+    cwd_after: str | None = None
+    """The directory the shell is in after the line (None: not known), which a
+    persistent terminal keeps for its next call."""
 
 
 def split_flags(args: tuple[str, ...] | list[str]) -> set[str]:
@@ -151,7 +154,7 @@ class _Classifier:
         self.reasons: list[str] = []
         self.invocations: list[Invocation] = []
         self.fully_parsed = True
-        self.cwd: str | None = context.cwd
+        self.cwd: str | None = context.cwd if context.start == "" else context.start
         self.functions: set[str] = set()
         self.venv = False
         """A virtual environment inside the working directory was activated."""
@@ -170,8 +173,9 @@ class _Classifier:
         if self.context.persistent and (self.cwd is None or not inside(self.cwd, self.context.cwd)):
             self.admin("leaves the persistent terminal outside the working directory")
         return ShellVerdict(
-            self.category, tuple(self.reasons), tuple(self.invocations), self.fully_parsed
-        )
+            self.category, tuple(self.reasons), tuple(self.invocations), self.fully_parsed,
+            self.cwd,
+        )  # fmt: skip
 
     # --- lines and simple commands ------------------------------------------------
 

@@ -35,6 +35,9 @@ class ShellContext(msgspec.Struct, frozen=True):
     persistent: bool = False
     """The line runs in a persistent shell that keeps its directory for the next
     call: ending the line outside the working directory is ``admin``."""
+    start: str | None = ""
+    """The directory the line starts in: ``""`` for ``cwd``, None when unknown (a
+    persistent shell after a ``cd`` the classifier could not follow)."""
 
     @staticmethod
     def local(cwd: str | None = None) -> ShellContext:

@@ -17,6 +17,7 @@ import trio
 
 from actors.kernel import ActorError
 from actors.policy.engine import (
+    CallFacts,
     Decision,
     Grant,
     Policy,
@@ -66,6 +67,9 @@ class PolicyGate:
         self.approvals = approvals
         self.root = root
         self.grants: list[Grant] = []
+        self.terminal_cwd: str | None = ""
+        """Where the persistent terminal is, as its allowed lines left it ("": the
+        working directory; None: not known)."""
         self._resolved: tuple[str, dict[str, Any], Policy] | None = None
         self._limits: tuple[Policy, CommandLimits] | None = None
 
@@ -103,7 +107,7 @@ class PolicyGate:
             self._record(call, Decision("deny", category, str(exc), "invalid_policy", call.name))
             return f"Denied by policy: {exc}"
         facts = facts_for(call.name, category, call.arguments, self.root, policy.tool_categories,
-                          self.home, policy.denied_paths)  # fmt: skip
+                          self.home, policy.denied_paths, self.terminal_cwd)  # fmt: skip
         if self.paths is not None and facts.shell is None and call.name not in policy.deny_tools:
             targets = call_paths(call.arguments)
             try:
@@ -141,8 +145,17 @@ class PolicyGate:
                                     decision.rule, subject)  # fmt: skip
         self._record(call, decision, decided_by)
         if decision.action == "allow":
+            self._follow_terminal(call, facts)
             return None
         return f"Denied by policy: {decision.reason}"
+
+    def _follow_terminal(self, call: ToolCall, facts: CallFacts) -> None:
+        """A persistent terminal keeps its directory: the next call starts there."""
+        if call.arguments.get("close") is True:
+            self.terminal_cwd = ""
+        elif facts.shell is not None and call.arguments.get("persistent") is True:
+            after = facts.shell.cwd_after
+            self.terminal_cwd = "" if after == self.root else after
 
     def _record(self, call: ToolCall, decision: Decision, decided_by: str = "policy") -> None:
         self.hub.emit(

@@ -357,3 +357,27 @@ def test_a_persistent_terminal_may_not_be_left_outside_the_workspace() -> None:
     assert terminal("cd src && ls") == "allow"
     assert terminal("cd src; cd ..") == "allow"
     assert judge("cd /tmp && ls").action == "allow"  # a one-off line may look elsewhere
+
+
+def test_a_persistent_terminal_starts_where_the_last_line_left_it() -> None:
+    def terminal(line: str, where: str | None) -> str:
+        arguments = {"command": line, "persistent": True}
+        facts = facts_for("terminal", "write", arguments, ROOT, home=HOME, terminal_cwd=where)
+        return decide(policy_preset("interactive"), facts).action
+
+    first = facts_for("terminal", "write", {"command": "mkdir -p sub && cd sub",
+                                            "persistent": True}, ROOT, home=HOME)  # fmt: skip
+    assert first.shell is not None and first.shell.cwd_after == f"{ROOT}/sub"
+    assert terminal("echo x > inside.txt", f"{ROOT}/sub") == "allow"
+    assert terminal("cd .. && echo x > inside.txt", f"{ROOT}/sub") == "ask"  # from a restart
+    assert terminal("echo x > ../inside.txt", "") == "ask"
+    assert terminal("echo x > out.txt", None) == "ask"  # where it is is not known
+    assert terminal("cd /work/repo && echo x > out.txt", None) == "allow"
+
+
+def test_a_persistent_terminal_line_is_judged_from_a_fresh_start_too() -> None:
+    """After an abort the terminal starts again in the working directory, whatever
+    the last line left: ``../x`` from ``sub`` must be harmless from the root too."""
+    arguments = {"command": "echo x > ../x.txt", "persistent": True}
+    facts = facts_for("terminal", "write", arguments, ROOT, home=HOME, terminal_cwd=f"{ROOT}/sub")
+    assert facts.category == "admin"

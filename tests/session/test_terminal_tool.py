@@ -19,7 +19,9 @@ from tests.waiting import wait_until_gone
 
 CONFIG = SessionConfig(terminal_tool=True)
 SETUP = "mkdir -p sub && cd sub && export GREETING=hello-from-the-shell"
-CHECK = "pwd; echo $GREETING; sleep 300 & echo $! > ../background.pid; echo $$ > ../shell.pid"
+CHECK = "pwd; echo $GREETING; sleep 300 & echo $! > background.pid; echo $$ > shell.pid"
+"""Writes its pid files where the terminal is: ``../`` from ``sub`` would be outside
+the working directory for a terminal restarted there, so the policy would ask."""
 
 
 def pids(workdir: Path) -> list[int]:
@@ -49,11 +51,11 @@ async def test_persistent_terminal_keeps_state_refuses_ephemeral_and_closes(
         assert ends[3].output == "The persistent terminal is closed."
         # After close, an ephemeral command starts afresh: root directory, no variable.
         assert ends[4].output.splitlines()[:2] == [str(agent.workdir), "unset"]
-        await wait_until_gone(pids(agent.workdir))
+        await wait_until_gone(pids(agent.workdir / "sub"))
 
 
 async def test_abort_ends_the_persistent_terminal(start_agent: StartAgent) -> None:
-    script = turns([call("terminal", command=CHECK.replace("../", ""), persistent=True)], "ok")
+    script = turns([call("terminal", command=CHECK, persistent=True)], "ok")
     async with start_agent("anthropic", script, CONFIG) as agent:
         await agent.run("start something")
         running = pids(agent.workdir)
