@@ -443,6 +443,10 @@ class _Classifier:
             text = word.text
             if not _PATHISH.search(text):
                 continue
+            named = names_hidden(text, self.context)
+            if named is not None:
+                self.admin(f"names a hidden path ({named}): {text}")
+                return
             for candidate in _candidates(word):
                 paths = resolve(candidate, self.cwd, self.context)
                 if paths is None:

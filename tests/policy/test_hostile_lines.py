@@ -263,6 +263,14 @@ def test_writes_outside_are_admin(line: str) -> None:
         'cat "$(printf ~)/.ssh/id_rsa"',
         "base64 ~/.kube/config",
         "cp ~/.docker/config.json x",
+        "python3 -c \"print(open('/home/dev/.ssh/id_rsa').read())\"",
+        "node -e \"require('fs').readFileSync(process.env.HOME + '/.aws/credentials')\"",
+        "cat $X/.netrc",
+        "c\\at ~/.ssh/id_rsa",
+        "cat ~/./.ssh//id_rsa",
+        "cat /home/dev/../dev/.ssh/id_rsa",
+        "git -C ~/.ssh log",
+        "diff <(cat ~/.ssh/id_rsa) x",
     ],
 )
 def test_hidden_paths_are_admin(line: str) -> None:
