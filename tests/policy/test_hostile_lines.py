@@ -271,6 +271,9 @@ def test_writes_outside_are_admin(line: str) -> None:
         "cat /home/dev/../dev/.ssh/id_rsa",
         "git -C ~/.ssh log",
         "diff <(cat ~/.ssh/id_rsa) x",
+        "cat \"$HOME/.s\"'sh/id_rsa' $(true)",
+        "cat $'/home/dev/\\x2essh/id_rsa'",
+        "cat $'/home/dev/\\x2essh/id_rsa' $(true)",
     ],
 )
 def test_hidden_paths_are_admin(line: str) -> None:
