@@ -90,6 +90,17 @@ def _long_name(name: str, grammar: Grammar) -> str:
     return candidates[0] if len(candidates) == 1 else name if not candidates else name + "*"
 
 
+def split_flags(args: tuple[str, ...] | list[str]) -> set[str]:
+    """``-rf`` counts as ``-r`` and ``-f``; long options stay whole."""
+    flags: set[str] = set()
+    for arg in args:
+        if arg.startswith("--"):
+            flags.add(arg.split("=", 1)[0])
+        elif arg.startswith("-") and len(arg) > 1:
+            flags.update(f"-{letter}" for letter in arg[1:])
+    return flags
+
+
 def is_world_writable(mode: str) -> bool:
     if re.fullmatch(r"0?[0-7]?[0-7][0-7][2367]", mode):
         return True

@@ -74,7 +74,6 @@ READ_ONLY.update({
     "uniq": _g("fsw", "skip-fields skip-chars check-chars group all-repeated"),
     "xxd": _g("cgloOns", "cols groupsize len offset seek name"),
     "sed": _g("efl", "expression file line-length", optional="i"),
-    "awk": PLAIN,
     "od": _g("AjNtSw", "address-radix skip-bytes read-bytes format strings width"),
     "head": _g("nc", "lines bytes"),
     "tail": _g("ncs", "lines bytes pid sleep-interval max-unchanged-stats"),

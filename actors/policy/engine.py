@@ -17,7 +17,7 @@ from typing import Any, Literal
 import msgspec
 
 from actors.policy.blocklist import command_prefix_matches, first_match
-from actors.policy.categories import Category
+from actors.policy.categories import Category, worst
 from actors.policy.confine import confinement_refusal
 from actors.policy.paths import DEFAULT_DENIED
 from actors.policy.shell import ShellVerdict, classify_command
@@ -133,15 +133,29 @@ class CallFacts(msgspec.Struct, frozen=True):
 
 def facts_for(tool: str, declared: Category, arguments: dict[str, Any], root: str,
               overrides: dict[str, Category] | None = None, home: str | None = None,
-              hidden: tuple[str, ...] = DEFAULT_DENIED) -> CallFacts:  # fmt: skip
+              hidden: tuple[str, ...] = DEFAULT_DENIED,
+              terminal_cwd: str | None = "") -> CallFacts:  # fmt: skip
     """The facts of one call: a shell tool's category comes from its command line,
     judged in the session's working directory ``root`` and ``home`` (default: this
-    process's), with ``hidden`` (the policy's denied paths) out of reach."""
+    process's), with ``hidden`` (the policy's denied paths) out of reach.
+    ``terminal_cwd``: where the persistent terminal is (``""``: ``root``; None:
+    not known), for a call that runs in it."""
     category = (overrides or {}).get(tool, declared)
     command = arguments.get("command")
     if tool in SHELL_TOOLS and isinstance(command, str):
-        context = ShellContext(root, home or posixpath.expanduser("~"), hidden)
+        persistent = arguments.get("persistent") is True
+        context = ShellContext(root, home or posixpath.expanduser("~"), hidden,
+                               persistent=persistent,
+                               start=terminal_cwd if persistent else "")  # fmt: skip
         verdict = classify_command(command, context)
+        if persistent and context.start != "":
+            # The terminal may have been restarted (an abort ends it) and be back in
+            # the working directory: the line must be as harmless from there too.
+            fresh = classify_command(command, msgspec.structs.replace(context, start=""))
+            if worst(fresh.category, verdict.category) != verdict.category:
+                verdict = msgspec.structs.replace(
+                    fresh, cwd_after=verdict.cwd_after, reasons=fresh.reasons
+                )
         return CallFacts(tool, verdict.category if category != "admin" else category,
                          arguments, root, verdict)  # fmt: skip
     return CallFacts(tool, category, arguments, root)

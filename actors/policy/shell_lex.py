@@ -79,7 +79,7 @@ class _Reader:
             raw = s[start : self.i]
             if not words and raw in _RESERVED:
                 raise _Reject
-            if not words and _ASSIGNMENT.match(raw):
+            if not words and not redirects and _ASSIGNMENT.match(raw):
                 assignments.append(word)
             else:
                 words.append(word)
@@ -124,7 +124,10 @@ class _Reader:
             if target.isdigit():
                 return Redirect(operator, None)
             raise _Reject
-        return Redirect(operator, self.word())
+        target = self.word()
+        if self.i < len(s) and s[self.i] in "<>":
+            raise _Reject  # "> 2>&1": a syntax error to bash, left to bashlex to refuse
+        return Redirect(operator, target)
 
     def word(self) -> Word:
         s = self.s

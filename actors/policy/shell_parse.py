@@ -188,8 +188,9 @@ class _Walker:
         kinds = {getattr(p, "kind", "") for p in parts}
         start, end = node.pos  # type: ignore[attr-defined]
         raw = self.source[start:end]
+        text = unquote(raw) if any(c in raw for c in "'\"\\") else node.word  # type: ignore[attr-defined]
         return Word(
-            node.word,  # type: ignore[attr-defined]
+            text,
             substituted=bool(kinds & {"parameter", "commandsubstitution", "processsubstitution"}),
             parameters=tuple(p.value for p in parts if getattr(p, "kind", "") == "parameter"),
             pattern=_unquoted_pattern(raw),
@@ -222,6 +223,97 @@ class _Walker:
                 yield from self.walk(part.command, background=True)
             else:
                 yield from self.substitutions(part)
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
+            "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
+
+
+def unquote(raw: str) -> str:
+    """A word as written, after the shell's quote removal (``"a"'b'`` is ``ab``,
+    ``$'\\x2e'`` is ``.``), with parameters and substitutions left as written.
+    bashlex's own text is wrong for some mixes of quotes (``"a"'b'`` gives
+    ``a'b'``), which would hide a name such as ``.ssh`` from the hidden-path check."""
+    out: list[str] = []
+    index = 0
+    quote = ""
+    while index < len(raw):
+        char = raw[index]
+        if quote == "'":
+            if char == "'":
+                quote = ""
+            else:
+                out.append(char)
+            index += 1
+        elif char == "\\":
+            following = raw[index + 1 : index + 2]
+            if quote == '"' and following not in ("$", "`", '"', "\\", "\n"):
+                out.append(char)
+            elif following != "\n":
+                out.append(following)
+            index += 2
+        elif char == "$" and raw[index + 1 : index + 2] == "'" and not quote:
+            index = _ansi_c(raw, index + 2, out)
+        elif char == "$" and raw[index + 1 : index + 2] in ("(", "{"):
+            end = _closing(raw, index + 1)
+            out.append(raw[index:end])
+            index = end
+        elif char == "`":
+            end = raw.find("`", index + 1)
+            end = len(raw) if end < 0 else end + 1
+            out.append(raw[index:end])
+            index = end
+        elif char == '"':
+            quote = "" if quote == '"' else '"'
+            index += 1
+        elif char == "'" and not quote:
+            quote = "'"
+            index += 1
+        else:
+            out.append(char)
+            index += 1
+    return "".join(out)
+
+
+def _closing(raw: str, start: int) -> int:
+    """The index after the bracket matching the one at ``start``."""
+    opening = raw[start]
+    closing = ")" if opening == "(" else "}"
+    depth = 0
+    for index in range(start, len(raw)):
+        if raw[index] == opening:
+            depth += 1
+        elif raw[index] == closing:
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return len(raw)
+
+
+def _ansi_c(raw: str, index: int, out: list[str]) -> int:
+    """Decode a ``$'...'`` string from ``index`` (after the quote) into ``out``."""
+    while index < len(raw) and raw[index] != "'":
+        char = raw[index]
+        if char != "\\" or index + 1 >= len(raw):
+            out.append(char)
+            index += 1
+            continue
+        following = raw[index + 1]
+        if following in "xuU":
+            longest = {"x": 2, "u": 4, "U": 8}[following]
+            digits = re.match(f"[0-9a-fA-F]{{1,{longest}}}", raw[index + 2 :])
+            if digits:
+                out.append(chr(int(digits.group(0), 16)))
+                index += 2 + len(digits.group(0))
+                continue
+        octal = re.match(r"[0-7]{1,3}", raw[index + 1 :])
+        if octal:
+            out.append(chr(int(octal.group(0), 8)))
+            index += 1 + len(octal.group(0))
+            continue
+        out.append(_ESCAPES.get(following, "\\" + following))
+        index += 2
+    return index + 1
 
 
 def _children(node: object) -> Iterator[object]:

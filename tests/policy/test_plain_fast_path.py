@@ -62,6 +62,16 @@ NOT_QUICK = [
 ]
 
 
+def test_quote_removal_is_the_shells_not_bashlexs() -> None:
+    """bashlex keeps the quotes of ``"a"'b'``; a hidden name split that way must
+    still be seen (``"$HOME/.s"'sh/id_rsa'``)."""
+    assert shell_parse.unquote("\"a\"'b'") == "ab"
+    assert shell_parse.unquote("$'\\x2essh'") == ".ssh"
+    assert shell_parse.unquote("\"$(echo 'a b')\"x") == "$(echo 'a b')x"
+    assert shell_parse.unquote("c\\at") == "cat"
+    assert quick_parse("\"a\"'b'") == [shell_parse.SimpleCommand((shell_parse.Word("ab"),))]
+
+
 def _bashlex(line: str) -> list[object]:
     walker = shell_parse._Walker(line)
     return [item for tree in bashlex.parse(line) for item in walker.walk(tree, False)]
