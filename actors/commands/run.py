@@ -36,6 +36,7 @@ from actors.commands.remote import ensure_host, host_entry, host_of
 from actors.commands.session_host import Host, open_host, session_defaults
 from actors.commands.stored import latest_in
 from actors.commands.stream_input import read_stream_json
+from actors.commands.trust import ask_to_trust
 from actors.config import ConfigError, Settings, resolve
 from actors.policy.presets import UnknownPreset, policy_preset
 from protocol.events import EventData, PolicyDecisionEvent
@@ -58,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
     if not workdir.is_dir():
         raise CommandError(f"{workdir} is not a directory", EXIT_BAD_INPUT)
     settings = settings_for(args, workdir)
+    if ask_to_trust(workdir, settings.ignored):
+        settings = settings_for(args, workdir)
     check_policy(settings.get("policy"))
     loop_options(args)  # bad values are said before anything starts
     task = read_task(args)

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 
-from tests.cli.conftest import Home, mock_llm, request_bodies
+import trio
+
+from tests.cli.conftest import HANG_GUARD, Home, mock_llm, request_bodies
+from tests.cli.terminal import Terminal
 from tests.session.scripts import tool_names
 
 
@@ -74,3 +77,26 @@ async def test_trust_list_and_revoke(home: Home) -> None:
     assert (await home.troupe("trust", "--list")).stdout == b""
     missing = await home.troupe("trust", str(home.root / "nowhere"))
     assert missing.returncode == 2 and b"not a directory" in missing.stderr
+
+
+async def test_at_a_terminal_run_asks_whether_to_trust(home: Home) -> None:
+    async with (
+        mock_llm({"turns": [{"text": "ok"}], "repeat": True}) as mine,
+        mock_llm({"turns": [{"text": "theirs"}], "repeat": True}) as theirs,
+    ):
+        home.config.write_text(f'base_url = "{mine.base_url}"\n')
+        (home.work / ".troupe").mkdir()
+        (home.work / ".troupe" / "config.toml").write_text(f'base_url = "{theirs.base_url}"\n')
+        for answer, asked_again in (("no", True), ("yes", True), (None, False)):
+            terminal = Terminal(home.argv("run", "hello"), home.work, home.env)
+            try:
+                with trio.fail_after(HANG_GUARD):
+                    if asked_again:
+                        seen = await terminal.expect(f"Trust {home.work} (its .troupe/")
+                        await terminal.type(f"{answer}\n")
+                        await terminal.expect("ok" if answer == "no" else "theirs", seen)
+                    assert await terminal.finish() == 0
+            finally:
+                await terminal.aclose()
+            assert ("Trust " in terminal.screen) == asked_again, terminal.screen
+        assert len(request_bodies(mine)) == 1 and len(request_bodies(theirs)) == 2
