@@ -31,4 +31,4 @@ def __getattr__(name: str) -> Any:
     return getattr(import_module(module), name)
 
 
-__all__ = sorted(_WHERE)
+__all__ = ["AddSSHHost", "LocalEnvironment", "SSHBridge"]

@@ -60,4 +60,8 @@ def __getattr__(name: str) -> Any:
     return getattr(import_module(module), name)
 
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "Abort", "FollowUp", "Interrupt", "ProviderProfile", "SessionActor", "SessionConfig",
+    "Steer", "Submit", "Subscribe", "UpdateConfig", "anthropic_profile", "gemini_profile",
+    "openai_profile",
+]  # fmt: skip
