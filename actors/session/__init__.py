@@ -49,7 +49,7 @@ _WHERE = {
             "UpdateConfig",
         ),
         "protocol.session",
-    ),  # fmt: skip
+    ),
 }
 
 
