@@ -97,7 +97,7 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", dest="provider", help=argparse.SUPPRESS)
     parser.add_argument(
         "--wire",
-        choices=["openai", "openai-chat", "anthropic", "gemini"],
+        metavar="{openai,openai-chat,anthropic,gemini}",
         help="the API format; openai-chat for any OpenAI-compatible server "
         "(Ollama, vLLM, llama.cpp) (default: the provider's own)",
     )
@@ -374,7 +374,7 @@ def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--provider", choices=["openai", "anthropic", "gemini", "all"],
         help="default: every provider whose key is set",
     )  # fmt: skip
-    smoke.add_argument("--wire", choices=["openai", "openai-chat", "anthropic", "gemini"])
+    smoke.add_argument("--wire", metavar="{openai,openai-chat,anthropic,gemini}")
     smoke.add_argument("-m", "--model", help="the model name sent to the provider")
     smoke.add_argument("--base-url", help="the model endpoint (e.g. a troupe mock-llm URL)")
     smoke.add_argument("--api-key", help="API key (default: the provider's variable)")

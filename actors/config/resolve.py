@@ -30,7 +30,21 @@ WIRES = {
     "anthropic": "anthropic",
     "gemini": "gemini",
 }
-"""The names people type for each wire format, and the model layer's names."""
+"""The names people type for each wire format, and the model layer's names
+(any spelling of these is accepted: ``openai_chat``, ``openai-responses``)."""
+_SPELLINGS = {
+    **{name.replace("-", "_"): name for name in WIRES},
+    **{model.replace("-", "_"): name for name, model in WIRES.items()},
+}
+
+
+def wire_spelling(value: object) -> object:
+    """The command line's name of a wire given in any spelling (unchanged when unknown)."""
+    if not isinstance(value, str):
+        return value
+    return _SPELLINGS.get(value.strip().lower().replace("-", "_"), value)
+
+
 DEFAULT_WIRE = {"openai": "openai", "anthropic": "anthropic", "gemini": "gemini"}
 KEY_VARIABLES = {
     "openai_responses": ("OPENAI_API_KEY",),
@@ -166,6 +180,7 @@ def resolve(
     if values["provider"].value not in PROVIDERS:
         raise ConfigError(_choice("provider", values["provider"], PROVIDERS))
     values["wire"] = pick("wire", DEFAULT_WIRE[values["provider"].value], "default for provider")
+    values["wire"] = Setting(wire_spelling(values["wire"].value), values["wire"].source)
     if values["wire"].value not in WIRES:
         raise ConfigError(_choice("wire", values["wire"], tuple(WIRES)))
     wire = WIRES[values["wire"].value]

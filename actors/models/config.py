@@ -24,6 +24,28 @@ DEFAULT_BASE_URLS: dict[str, str] = {
     "bedrock_converse": "https://bedrock-runtime.us-east-1.amazonaws.com",
 }
 
+WIRE_NAMES: dict[str, Wire] = {
+    "openai": "openai_responses",
+    "openai_responses": "openai_responses",
+    "openai_chat": "openai_chat",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+    "bedrock_converse": "bedrock_converse",
+}
+"""Every spelling of a wire format, dashes read as underscores: the command line's
+(``openai-chat``) and the library's (``openai_chat``) name the same one."""
+
+
+def wire_name(name: str) -> Wire:
+    """The model layer's name for ``name`` in any of its spellings; an unknown one
+    is a :class:`ConfigurationError` listing the known ones."""
+    wire = WIRE_NAMES.get(str(name).strip().lower().replace("-", "_"))
+    if wire is None:
+        known = "openai (= openai-responses), openai-chat, anthropic, gemini, bedrock-converse"
+        raise ConfigurationError(f"unknown wire {name!r}; known: {known}")
+    return wire
+
+
 _ENV: dict[str, tuple[tuple[str, ...], str]] = {
     "openai_responses": (("OPENAI_API_KEY",), "OPENAI_BASE_URL"),
     "openai_chat": (("OPENAI_API_KEY",), "OPENAI_BASE_URL"),
@@ -87,6 +109,7 @@ def endpoint_from_env(
     OpenAI-compatible servers such as Ollama need no key).
     """
     env = os.environ if environ is None else environ
+    wire = wire_name(wire)
     key_names, url_name = _ENV[wire]
     key = next((env[name] for name in key_names if env.get(name)), "")
     base = env.get(url_name) or DEFAULT_BASE_URLS[wire]
@@ -108,5 +131,6 @@ def endpoint(
     wire: Wire, base_url: str | None = None, api_key: str = "", **rest: object
 ) -> Endpoint:
     """An endpoint configured explicitly."""
+    wire = wire_name(wire)
     url = normalise_base_url(wire, base_url or DEFAULT_BASE_URLS[wire])
     return Endpoint(wire=wire, base_url=url, api_key=api_key, **rest)  # type: ignore[arg-type]
