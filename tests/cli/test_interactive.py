@@ -115,7 +115,9 @@ async def test_a_conversation_with_live_output_a_diff_a_steer_and_a_model_switch
                 await terminal.type("/model other-model" + ENTER)
                 await screen.expect("model: other-model from the next model call")
                 await screen.prompt()
-                await terminal.type("and now the second" + ENTER)
+                # Enter after a backslash and Alt-Enter start new lines; Enter sends.
+                await terminal.type("and now\\" + ENTER + "the second\x1b" + ENTER)
+                await terminal.type("line three" + ENTER)
                 await screen.expect("Second done.")
                 await screen.expect("✓ done")
 
@@ -132,6 +134,7 @@ async def test_a_conversation_with_live_output_a_diff_a_steer_and_a_model_switch
     assert [body["model"] for body in bodies][2:] != ["other-model", "other-model"]
     assert bodies[2]["model"] != "other-model" and bodies[3]["model"] == "other-model"
     assert "tidy the notes" in text_of(bodies[3]), "the second turn is the same session"
+    assert "and now\\nthe second\\nline three" in text_of(bodies[3]), "one input, three lines"
     assert "Traceback" not in terminal.screen
 
 
@@ -175,12 +178,16 @@ async def test_ctrl_c_interrupts_the_turn_and_the_next_input_goes_on(home: Home)
                 await terminal.type("once more" + ENTER)
                 await screen.expect("Back again.")
                 await screen.prompt()
-                await terminal.type("\x04")
+                # Up twice: past this run's input to the last run's /exit (the history
+                # file outlives the conversation).
+                await terminal.type("\x1b[A\x1b[A" + ENTER)
+                await screen.expect("is kept: troupe --resume")
                 assert await terminal.finish() == 0
         finally:
             await terminal.aclose()
         bodies = request_bodies(mock)
     assert len(bodies) == 3
+    assert "once more" in (home.data / "history").read_text()
     assert "start the long job" in text_of(bodies[1]) and "go on" in text_of(bodies[1])
     assert "go on" in text_of(bodies[2]) and "once more" in text_of(bodies[2])
 
@@ -228,6 +235,12 @@ async def test_slash_commands(home: Home) -> None:
                 await terminal.type("/sessions" + ENTER)
                 await screen.expect("newest first")
                 await screen.expect(first)
+                await screen.prompt()
+                await terminal.type(f"/resume {first}" + ENTER)
+                await screen.expect(f"resuming {first}")
+                await screen.prompt()
+                await terminal.type("/model" + ENTER)
+                await screen.expect("(/model NAME switches)")
                 await screen.prompt()
                 await terminal.type("/exit" + ENTER)
                 await screen.expect("is kept")
