@@ -11,6 +11,7 @@ import trio
 
 from tests.cli.conftest import HANG_GUARD, Home, mock_llm, request_bodies, text_of
 from tests.cli.terminal import Terminal
+from tests.cli.test_errors import serve, stop
 
 CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[=>]")
 PROMPT_UP = "\x1b[?2004h"
@@ -256,3 +257,27 @@ async def test_without_a_terminal_troupe_prints_help(home: Home) -> None:
     assert done.returncode == 0
     assert "usage: troupe" in done.stdout.decode()
     assert "interactive conversation" in done.stdout.decode()
+
+
+async def test_on_a_running_server(home: Home) -> None:
+    """With ``troupe serve`` running, the conversation's session is the server's:
+    listed there, and it stays when the conversation ends."""
+    async with mock_llm({"turns": [{"text": "Served."}], "repeat": False}) as mock:
+        server, url = await serve(home, "--base-url", mock.base_url)
+        terminal = Terminal(home.argv(), home.work, plain_env(home))
+        screen = Screen(terminal)
+        try:
+            with trio.fail_after(HANG_GUARD):
+                await screen.expect(f"(server {url})")
+                await screen.prompt()
+                await terminal.type("hello server" + ENTER)
+                await screen.expect("Served.")
+                await screen.prompt()
+                await terminal.type("\x04")
+                assert await terminal.finish() == 0
+            session = screen.text.split("session ", 1)[1].split()[0]
+            listed = await home.troupe("sessions", "--json")
+        finally:
+            await terminal.aclose()
+            stop(server)
+    assert session in listed.stdout.decode()
