@@ -104,6 +104,10 @@ async def test_a_conversation_with_live_output_a_diff_a_steer_and_a_model_switch
                 await screen.expect("tick-3")
                 await terminal.type("use tabs\n")  # typed while it works: a steer
                 await screen.expect("[steering queued] use tabs")
+                await terminal.type("/clear\n")  # changes the session: not while it works
+                await screen.expect("/clear waits for the session")
+                await terminal.type("/cost\n")  # a look works while it works
+                await screen.expect("cost: ")
                 (home.work / "go").write_text("")
                 await screen.expect("[steering] use tabs")
                 await screen.expect("→ apply_patch(")
@@ -257,6 +261,41 @@ async def test_without_a_terminal_troupe_prints_help(home: Home) -> None:
     assert done.returncode == 0
     assert "usage: troupe" in done.stdout.decode()
     assert "interactive conversation" in done.stdout.decode()
+
+
+async def test_diff_in_a_git_work_tree(home: Home) -> None:
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    (home.work / "notes.txt").write_text("alpha\n")
+    for command in (["init", "-q"], ["add", "notes.txt"], ["commit", "-qm", "first"]):
+        await trio.run_process([*git, *command], cwd=home.work)
+    (home.work / "new.txt").write_text("fresh\n")
+    script = {
+        "turns": [
+            {"tool_calls": [{"name": "apply_patch", "arguments": {"patch": PATCH}}]},
+            {"text": "Patched."},
+        ],
+        "repeat": False,
+    }
+    async with mock_llm(script) as mock:
+        terminal = Terminal(home.argv("--base-url", mock.base_url), home.work, plain_env(home))
+        screen = Screen(terminal)
+        try:
+            with trio.fail_after(HANG_GUARD):
+                await screen.prompt()
+                await terminal.type("patch it" + ENTER)
+                await screen.expect("Patched.")
+                await screen.prompt()
+                await terminal.type("/diff" + ENTER)
+                await screen.expect(f"git diff in {home.work}:")
+                await screen.expect("diff --git a/notes.txt b/notes.txt")
+                await screen.expect("-alpha")
+                await screen.expect("+beta")
+                await screen.expect("+++ new.txt (new, untracked)")
+                await screen.prompt()
+                await terminal.type("/exit" + ENTER)
+                assert await terminal.finish() == 0
+        finally:
+            await terminal.aclose()
 
 
 async def test_on_a_running_server(home: Home) -> None:
