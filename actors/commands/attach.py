@@ -2,8 +2,8 @@
 
 A typed line starts a new input when the session is idle and steers it while it
 works; "stop" interrupts it after the current step; open approval requests are
-answered yes/no. Ends when the session ends; Ctrl-C detaches (exit 130) and never
-cancels the session.
+answered yes, always, no or a reason. Ends when the session ends; Ctrl-C detaches
+(exit 130) and never cancels the session.
 """
 
 from __future__ import annotations

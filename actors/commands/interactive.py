@@ -61,11 +61,22 @@ def is_terminal() -> bool:
         return False
 
 
+RUN_DEFAULTS = {"input_format": "text", "output_format": "text", "continue_latest": False}
+"""``troupe run``'s flags the conversation has no flag for: sessions are opened by
+run's own code, which reads them (the rest default to None)."""
+RUN_FLAGS = ("task", "prompt", "ssh_host", "preset", "workdir", "policy", "resume", "verbose",
+             "approval", "sandbox", "agentic", "max_iterations", "tool_calling", "max_turns",
+             "input_token_budget", "session_token_budget", "reasoning_effort", "instructions",
+             "output_last_message", "fallback")  # fmt: skip
+
+
 def run(args: argparse.Namespace) -> int:
-    for name in ("ssh_host", "preset", "workdir", "policy", "resume", "verbose"):
+    for name in RUN_FLAGS:
         if not hasattr(args, name):
             setattr(args, name, None)
-    args.continue_latest = bool(getattr(args, "continue_latest", False))
+    for name, value in RUN_DEFAULTS.items():
+        if getattr(args, name, None) is None:
+            setattr(args, name, value)
     workdir = Path(args.workdir or ".").resolve()
     if not workdir.is_dir():
         raise CommandError(f"{workdir} is not a directory", EXIT_BAD_INPUT)

@@ -11,7 +11,7 @@ back in its normal mode before anything else prints.
 Editing: Enter sends; Alt-Enter inserts a new line, and so does Enter after a
 backslash; a paste keeps its new lines. Ctrl-J sends like Enter: a line typed
 ahead, while the terminal was still in line mode, arrives ending in one. History is kept in a file
-(the data directory's ``history``), searchable with Ctrl-R.
+(the data directory's ``history``).
 """
 
 from __future__ import annotations

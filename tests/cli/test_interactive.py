@@ -11,6 +11,7 @@ import trio
 
 from tests.cli.conftest import HANG_GUARD, Home, mock_llm, request_bodies, text_of
 from tests.cli.terminal import Terminal
+from tests.cli.test_errors import serve, stop
 
 CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[=>]")
 PROMPT_UP = "\x1b[?2004h"
@@ -103,6 +104,10 @@ async def test_a_conversation_with_live_output_a_diff_a_steer_and_a_model_switch
                 await screen.expect("tick-3")
                 await terminal.type("use tabs\n")  # typed while it works: a steer
                 await screen.expect("[steering queued] use tabs")
+                await terminal.type("/clear\n")  # changes the session: not while it works
+                await screen.expect("/clear waits for the session")
+                await terminal.type("/cost\n")  # a look works while it works
+                await screen.expect("cost: ")
                 (home.work / "go").write_text("")
                 await screen.expect("[steering] use tabs")
                 await screen.expect("→ apply_patch(")
@@ -115,7 +120,9 @@ async def test_a_conversation_with_live_output_a_diff_a_steer_and_a_model_switch
                 await terminal.type("/model other-model" + ENTER)
                 await screen.expect("model: other-model from the next model call")
                 await screen.prompt()
-                await terminal.type("and now the second" + ENTER)
+                # Enter after a backslash and Alt-Enter start new lines; Enter sends.
+                await terminal.type("and now\\" + ENTER + "the second\x1b" + ENTER)
+                await terminal.type("line three" + ENTER)
                 await screen.expect("Second done.")
                 await screen.expect("✓ done")
 
@@ -132,6 +139,7 @@ async def test_a_conversation_with_live_output_a_diff_a_steer_and_a_model_switch
     assert [body["model"] for body in bodies][2:] != ["other-model", "other-model"]
     assert bodies[2]["model"] != "other-model" and bodies[3]["model"] == "other-model"
     assert "tidy the notes" in text_of(bodies[3]), "the second turn is the same session"
+    assert "and now\\nthe second\\nline three" in text_of(bodies[3]), "one input, three lines"
     assert "Traceback" not in terminal.screen
 
 
@@ -175,12 +183,16 @@ async def test_ctrl_c_interrupts_the_turn_and_the_next_input_goes_on(home: Home)
                 await terminal.type("once more" + ENTER)
                 await screen.expect("Back again.")
                 await screen.prompt()
-                await terminal.type("\x04")
+                # Up twice: past this run's input to the last run's /exit (the history
+                # file outlives the conversation).
+                await terminal.type("\x1b[A\x1b[A" + ENTER)
+                await screen.expect("is kept: troupe --resume")
                 assert await terminal.finish() == 0
         finally:
             await terminal.aclose()
         bodies = request_bodies(mock)
     assert len(bodies) == 3
+    assert "once more" in (home.data / "history").read_text()
     assert "start the long job" in text_of(bodies[1]) and "go on" in text_of(bodies[1])
     assert "go on" in text_of(bodies[2]) and "once more" in text_of(bodies[2])
 
@@ -229,6 +241,12 @@ async def test_slash_commands(home: Home) -> None:
                 await screen.expect("newest first")
                 await screen.expect(first)
                 await screen.prompt()
+                await terminal.type(f"/resume {first}" + ENTER)
+                await screen.expect(f"resuming {first}")
+                await screen.prompt()
+                await terminal.type("/model" + ENTER)
+                await screen.expect("(/model NAME switches)")
+                await screen.prompt()
                 await terminal.type("/exit" + ENTER)
                 await screen.expect("is kept")
                 assert await terminal.finish() == 0
@@ -243,3 +261,62 @@ async def test_without_a_terminal_troupe_prints_help(home: Home) -> None:
     assert done.returncode == 0
     assert "usage: troupe" in done.stdout.decode()
     assert "interactive conversation" in done.stdout.decode()
+
+
+async def test_diff_in_a_git_work_tree(home: Home) -> None:
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    (home.work / "notes.txt").write_text("alpha\n")
+    for command in (["init", "-q"], ["add", "notes.txt"], ["commit", "-qm", "first"]):
+        await trio.run_process([*git, *command], cwd=home.work)
+    (home.work / "new.txt").write_text("fresh\n")
+    script = {
+        "turns": [
+            {"tool_calls": [{"name": "apply_patch", "arguments": {"patch": PATCH}}]},
+            {"text": "Patched."},
+        ],
+        "repeat": False,
+    }
+    async with mock_llm(script) as mock:
+        terminal = Terminal(home.argv("--base-url", mock.base_url), home.work, plain_env(home))
+        screen = Screen(terminal)
+        try:
+            with trio.fail_after(HANG_GUARD):
+                await screen.prompt()
+                await terminal.type("patch it" + ENTER)
+                await screen.expect("Patched.")
+                await screen.prompt()
+                await terminal.type("/diff" + ENTER)
+                await screen.expect(f"git diff in {home.work}:")
+                await screen.expect("diff --git a/notes.txt b/notes.txt")
+                await screen.expect("-alpha")
+                await screen.expect("+beta")
+                await screen.expect("+++ new.txt (new, untracked)")
+                await screen.prompt()
+                await terminal.type("/exit" + ENTER)
+                assert await terminal.finish() == 0
+        finally:
+            await terminal.aclose()
+
+
+async def test_on_a_running_server(home: Home) -> None:
+    """With ``troupe serve`` running, the conversation's session is the server's:
+    listed there, and it stays when the conversation ends."""
+    async with mock_llm({"turns": [{"text": "Served."}], "repeat": False}) as mock:
+        server, url = await serve(home, "--base-url", mock.base_url)
+        terminal = Terminal(home.argv(), home.work, plain_env(home))
+        screen = Screen(terminal)
+        try:
+            with trio.fail_after(HANG_GUARD):
+                await screen.expect(f"(server {url})")
+                await screen.prompt()
+                await terminal.type("hello server" + ENTER)
+                await screen.expect("Served.")
+                await screen.prompt()
+                await terminal.type("\x04")
+                assert await terminal.finish() == 0
+            session = screen.text.split("session ", 1)[1].split()[0]
+            listed = await home.troupe("sessions", "--json")
+        finally:
+            await terminal.aclose()
+            stop(server)
+    assert session in listed.stdout.decode()

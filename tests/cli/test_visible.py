@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import trio
 
+from actors.commands.interact import approval_answer
 from actors.commands.render import TextRenderer, approval_prompt
 from actors.commands.render_calls import call_text
 from actors.commands.visible import has_hidden, visible
@@ -120,3 +121,11 @@ async def test_run_shows_each_edit_as_a_diff_collapsed_unless_verbose(home: Home
     assert "    +line 39" in collapsed and "+line 40\n" not in collapsed
     assert "… 21 more diff lines (--verbose shows all)" in collapsed
     assert "    +line 60" in full.stdout.decode() and "more diff lines" not in full.stdout.decode()
+
+
+def test_a_typed_answer_is_taken_as_the_request_offers_it() -> None:
+    offered = {"answers": [{"answer": "prefix", "scope": "session", "rule": "npm test *"}]}
+    assert approval_answer("prefix", offered) == {"approved": True, "scope": "session"}
+    assert approval_answer("always", offered) == {"approved": True, "scope": "command"}
+    assert approval_answer("yes") == {"approved": True}
+    assert approval_answer("not that one") == {"approved": False, "message": "not that one"}
