@@ -25,14 +25,27 @@ def corpus_rows() -> list[Row]:
 
 
 _RUNS: dict[str, Run] = {}
+SETTINGS = ("default", "sandbox-off")
+
+
+async def _run_both(roots: dict[str, Path]) -> None:
+    """Both settings at once: each has its own root, server and listeners."""
+    rows = corpus_rows()
+
+    async def one(setting: str) -> None:
+        _RUNS[setting] = await run_corpus(rows, roots[setting], setting)
+
+    async with trio.open_nursery() as nursery:
+        for setting in SETTINGS:
+            nursery.start_soon(one, setting)
 
 
 def _run(setting: str, factory: pytest.TempPathFactory) -> Run:
     if setting not in _RUNS:
         if find_bwrap() is None:
             pytest.fail("bwrap is missing: the corpus needs the real sandbox")
-        root = Path(os.path.realpath(factory.mktemp(f"sec-{setting}")))
-        _RUNS[setting] = trio.run(run_corpus, corpus_rows(), root, setting)
+        roots = {s: Path(os.path.realpath(factory.mktemp(f"sec-{s}"))) for s in SETTINGS}
+        trio.run(_run_both, roots)
     return _RUNS[setting]
 
 

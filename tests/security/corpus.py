@@ -666,6 +666,10 @@ def _escapes(c: Corpus) -> None:
 HARMLESS_AS_RUN = {
     "patch-add-home", "filetools-write-tilde", "forms-nul-byte", "writes-npm-prefix-outside",
     "secrets-echo-var", "secrets-proc-self-environ", "secrets-grep-home", "secrets-grep-homelink",
+    # A command's own environment: harmless once secrets are not inherited (the
+    # fix), a leak today (the result is searched either way).
+    "secrets-env", "secrets-printenv", "secrets-set", "secrets-export-p", "secrets-python-environ",
+    "secrets-env-to-file-then-read",
 }  # fmt: skip
 """Rows whose call, as the tool runs it, stays inside (a literal ``~`` directory, a
 command cut at the NUL, variables the environment filter already drops, a search

@@ -41,7 +41,7 @@ from tests.security.world import KEY, World, changed
 
 REPO = Path(__file__).resolve().parents[2]
 BATCH_SIZE = 24
-CONCURRENT = 4
+CONCURRENT = 8
 SESSION_GUARD = 240
 PIDS_CGROUP = Path("/sys/fs/cgroup/pids")
 
@@ -81,6 +81,7 @@ class Run:
     asks: int = 0
     create_lock: trio.Lock = field(default_factory=trio.Lock)
     ssh: Any = None
+    batch_seconds: dict[str, float] = field(default_factory=dict)
     """The test sshd (tests/environments/sshd.py) when the rows run on an SSH host."""
 
 
@@ -318,12 +319,15 @@ async def drive(client: TroupeClient, session: str, text: str, outcomes: dict[st
                 return
 
 
-def session_config(setting: str) -> SessionConfig:
-    overrides: dict[str, Any] = {"approval_timeout_s": 20.0}
+def session_config(setting: str, approval_timeout_s: float = 8.0) -> SessionConfig:
+    """The session's settings: the default policy (``sandbox = "off"`` laid over it
+    for that run). The client answers every question at once; the timeout only ends
+    the questions of subagents, whose sessions it does not watch (a denial)."""
+    overrides: dict[str, Any] = {"approval_timeout_s": approval_timeout_s}
     if setting == "sandbox-off":
         overrides["sandbox"] = "off"
     elif setting == "permissive":
-        overrides = {"approval_timeout_s": 20.0, "sandbox": "off", "admin": "allow",
+        overrides = {"approval_timeout_s": approval_timeout_s, "sandbox": "off", "admin": "allow",
                      "allowed_paths": ["/"], "denied_paths": []}  # fmt: skip
     return SessionConfig(policy="permissive" if setting == "permissive" else "interactive",
                          policy_overrides=overrides, enable_loop_detection=False,
@@ -334,8 +338,9 @@ async def run_batch(url: str, token: str, batch: Batch, setting: str, outcomes: 
                     world: World, run: Run, limit: trio.Semaphore) -> None:  # fmt: skip
     ws = world.workspace(batch.name)
     rows = {row.key: row for row in batch.rows}
+    started = time.monotonic()
     async with limit, connect(url, token) as client:
-        config = session_config(setting)
+        config = session_config(setting, 30.0 if any(r.wait_file for r in batch.rows) else 8.0)
         async with run.create_lock:  # concurrent creates race for an address (see report)
             if run.ssh is None:
                 created = await client.request(CreateSession, working_dir=str(ws), config=config)
@@ -350,6 +355,7 @@ async def run_batch(url: str, token: str, batch: Batch, setting: str, outcomes: 
         await drive(
             client, created.session.session_id, f"{batch.match} go", outcomes, rows, world, ws, run
         )
+    run.batch_seconds[batch.name] = round(time.monotonic() - started, 1)
 
 
 async def fire_plants(url: str, token: str, batch: Batch, setting: str, outcomes: dict[str, Outcome],
@@ -538,6 +544,7 @@ def write_report(run: Run, path: Path) -> None:
         }  # fmt: skip
     summary = {"setting": run.setting, "seconds": round(run.seconds, 1), "asks": run.asks,
                "approvals_granted_inside": run.approvals_granted_inside,
-               "unattributed": run.unattributed, "rows": rows}  # fmt: skip
+               "unattributed": run.unattributed, "batch_seconds": run.batch_seconds,
+               "rows": rows}  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(summary, indent=1))
