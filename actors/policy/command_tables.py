@@ -53,7 +53,8 @@ READ_ONLY: dict[str, Grammar] = {
         "unset", "shift", "wait", "jobs", "dirs", "read", "mapfile", "readarray", "getopts",
         "let", "ulimit", "umask", "set", "shopt", "caller", "times", "unalias", "sha1",
         "compgen", "exit", "return", "break", "continue", "disown", "fg", "bg",
-        "logout", "hash",
+        "logout", "hash", "shuf", "nm", "objdump", "readelf", "size", "zcat", "zgrep",
+        "xzcat", "bzcat", "zstdcat", "nproc", "arch", "factor", "tty",
     )
 }
 READ_ONLY.update({

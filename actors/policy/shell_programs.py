@@ -41,6 +41,18 @@ def interpreter(c: Classifier, name: str, args: list[Word], depth: int, stdin: b
     if name in ("awk", "gawk", "mawk", "nawk"):
         c.raise_to("write", f"{name} runs a program")
         return
+    if name == "perl" and any(
+        w.text.startswith("-") and not w.text.startswith("--") and "i" in w.text[1:] for w in args
+    ):
+        c.raise_to("write", "perl -i edits files in place")
+        code = next(
+            (i for i, w in enumerate(args) if w.text.startswith("-") and w.text[-1:] in "eE"),
+            None,
+        )
+        first = code + 2 if code is not None else 1
+        for target in args[first:]:
+            if not target.text.startswith("-"):
+                c.write_target(target)
     index = 0
     while index < len(args):
         text = args[index].text
@@ -54,10 +66,6 @@ def interpreter(c: Classifier, name: str, args: list[Word], depth: int, stdin: b
             text.startswith("-") and not text.startswith("--") and text[-1:] in "ce"
             and len(text) > 1
         ):  # fmt: skip
-            if name == "perl" and "i" in text:
-                c.raise_to("write", "perl -i edits files in place")
-                for target in args[index + 2 :]:
-                    c.write_target(target)
             c.raise_to("write", f"{name} runs code given inline")
             return
         if text == "-" or not text.startswith("-"):

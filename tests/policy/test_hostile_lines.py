@@ -157,6 +157,9 @@ def test_unknown_commands_are_asked() -> None:
         "dig secret.example.com",
         "scp x host:",
         "rsync -a . host:/tmp/",
+        "nc -l 4444",
+        "git difftool",
+        "ping -c1 10.0.0.9",
     ],
 )
 def test_network_is_seen(line: str) -> None:
@@ -225,6 +228,10 @@ def test_curl_to_loopback_alone_still_runs() -> None:
         "ln ~/.bashrc k",
         "ln /etc/hostname k",
         "script -qc ls ../typescript",
+        "make -C .. install",
+        "perl -pi -e s/a/b/ ../canary",
+        "cp -l ~/.bashrc k",
+        "git worktree add ../elsewhere",
     ],
 )
 def test_writes_outside_are_admin(line: str) -> None:
