@@ -7,8 +7,8 @@ Classification is advice; this is what holds. The "workspace-write" profile:
   protected paths inside them (``.git/hooks``, ``.git/config``, ``.troupe``...,
   and a worktree's ``.git`` file), bound read-only again where they exist. Every
   directory between a writable root and a protected path is bound over itself, so
-  it is a mount point that cannot be renamed or removed (``mv .git x && cp -r x .git`` would otherwise swap in a
-  writable copy);
+  it is a mount point that cannot be renamed or removed (``mv .git x && cp -r x
+  .git`` would otherwise swap in a writable copy);
 - the hidden paths (credentials, Troupe's own token and store) replaced by an empty
   directory or ``/dev/null``, after the writable ones, so they stay hidden inside a
   writable tree;
