@@ -108,3 +108,15 @@ def test_a_protected_path_reached_through_a_symlink_is_bound_where_it_is(tmp_pat
     args = mount_args(spec, local_facts(spec_paths(spec), str(tmp_path)))
     real = str(work / "real-troupe")
     assert ["--ro-bind", real, real] == args[3:6]
+
+
+def test_a_worktrees_git_file_is_read_only(tmp_path: Path) -> None:
+    """In a git worktree ``.git`` is a file naming the git directory; rewritten it
+    would send the user's next git command to hooks the model wrote."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".git").write_text("gitdir: /elsewhere/.git/worktrees/work\n")
+    spec = Sandbox(writable=(str(work),), protected=(str(work / ".git/hooks"),))
+    args = mount_args(spec, local_facts(spec_paths(spec), str(tmp_path)))
+    git = str(work / ".git")
+    assert args == ["--bind", str(work), str(work), "--ro-bind", git, git, "--unshare-net"]
