@@ -71,7 +71,7 @@ def _troupe_lines(block: str) -> list[str]:
 SHELL = [(where, line) for where, block in code_blocks("sh") for line in _troupe_lines(block)]
 
 
-@pytest.mark.parametrize(("where", "line"), SHELL, ids=[f"{w} {l[:40]}" for w, l in SHELL])
+@pytest.mark.parametrize(("where", "line"), SHELL, ids=[f"{w} {text[:40]}" for w, text in SHELL])
 def test_troupe_command_lines_parse(where: str, line: str) -> None:
     try:
         build_parser().parse_args(shlex.split(line)[1:])
