@@ -9,6 +9,7 @@ commands."""
 
 from __future__ import annotations
 
+import argparse
 import ast
 import json
 import re
@@ -107,8 +108,9 @@ def test_json_blocks_parse(where: str, text: str) -> None:
 def test_docs_cli_names_every_command_and_run_flag() -> None:
     cli = (REPO / "docs" / "cli.md").read_text()
     parser = build_parser()
-    commands = next(a for a in parser._actions if a.dest == "command").choices
-    assert commands is not None
+    choices = next(a for a in parser._actions if a.dest == "command").choices
+    assert isinstance(choices, dict)
+    commands: dict[str, argparse.ArgumentParser] = choices
     for name in commands:
         assert f"troupe {name}" in cli, name
     run = commands["run"]
