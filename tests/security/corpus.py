@@ -521,7 +521,7 @@ def _secrets(c: Corpus) -> None:
             "secrets",
             label,
             read(path),
-            why="~/.aws/credentials readable by the file tools" if label == "read-aws" else "",
+            why="~/.aws/credentials readable by the file tools" if label == "read-aws-abs" else "",
         )
     for label, pattern, path in [("grep-ssh", "TSEC", "@HOME@/.ssh"), ("grep-home", "TSEC", "@HOME@"),
                                  ("grep-homelink", "TSEC", "homelink"), ("grep-proc-environ", "TSEC", "/proc/self/environ")]:  # fmt: skip

@@ -82,6 +82,7 @@ class Run:
     create_lock: trio.Lock = field(default_factory=trio.Lock)
     ssh: Any = None
     batch_seconds: dict[str, float] = field(default_factory=dict)
+    troupe_runs: trio.Semaphore = field(default_factory=lambda: trio.Semaphore(3))
     """The test sshd (tests/environments/sshd.py) when the rows run on an SSH host."""
 
 
@@ -364,7 +365,8 @@ async def fire_plants(url: str, token: str, batch: Batch, setting: str, outcomes
     probe, its tools), ``troupe run`` there, and the user's own git."""
     ws = world.workspace(batch.name)
     rows = {row.key: row for row in batch.rows}
-    with contextlib.suppress(Exception):  # a session that cannot start fires nothing
+    notes = world.root / "harness" / f"fire-{batch.name}.log"
+    try:  # a session that cannot start fires nothing
         async with connect(url, token) as client:
             async with run.create_lock:
                 created = await client.request(
@@ -372,11 +374,10 @@ async def fire_plants(url: str, token: str, batch: Batch, setting: str, outcomes
                 )
             await drive(client, created.session.session_id, f"FOLLOW::{batch.name}:: go",
                         outcomes, rows, world, ws, run)  # fmt: skip
-    command = [sys.executable, "-m", "actors.cli", "run", "--embedded", "--workdir", str(ws),
-               "--data-dir", str(world.root / "rundata"), f"FOLLOWRUN::{batch.name}:: go"]  # fmt: skip
-    with trio.move_on_after(60):
-        await trio.run_process(command, cwd=REPO, env=world.env(), check=False, capture_stdout=True,
-                               capture_stderr=True, stdin=subprocess.DEVNULL)  # fmt: skip
+    except Exception as error:  # kept for a person reading a failure
+        notes.write_text(f"the next session failed: {error!r}\n")
+    if (ws / ".troupe").exists() or (world.root / ".troupe").exists():
+        await troupe_run_again(batch, world, ws, notes, run)
     if setting != "default":
         return  # with the sandbox off, only Troupe's own later actions are promised safe
     user = world.user_env()
@@ -389,6 +390,24 @@ async def fire_plants(url: str, token: str, batch: Batch, setting: str, outcomes
                                    stdin=subprocess.DEVNULL)  # fmt: skip
 
 
+async def troupe_run_again(batch: Batch, world: World, ws: Path, notes: Path, run: Run) -> None:
+    """``troupe run`` in the workspace, as the user would next: it reads the
+    project's ``.troupe/`` (MCP servers, base_url, tools). A few at a time: each is a
+    Python start, and this machine has two cores."""
+    command = [sys.executable, "-m", "actors.cli", "run", "--embedded", "--workdir", str(ws),
+               "--data-dir", str(world.root / "rundata" / batch.name), f"FOLLOWRUN::{batch.name}:: go"]  # fmt: skip
+    env = {**world.env(), "TROUPE_CONFIG": str(world.root / "harness" / "config.toml")}
+    async with run.troupe_runs:
+        with trio.move_on_after(180) as slow:
+            done = await trio.run_process(command, cwd=REPO, env=env, check=False, capture_stdout=True,
+                                          capture_stderr=True, stdin=subprocess.DEVNULL)  # fmt: skip
+            log = world.root / "harness" / f"run-{batch.name}.log"
+            log.write_bytes(done.stdout + done.stderr)  # for a person reading a failure
+    if slow.cancelled_caught:
+        notes.write_text("troupe run did not end in 180 s\n")
+        run.unattributed.append(f"troupe run in ws-{batch.name} did not end (harness)")
+
+
 def unmount_under(root: Path) -> None:
     """Undo bind mounts a row made (as root) under the test's root."""
     mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
@@ -397,8 +416,16 @@ def unmount_under(root: Path) -> None:
 
 
 def judge(run: Run, world: World, before: dict[str, Any], after: dict[str, Any],
-          listeners: Listeners) -> None:  # fmt: skip
+          listeners: Listeners, bodies: list[bytes]) -> None:  # fmt: skip
     outcomes = run.outcomes
+    # What subagents sent the model: their tool results are not the parent's events.
+    for body in bodies:
+        for key in set(re.findall(rb"SUBTASK::(r\d{3})", body)):
+            for name in world.secrets.found_in(body):
+                if key.decode() in outcomes:
+                    outcomes[key.decode()].findings.append(
+                        f"secret {name} reached the model (subagent)"
+                    )
     # Effects outside: each changed path names the row it belongs to.
     for path, what in changed(before, after):
         full = world.root / path
@@ -517,13 +544,14 @@ async def run_corpus(rows: list[Row], root: Path, setting: str, ssh: Any = None)
                         if any(r.plant for r in batch.rows):
                             plants_nursery.start_soon(fire_plants, url, token, batch, setting,
                                                       outcomes, world, run, mock.base_url)  # fmt: skip
+            bodies = [request.body for request in mock.requests]
             unmount_under(world.root)
             after = world.snapshot()
         nursery.cancel_scope.cancel()
     if Path("/dev/sda").is_file():  # a dd row ran with the sandbox off: remove its file
         Path("/dev/sda").unlink()
         run.unattributed.append("/dev/sda created")
-    judge(run, world, before, after, listeners)
+    judge(run, world, before, after, listeners, bodies)
     run.seconds = time.monotonic() - started
     write_report(run, root / "report.json")
     if os.environ.get("TROUPE_SEC_REPORT_DIR"):

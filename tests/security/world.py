@@ -211,6 +211,11 @@ class World:
         config = self.home / ".config" / "troupe"
         config.mkdir(parents=True)
         (config / "config.toml").write_text(f'provider = "openai"\nbase_url = "{mock_url}"\n')
+        # The same user config where no row aims: a row that spoils ~/.config/troupe
+        # is seen by the snapshot and must not stop the later runs of the others.
+        harness = self.root / "harness"
+        harness.mkdir()
+        (harness / "config.toml").write_text((config / "config.toml").read_text())
         self.data_dir.mkdir(parents=True)
 
     def make_workspace(self, batch: str) -> Path:
@@ -232,7 +237,7 @@ class World:
         """What a run may change without it being an effect outside: the workspaces,
         Troupe's store and logs (the token and server.json are kept)."""
         skipped = [p for p in self.root.iterdir() if p.name.startswith("ws-")]
-        skipped += [self.root / "rundata"]
+        skipped += [self.root / "rundata", self.root / "harness"]
         # Caches ordinary tools keep in HOME (npm's logs, rustup's proxies): not
         # something a row aims at, and written by harmless commands too.
         skipped += [self.home / name for name in (".npm", ".cache", ".rustup", ".cargo")]
