@@ -3,7 +3,8 @@
 Shared by ``troupe run`` and ``attach``. A typed line starts a new input when the
 session is idle and steers it while it works; a line containing "stop" interrupts
 it once the current step is done (the session stays open); while an approval
-request is open, the next line answers it (yes, always, no, or a reason to say no),
+request is open, the next line answers it (yes, always, rule where the request
+offers a wider rule, no, or a reason to say no),
 and "stop" interrupts the run instead.
 
 Events are read through their ``kind`` and ``data`` only, so the follower works
@@ -26,7 +27,7 @@ import trio
 
 from actors.commands.errors import EXIT_ERROR, EXIT_OK, EXIT_TURN_LIMIT
 from actors.commands.extend_prompt import extend_amount, extend_question
-from actors.commands.render import TextRenderer, approval_prompt
+from actors.commands.render import TextRenderer, approval_prompt, offered_rule
 from actors.commands.render_calls import dollars
 from protocol.client import RequestError, TroupeClient
 from protocol.events import (
@@ -332,10 +333,16 @@ class Follower:
                 await self.interrupt(immediate=True)  # withdraws the open request
                 self.renderer.note("[stopped]")
             elif self.outcome.pending_approvals:
-                request = self.outcome.pending_approvals.pop(0)
+                request = self.outcome.pending_approvals[0]
+                try:
+                    answer = approval_answer(line, request.details)
+                except UnofferedAnswer as refused:
+                    self.renderer.note(str(refused))  # still open: the next line answers
+                    return
+                self.outcome.pending_approvals.pop(0)
                 await self.client.request(
                     ResolveApproval, session=self.session, request_id=request.request_id,
-                    **approval_answer(line, request.details),
+                    **answer,
                 )  # fmt: skip
             elif is_stop(line) and self.state == "processing":
                 await self._stop_after_step()
@@ -384,10 +391,21 @@ def is_stop(line: str) -> bool:
     return _STOP.search(line) is not None
 
 
+class UnofferedAnswer(ValueError):
+    """A typed answer the request does not offer (``rule`` where no wider rule is
+    named): the request stays open and the user is told so in one line."""
+
+
+NO_RULE = "[no wider rule is offered for this request: answer yes, always, no, or a reason]"
+
+
 def approval_answer(line: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A typed answer: yes/y approves once, always/a approves that command (or tool)
-    for the session, no/n denies, anything else denies with the text as the
-    message the model reads. An answer the request itself offers (an object in
+    """A typed answer: yes/y approves once, always/a approves exactly this call for
+    the session, rule/r approves the wider rule the request names
+    (``details["rule"]``), no/n denies, anything else denies with the text as the
+    message the model reads. ``rule`` where the request names no wider rule (an
+    admin line) raises :class:`UnofferedAnswer` rather than granting more or
+    denying by surprise. An answer the request itself offers (an object in
     ``details["answers"]`` with the word to type and the ``scope`` it grants) is
     taken as it says, so a new kind of answer needs no change here."""
     word = line.strip().lower()
@@ -401,6 +419,10 @@ def approval_answer(line: str, details: dict[str, Any] | None = None) -> dict[st
         return {"approved": True}
     if word in ("a", "always"):
         return {"approved": True, "scope": "command"}
+    if word in ("r", "rule"):
+        if offered_rule(details or {}) is None:
+            raise UnofferedAnswer(NO_RULE)
+        return {"approved": True, "scope": "rule"}
     if word in ("n", "no"):
         return {"approved": False}
     return {"approved": False, "message": line.strip()}
@@ -418,4 +440,12 @@ def _add_usage(total: dict[str, int], usage: dict[str, Any]) -> None:
             total[name] = total.get(name, 0) + value
 
 
-__all__ = ["Follower", "Outcome", "OutputFormat", "approval_answer", "approval_prompt", "is_stop"]
+__all__ = [
+    "Follower",
+    "Outcome",
+    "OutputFormat",
+    "UnofferedAnswer",
+    "approval_answer",
+    "approval_prompt",
+    "is_stop",
+]

@@ -317,8 +317,11 @@ class TextRenderer:
 
 
 APPROVAL_ANSWERS = ("yes", "always (this exact command)", "no", "or type a reason to say no")
-"""What a terminal offers when the request names no answers of its own."""
-INTERNAL_DETAILS = frozenset({"tool", "call_id", "category", "reason", "answers", "resent"})
+"""What a terminal offers when the request names no answers of its own and says
+nothing of what "always" allows (a server from before ``details.always``)."""
+INTERNAL_DETAILS = frozenset(
+    {"tool", "call_id", "category", "reason", "answers", "resent", "always", "rule"}
+)
 
 
 def approval_prompt(data: ApprovalRequestEvent) -> str:
@@ -348,10 +351,14 @@ def approval_prompt(data: ApprovalRequestEvent) -> str:
 
 def offered_answers(details: dict[str, object]) -> list[str]:
     """The answers in words: the request's own (strings, or objects with a label
-    and maybe the rule they create), else yes / always / no / a reason."""
+    and maybe the rule they create), else yes / always / rule / no / a reason.
+
+    ``always`` is labelled with what it allows (``details.always``: exactly this
+    call); ``rule`` is offered only when the request names a wider rule
+    (``details.rule``), and shows that rule, so nobody grants more than they read."""
     offered = details.get("answers")
     if not isinstance(offered, list) or not offered:
-        return list(APPROVAL_ANSWERS)
+        return default_answers(details)
     words: list[str] = []
     for answer in offered:
         if isinstance(answer, dict):
@@ -363,3 +370,21 @@ def offered_answers(details: dict[str, object]) -> list[str]:
         if text:
             words.append(visible(text))
     return [*words, "or type a reason to say no"]
+
+
+def default_answers(details: dict[str, object]) -> list[str]:
+    """yes / always (what it allows) / rule (the wider rule, when one is offered) /
+    no / a reason. Both texts hold the model's command: shown through visible()."""
+    always, rule = details.get("always"), offered_rule(details)
+    if not isinstance(always, str) or not always:
+        return list(APPROVAL_ANSWERS)
+    words = ["yes", f"always ({visible(always)})"]
+    if rule is not None:
+        words.append(f"rule ({visible(rule)})")
+    return [*words, "no", "or type a reason to say no"]
+
+
+def offered_rule(details: dict[str, object]) -> str | None:
+    """The wider rule the request offers, or None when it offers none."""
+    rule = details.get("rule")
+    return rule if isinstance(rule, str) and rule.strip() else None

@@ -31,7 +31,7 @@ import msgspec
 import trio
 
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
-from actors.commands.interact import Follower, approval_answer
+from actors.commands.interact import Follower, UnofferedAnswer, approval_answer
 from protocol.client import RequestError
 from protocol.wire import ResolveApproval
 
@@ -99,7 +99,8 @@ async def _answer(follower: Follower, message: dict[str, Any], number: int) -> N
     answer = message.get("answer")
     if not isinstance(answer, str) or not answer.strip():
         raise CommandError(
-            f'stdin line {number}: an approval needs "answer": "yes", "always", "no" or a reason',
+            f'stdin line {number}: an approval needs "answer": "yes", "always", "rule", "no"'
+            " or a reason",
             EXIT_BAD_INPUT,
         )
     pending = follower.outcome.pending_approvals
@@ -109,11 +110,17 @@ async def _answer(follower: Follower, message: dict[str, Any], number: int) -> N
         print(f"troupe run: stdin line {number}: no open approval request to answer",
               file=sys.stderr, flush=True)  # fmt: skip
         return
+    try:
+        resolved = approval_answer(answer, chosen.details)
+    except UnofferedAnswer as refused:  # the request stays open for another answer
+        print(f"troupe run: stdin line {number}: {str(refused).strip('[]')}",
+              file=sys.stderr, flush=True)  # fmt: skip
+        return
     pending.remove(chosen)
     try:
         await follower.client.request(
             ResolveApproval, session=follower.session, request_id=chosen.request_id,
-            **approval_answer(answer),
+            **resolved,
         )  # fmt: skip
     except RequestError as error:
         print(f"troupe run: approval {chosen.request_id}: {error}", file=sys.stderr, flush=True)

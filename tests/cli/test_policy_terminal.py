@@ -76,3 +76,40 @@ async def test_unknown_policy_is_bad_input(home: Home) -> None:
     result = await home.troupe("run", "--policy", "yolo", "clean")
     assert result.returncode == 2
     assert "unknown policy preset 'yolo'" in result.stderr.decode()
+
+
+async def test_rule_grants_the_wider_rule_and_only_that(home: Home) -> None:
+    """Issue 30: "rule" approves the rule the prompt shows (commands starting with
+    ``rsync`` here, which this preset asks about): a later ``rsync`` line is not
+    asked about, a different command is; "rule" where none is offered (an admin
+    line) is refused in one line and the request stays open for another answer."""
+    (home.work / "build").mkdir()
+    script = shell_then_text("rsync -a src/ one/", "rsync -a src/ two/", "rm -rf build")
+    async with mock_llm(script) as mock:
+        argv = home.argv("run", "--base-url", mock.base_url, "--policy",
+                         "agentic-behavior-tool", "copy")  # fmt: skip
+        terminal = Terminal(argv, home.work, home.env)
+        try:
+            with trio.fail_after(HANG_GUARD):
+                seen = await terminal.expect("Approve command: rsync -a src/ one/? (yes/no)")
+                seen = await terminal.expect("/ rule (commands starting with `rsync` in ", seen)
+                await terminal.type("rule\n")
+                seen = await terminal.expect("Approve command: rm -rf build? (yes/no)", seen)
+                await terminal.type("r\n")
+                seen = await terminal.expect("no wider rule is offered", seen)
+                await terminal.type("no\n")
+                await terminal.expect("All done.", seen)
+                assert await terminal.finish() == 0
+        finally:
+            await terminal.aclose()
+        assert "Approve command: rsync -a src/ two/" not in terminal.screen, "the rule covers it"
+        assert terminal.screen.count("Approve command:") == 2
+        assert "not approved: the user said no" in text_of(request_bodies(mock)[3])
+    assert (home.work / "build").exists()
+    session = terminal.screen.split("session ", 1)[1].split()[0]
+    audit = await home.troupe("audit", session, "--json")
+    records = [json.loads(line) for line in audit.stdout.decode().splitlines()]
+    decisions = [r["data"] for r in records if r["kind"] == "policy_decision"]
+    assert [(d["action"], d["decided_by"]) for d in decisions] == [
+        ("allow", "client"), ("allow", "grant"), ("deny", "client"),
+    ]  # fmt: skip

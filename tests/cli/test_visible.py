@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import trio
 
-from actors.commands.interact import approval_answer
+from actors.commands.interact import UnofferedAnswer, approval_answer
 from actors.commands.render import TextRenderer, approval_prompt
 from actors.commands.render_calls import call_text
 from actors.commands.visible import has_hidden, visible
@@ -129,3 +129,42 @@ def test_a_typed_answer_is_taken_as_the_request_offers_it() -> None:
     assert approval_answer("always", offered) == {"approved": True, "scope": "command"}
     assert approval_answer("yes") == {"approved": True}
     assert approval_answer("not that one") == {"approved": False, "message": "not that one"}
+
+
+WIDER = {
+    "category": "write",
+    "always": "exactly `npm test -x` in /w",
+    "rule": "commands starting with `npm test` in /w",
+}
+ADMIN_LINE = {"category": "admin", "always": "exactly `sudo ls` in /w", "rule": None}
+
+
+def test_always_and_rule_are_named_by_what_they_allow() -> None:
+    """Issue 30: "always" is exactly this call, "rule" the wider rule, shown as the
+    request words them; no rule is offered where the request names none."""
+    prompt = approval_prompt(ApprovalRequestEvent("r1", "command", "npm test -x", WIDER))
+    assert prompt.splitlines()[-1] == (
+        "  answer: yes / always (exactly `npm test -x` in /w)"
+        " / rule (commands starting with `npm test` in /w) / no / or type a reason to say no"
+    )
+    assert "  always:" not in prompt and "  rule:" not in prompt, "not listed twice"
+    admin = approval_prompt(ApprovalRequestEvent("r2", "command", "sudo ls", ADMIN_LINE))
+    assert admin.splitlines()[-1] == (
+        "  answer: yes / always (exactly `sudo ls` in /w) / no / or type a reason to say no"
+    )
+    hostile = {"always": f"exactly `{HOSTILE}`", "rule": "starting with `\x1b[8m`"}
+    shown = approval_prompt(ApprovalRequestEvent("r3", "command", HOSTILE, hostile))
+    assert "\x1b" not in shown and "\r" not in shown
+    assert "rule (starting with `\\x1b[8m`)" in shown
+
+
+def test_rule_is_answered_only_where_one_is_offered() -> None:
+    for word in ("rule", "r", " Rule "):
+        assert approval_answer(word, WIDER) == {"approved": True, "scope": "rule"}
+    assert approval_answer("always", WIDER) == {"approved": True, "scope": "command"}
+    assert approval_answer("a", ADMIN_LINE) == {"approved": True, "scope": "command"}
+    for details in (ADMIN_LINE, {}, None):
+        with pytest.raises(UnofferedAnswer, match="no wider rule is offered"):
+            approval_answer("rule", details)
+        with pytest.raises(UnofferedAnswer):
+            approval_answer("r", details)
