@@ -42,9 +42,16 @@ from actors.commands.errors import (
 from actors.commands.interact import Follower
 from actors.commands.line_editor import LineEditor
 from actors.commands.render_calls import dollars
-from actors.commands.run import _open_session, _session_to_resume, check_policy, settings_for
+from actors.commands.run import (
+    _open_session,
+    _session_to_resume,
+    check_policy,
+    settings_for,
+    unsandboxed,
+)
 from actors.commands.session_host import Host, open_host
 from actors.commands.slash import SlashCommands, is_command
+from actors.commands.trust import ask_to_trust
 from actors.config import Settings
 from protocol.client import RequestError
 from protocol.wire import SubscribeSession, UnsubscribeSession
@@ -81,7 +88,9 @@ def run(args: argparse.Namespace) -> int:
     if not workdir.is_dir():
         raise CommandError(f"{workdir} is not a directory", EXIT_BAD_INPUT)
     settings = settings_for(args, workdir)
-    check_policy(args.policy)
+    if ask_to_trust(workdir, settings.ignored):  # as ``troupe run`` does, before anything runs
+        settings = settings_for(args, workdir)
+    check_policy(settings.get("policy"))
     return trio.run(_converse, args, settings, workdir)
 
 
@@ -161,7 +170,8 @@ class Conversation:
         follower.renderer.verbose = bool(self.args.verbose)
         follower.outcome.runtime = "embedded" if self.host.embedded else self.host.url
         verb = "resuming" if resumed else "session"
-        follower.renderer.note(f"{verb} {session} in {where} ({self.host.label})")
+        header = f"{verb} {session} in {where} ({self.host.label}){unsandboxed(self.args)}"
+        follower.renderer.note(header)
         await self.host.client.request(SubscribeSession, session=session, after_seq=after_seq)
         self.follower = follower
         self._pump = await self._nursery.start(self._follow, follower)

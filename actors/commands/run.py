@@ -106,8 +106,9 @@ def settings_for(args: argparse.Namespace, workdir: Path) -> Settings:
     return settings
 
 
-def _unsandboxed(args: argparse.Namespace) -> str:
-    """The header's word when commands run without the OS sandbox by choice."""
+def unsandboxed(args: argparse.Namespace) -> str:
+    """The header's word when commands run without the OS sandbox by choice (the
+    same words in ``troupe run`` and the interactive conversation)."""
     name = getattr(args, "policy", None) or "interactive"
     chosen = getattr(args, "sandbox", None) or policy_preset(name).sandbox
     return "; sandbox off: commands are only classified" if chosen == "off" else ""
@@ -260,7 +261,7 @@ async def _run(
             print(f"troupe run: {host.note}", file=sys.stderr, flush=True)
         if text:
             verb = "resuming" if resumed else "session"
-            header = f"{verb} {session} in {where} ({host.label}){_unsandboxed(args)}"
+            header = f"{verb} {session} in {where} ({host.label}){unsandboxed(args)}"
             follower.renderer.note(header)
         outcome = await _follow(follower, args, task, after_seq)
         if text and outcome.status != "disconnected":

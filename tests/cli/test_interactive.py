@@ -324,3 +324,38 @@ async def test_on_a_running_server(home: Home) -> None:
             await terminal.aclose()
             stop(server)
     assert session in listed.stdout.decode()
+
+
+async def test_the_conversation_asks_to_trust_and_says_the_sandbox_is_off(home: Home) -> None:
+    """As ``troupe run`` does: the project's ignored settings bring the trust
+    question before anything starts (a yes makes them count at once), and with the
+    sandbox off (``--policy permissive``) the header says so; trusted and sandboxed,
+    neither shows."""
+    async with (
+        mock_llm({"turns": [{"text": "mine"}], "repeat": True}) as mine,
+        mock_llm({"turns": [{"text": "theirs"}], "repeat": True}) as theirs,
+    ):
+        home.config.write_text(f'base_url = "{mine.base_url}"\n')
+        (home.work / ".troupe").mkdir()
+        (home.work / ".troupe" / "config.toml").write_text(f'base_url = "{theirs.base_url}"\n')
+        for flags, asked in ((["--policy", "permissive"], True), ([], False)):
+            terminal = Terminal(home.argv(*flags), home.work, plain_env(home))
+            screen = Screen(terminal)
+            try:
+                with trio.fail_after(HANG_GUARD):
+                    if asked:
+                        await screen.expect(f"Trust {home.work} (its .troupe/ may run programs)?")
+                        await terminal.type("yes\n")  # before the prompt: line mode
+                    await screen.expect("/help lists the commands")
+                    await screen.prompt()
+                    await terminal.type("hello" + ENTER)
+                    await screen.expect("theirs")
+                    await screen.prompt()
+                    await terminal.type("\x04")
+                    assert await terminal.finish() == 0
+            finally:
+                await terminal.aclose()
+            header = screen.text.split("session ", 1)[1].splitlines()[0]
+            assert ("; sandbox off: commands are only classified" in header) == asked, header
+            assert ("Trust " in screen.text) == asked, screen.text
+    assert request_bodies(mine) == [] and len(request_bodies(theirs)) == 2
