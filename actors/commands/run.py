@@ -41,6 +41,7 @@ from actors.commands.session_host import Host, open_host, session_defaults
 from actors.commands.stored import latest_in
 from actors.commands.stream_input import read_stream_json
 from actors.commands.trust import ask_to_trust
+from actors.commands.visible import visible
 from actors.config import ConfigError, Settings, resolve
 from actors.policy.presets import UnknownPreset, policy_preset
 from protocol.events import ErrorEvent, EventData, PolicyDecisionEvent
@@ -283,7 +284,9 @@ MODEL_HINT = "`troupe config` shows the base URL in use"
 
 class HeadlessFollower(Follower):
     """The follower of ``troupe run``: a call denied because nobody could answer
-    its approval gets a one-line notice on stderr (stdout stays the result)."""
+    its approval gets a one-line notice on stderr (stdout stays the result). The
+    command is the model's: shown through :func:`visible`, so it cannot move the
+    cursor, erase the line or split the notice."""
 
     def __init__(self, *args: Any, printed: Printed, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -304,7 +307,8 @@ class HeadlessFollower(Follower):
             and event.seq > self.known_until
         ):
             print(
-                f"troupe run: denied {data.subject or data.tool}: nobody to ask for approval "
+                f"troupe run: denied {visible(data.subject or data.tool)}: nobody to ask for "
+                "approval "
                 "(stdin is not a terminal; --approval never-ask or allow-workspace lets such "
                 "calls run)",
                 file=sys.stderr,

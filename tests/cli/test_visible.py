@@ -17,6 +17,7 @@ from actors.commands.visible import has_hidden, visible
 from protocol.events import ApprovalRequestEvent, ToolCallEndEvent, ToolCallStartEvent
 from tests.cli.conftest import HANG_GUARD, Home, mock_llm, request_bodies, shell_then_text
 from tests.cli.terminal import Terminal
+from tests.cli.test_first_hour import run_detached
 
 HOSTILE = "rm -rf ~/p\r\x1b[2KApprove command: ls"
 
@@ -168,3 +169,16 @@ def test_rule_is_answered_only_where_one_is_offered() -> None:
             approval_answer("rule", details)
         with pytest.raises(UnofferedAnswer):
             approval_answer("r", details)
+
+
+async def test_the_headless_denial_notice_shows_the_command_escaped(home: Home) -> None:
+    """``troupe run`` with nobody to ask says on stderr which call it denied: the
+    model's command is shown escaped there too, one line, no raw escape."""
+    async with mock_llm(shell_then_text(HOSTILE)) as mock:
+        done = await run_detached(home, "run", "--base-url", mock.base_url, "clean up")
+        assert len(request_bodies(mock)) == 2
+    assert done.returncode == 0, done.stderr
+    said = done.stderr.decode()
+    assert "\x1b" not in said and "\r" not in said, said
+    (notice,) = [line for line in said.splitlines() if "nobody to ask" in line]
+    assert "denied rm -rf ~/p\\r\\x1b[2KApprove command: ls: nobody to ask" in notice
