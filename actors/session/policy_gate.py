@@ -17,11 +17,13 @@ import trio
 
 from actors.kernel import ActorError
 from actors.policy.engine import (
+    SHELL_TOOLS,
     CallFacts,
     Decision,
     Grant,
     Policy,
     decide,
+    effective_sandbox,
     env_allowlist,
     exact_for,
     facts_for,
@@ -35,11 +37,12 @@ from actors.session.approvals import Approvals
 from actors.session.events import EventHub
 from actors.session.path_checks import PathJudge, PathVerdict
 from actors.tools.paths import NO_PATHS, Clearance, PathDeclaration
-from protocol.environment import Sandbox
+from protocol.environment import Describe, EnvironmentInfo, Sandbox
 from protocol.events import PolicyDecisionEvent
 from protocol.llm import ToolCall
 from protocol.session import SessionConfig
 
+DESCRIBE_TIMEOUT_S = 30.0
 NOBODY_TO_ASK = "denied: nobody to ask (a headless run; --approval sets what happens instead)"
 
 
@@ -80,6 +83,23 @@ class PolicyGate:
         working directory; None: not known)."""
         self._resolved: tuple[str, dict[str, Any], Policy] | None = None
         self._limits: tuple[Policy, CommandLimits] | None = None
+        self._sandbox_available: bool | None = None
+        self._sandbox_asked = False
+
+    async def sandboxed(self, policy: Policy) -> bool:
+        """Whether this session's commands run in the OS sandbox under ``policy``:
+        with ``auto``, the environment says once whether it can confine them (no
+        answer, or no environment to ask, counts as no sandbox: fail closed)."""
+        if policy.sandbox == "auto" and not self._sandbox_asked:
+            self._sandbox_asked = True
+            if self.paths is not None:
+                try:
+                    info = await self.paths.environment.ask(Describe(), timeout=DESCRIBE_TIMEOUT_S)
+                except (ActorError, trio.TooSlowError):
+                    info = None
+                state = info.sandbox if isinstance(info, EnvironmentInfo) else None
+                self._sandbox_available = state is not None and state.available
+        return effective_sandbox(policy, self._sandbox_available)
 
     def policy(self, config: SessionConfig) -> Policy:
         """The config's policy, resolved once per change of name or overrides."""
@@ -138,8 +158,10 @@ class PolicyGate:
         except ValueError as exc:  # an unknown preset or bad overrides: fail closed
             self._record(call, Decision("deny", category, str(exc), "invalid_policy", call.name))
             return f"Denied by policy: {exc}"
+        sandboxed = call.name not in SHELL_TOOLS or await self.sandboxed(policy)
         facts = facts_for(call.name, category, call.arguments, self.root, policy.tool_categories,
-                          self.home, policy.denied_paths, self.terminal_cwd)  # fmt: skip
+                          self.home, policy.denied_paths, self.terminal_cwd,
+                          sandboxed)  # fmt: skip
         targets = paths.of(call.arguments)
         judged = self.paths is not None and facts.shell is None
         found = PathVerdict()
