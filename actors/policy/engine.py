@@ -177,6 +177,16 @@ def without_sandbox(verdict: ShellVerdict) -> ShellVerdict:
     return msgspec.structs.replace(verdict, category="admin", reasons=reasons)
 
 
+def escalated(facts: CallFacts, why: str) -> CallFacts:
+    """``facts`` of a shell call found to reach outside after all (a path it writes
+    resolves outside through a symlink, with no sandbox to stop it): ``admin``."""
+    if facts.shell is None or facts.category == "admin":
+        return facts
+    reasons = (*facts.shell.reasons, f"{why} (without the OS sandbox)")
+    shell = msgspec.structs.replace(facts.shell, category="admin", reasons=reasons)
+    return msgspec.structs.replace(facts, category="admin", shell=shell)
+
+
 def effective_sandbox(policy: Policy, available: bool | None) -> bool:
     """Whether a command of this policy runs in the OS sandbox: never with ``off``;
     with ``on`` always (or not at all: it is refused where there is none); with

@@ -106,6 +106,10 @@ class ShellVerdict(msgspec.Struct, frozen=True):
     links_outside: bool = False
     """The line makes a symbolic link to a target outside the working directory
     (or one known only at run time): a later write through it lands outside."""
+    writes: tuple[str, ...] = ()
+    """The paths inside the working directory the line writes, as the words name
+    them (a symlink among them may lead outside: without the sandbox the gate has
+    the environment resolve them)."""
     unconfined: tuple[str, ...] = ()
     """Why the line is ``admin`` when it runs without the OS sandbox (the reasons
     behind ``runs_code``, ``network`` and ``links_outside``)."""
@@ -137,11 +141,23 @@ _LEADING_TIME = re.compile(r"^\s*time(\s+-p)?\s+(?=\S)")
 _RECURSIVE_ALWAYS = frozenset({"rg", "ag", "ack", "tar", "zip", "7z", "rsync", "fd", "fdfind"})
 _PATHISH = re.compile(r"[/~$*?\[{]|^\.")
 _PROXY_VARIABLES = frozenset({"http_proxy", "https_proxy", "all_proxy", "ftp_proxy"})
+_GLOB_CHARS = re.compile(r"[*?\[]")
 _SECRET_TAIL = re.compile(r"/(environ|mem|map_files)(/|$)")
 """The end of a path known only at run time that reads another process's secrets
 (``$p/environ`` in ``for p in /proc/[0-9]*``)."""
-_CODE_PATH_VARIABLES = frozenset({"PATH", "PYTHONPATH", "NODE_PATH", "RUBYLIB", "PERLLIB",
-                                  "LD_PRELOAD", "LD_LIBRARY_PATH", "BASH_ENV", "ENV"})
+_CODE_PATH_VARIABLES = frozenset(
+    {
+        "PATH",
+        "PYTHONPATH",
+        "NODE_PATH",
+        "RUBYLIB",
+        "PERLLIB",
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "BASH_ENV",
+        "ENV",
+    }
+)
 _SHELL_GRAMMAR = Grammar(values="oO", long_values=frozenset({"init-file", "rcfile"}))
 
 
@@ -161,6 +177,7 @@ class _Classifier:
         self.network = False
         self.links_outside = False
         self.unconfined: list[str] = []
+        self.written: list[str] = []
 
     def runs(self, reason: str) -> None:
         """Code the line does not show runs: ``write`` under the sandbox, a fact the
@@ -196,7 +213,8 @@ class _Classifier:
             self.admin("leaves the persistent terminal outside the working directory")
         return ShellVerdict(
             self.category, tuple(self.reasons), tuple(self.invocations), self.fully_parsed,
-            self.cwd, self.runs_code, self.network, self.links_outside, tuple(self.unconfined),
+            self.cwd, self.runs_code, self.network, self.links_outside,
+            tuple(self.written), tuple(self.unconfined),
         )  # fmt: skip
 
     # --- lines and simple commands ------------------------------------------------
@@ -476,11 +494,18 @@ class _Classifier:
 
     def write_target(self, word: Word, recursive: bool = False) -> bool:
         """Judge one written path; True when it is ``admin``."""
-        refusal = write_refusal(resolve(word, self.cwd, self.context), word.text, self.context,
-                                recursive)  # fmt: skip
+        paths = resolve(word, self.cwd, self.context)
+        refusal = write_refusal(paths, word.text, self.context, recursive)
         if refusal is not None:
             self.admin(refusal)
             return True
+        for path in paths or ():
+            if (
+                inside(path, self.context.cwd)
+                and path != self.context.cwd
+                and not (_GLOB_CHARS.search(path) or path in self.written)
+            ):
+                self.written.append(path)
         return False
 
     def scan_hidden(self, words: list[Word], recursive: bool) -> None:
@@ -506,8 +531,11 @@ class _Classifier:
                         # in some shells, which makes the place unknown, not harmless)
                         reach = resolve(candidate, self.cwd, self.context, reach=True) or []
                         entry = next(
-                            (e for p in reach
-                             if (e := hidden_entry(p, self.context, recursive, True))),
+                            (
+                                e
+                                for p in reach
+                                if (e := hidden_entry(p, self.context, recursive, True))
+                            ),
                             None,
                         )
                 else:

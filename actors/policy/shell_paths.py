@@ -77,8 +77,12 @@ def resolve(
             if cwd is None:
                 return None
             one = posixpath.join(cwd, one)
-        if word.pattern and not reach and any(
-            _GLOB.search(part) and fnmatch.fnmatchcase("..", part) for part in one.split("/")
+        if (
+            word.pattern
+            and not reach
+            and any(
+                _GLOB.search(part) and fnmatch.fnmatchcase("..", part) for part in one.split("/")
+            )
         ):
             return None  # a glob that can match ".." (".*" in older shells)
         paths.append(posixpath.normpath(one))

@@ -26,10 +26,38 @@ if TYPE_CHECKING:
 _SED_WRITES = re.compile(r"(^|[;{}\n])\s*[0-9,$/^!]*\s*[wWe](\s|$)|/[gpIiMme0-9]*[we](\s|;|$)")
 _AWK_ESCAPES = re.compile(r"system|[|>]|getline|ENVIRON|PROCINFO")
 _PIP_NETWORK = frozenset({"install", "download", "wheel", "index", "search"})
-_TAR_PROGRAMS = frozenset({"--to-command", "-I", "--use-compress-program", "--info-script",
-                           "-F", "--new-volume-script", "--rmt-command", "--rsh-command"})
-_BUILD_NO_CODE = frozenset({"gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "as", "ar",
-                            "javac", "rustc", "ruff", "black", "isort", "tsc", "prettier"})
+_TAR_PROGRAMS = frozenset(
+    {
+        "--to-command",
+        "-I",
+        "--use-compress-program",
+        "--info-script",
+        "-F",
+        "--new-volume-script",
+        "--rmt-command",
+        "--rsh-command",
+    }
+)
+_BUILD_NO_CODE = frozenset(
+    {
+        "gcc",
+        "g++",
+        "cc",
+        "c++",
+        "clang",
+        "clang++",
+        "ld",
+        "as",
+        "ar",
+        "javac",
+        "rustc",
+        "ruff",
+        "black",
+        "isort",
+        "tsc",
+        "prettier",
+    }
+)
 """Build tools that compile or format without running the project's code."""
 _TARGET_VALUES = ("-t", "--target-directory")
 _PIP = Grammar(

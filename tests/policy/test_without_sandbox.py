@@ -28,7 +28,7 @@ RUNS_CODE = [
     "python3 -c \"exec(bytes.fromhex('6f73'))\"",
     "perl -e 'unlink \"../outside/c.txt\"'",
     "perl -pi -e s/a/b/ notes.txt",
-    "node -e 'require(\"fs\").rmSync(\"x\")'",
+    'node -e \'require("fs").rmSync("x")\'',
     "awk 'BEGIN{system(\"rm -f ../outside/c.txt\")}'",
     "awk '{print > \"out\"}' f",
     "tar cf - README.md | tar xf - --to-command='rm -f ../outside/c.txt'",
