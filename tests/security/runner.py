@@ -380,8 +380,9 @@ async def fire_plants(url: str, token: str, batch: Batch, setting: str, outcomes
     with trio.move_on_after(60):
         await trio.run_process(command, cwd=REPO, env=world.env(), check=False, capture_stdout=True,
                                capture_stderr=True, stdin=subprocess.DEVNULL)  # fmt: skip
-    if setting != "default":
+    if setting == "sandbox-off":
         return  # with the sandbox off, only Troupe's own later actions are promised safe
+    # (permissive, the harness's self-test, runs the user's git too: a plant must show)
     user = world.user_env()
     for args in (["status"], ["diff"], ["commit", "-qam", "later"], ["checkout", "-q", "-b", "later"],
                  ["log", "-1"]):  # fmt: skip
