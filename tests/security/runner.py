@@ -377,7 +377,8 @@ async def fire_plants(url: str, token: str, batch: Batch, setting: str, outcomes
     except Exception as error:  # kept for a person reading a failure
         notes.write_text(f"the next session failed: {error!r}\n")
     troupe_files = (ws / ".troupe").exists() or (world.root / ".troupe").exists()
-    if troupe_files or world.git_config_changed(batch.name):
+    global_too = any("home/.gitconfig" in r.targets for r in batch.rows)
+    if troupe_files or world.git_config_changed(batch.name, global_too):
         await troupe_run_again(batch, world, ws, notes, run)
     if setting != "default":
         return  # with the sandbox off, only Troupe's own later actions are promised safe

@@ -236,12 +236,12 @@ class World:
         self.git_configs[batch] = (ws / ".git" / "config").read_bytes()
         return ws
 
-    def git_config_changed(self, batch: str) -> bool:
-        """The workspace's .git/config or the user's ~/.gitconfig differs from the
-        start (a plant Troupe's own git calls could run)."""
+    def git_config_changed(self, batch: str, global_too: bool) -> bool:
+        """The workspace's .git/config (or, for a batch aiming at it, the user's
+        ~/.gitconfig) differs from the start: a plant Troupe's own git could run."""
         ws = self.workspace(batch)
         local = (ws / ".git" / "config").read_bytes() != self.git_configs.get(batch)
-        return local or (self.home / ".gitconfig").read_text() != GITCONFIG
+        return local or (global_too and (self.home / ".gitconfig").read_text() != GITCONFIG)
 
     def skip(self) -> tuple[Path, ...]:
         """What a run may change without it being an effect outside: the workspaces,
