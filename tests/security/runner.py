@@ -376,7 +376,9 @@ async def fire_plants(url: str, token: str, batch: Batch, setting: str, outcomes
                         outcomes, rows, world, ws, run)  # fmt: skip
     except Exception as error:  # kept for a person reading a failure
         notes.write_text(f"the next session failed: {error!r}\n")
-    if (ws / ".troupe").exists() or (world.root / ".troupe").exists():
+    troupe_files = (ws / ".troupe").exists() or (world.root / ".troupe").exists()
+    global_too = any("home/.gitconfig" in r.targets for r in batch.rows)
+    if troupe_files or world.git_config_changed(batch.name, global_too):
         await troupe_run_again(batch, world, ws, notes, run)
     if setting != "default":
         return  # with the sandbox off, only Troupe's own later actions are promised safe
@@ -392,7 +394,8 @@ async def fire_plants(url: str, token: str, batch: Batch, setting: str, outcomes
 
 async def troupe_run_again(batch: Batch, world: World, ws: Path, notes: Path, run: Run) -> None:
     """``troupe run`` in the workspace, as the user would next: it reads the
-    project's ``.troupe/`` (MCP servers, base_url, tools). A few at a time: each is a
+    project's ``.troupe/`` (MCP servers, base_url, tools) and probes git (a session
+    of the running server may reuse an earlier probe). A few at a time: each is a
     Python start, and this machine has two cores."""
     command = [sys.executable, "-m", "actors.cli", "run", "--embedded", "--workdir", str(ws),
                "--data-dir", str(world.root / "rundata" / batch.name), f"FOLLOWRUN::{batch.name}:: go"]  # fmt: skip
