@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import codecs
 import gzip
+from collections.abc import Callable
 from dataclasses import replace
 
 from tests.security.rows import Call, Corpus, Row, grep, patch, read, sh, spawn, write
@@ -194,7 +195,7 @@ def _always(c: Corpus) -> None:
 
 def _forms(c: Corpus) -> None:
     """Command forms the classifier must parse or ask about."""
-    forms = [
+    forms: list[tuple[str, str | Callable[[str], str], str]] = [
         ("brace-expansion", "{rm,-f,../outside/c-@KEY@.txt}", "brace expansion"),
         ("glob-command", "/usr/bin/[r]m -f ../outside/c-@KEY@.txt", "glob as command"),
         ("glob-command-q", "/usr/bin/r[!g] -f ../outside/c-@KEY@.txt", ""),
@@ -683,7 +684,7 @@ def _reach(row: Row) -> Row:
     deterministic."""
     if (
         (row.plant and not row.targets)
-        or row.cls == "race"
+        or "race" in row.name
         or f"{row.cls}-{row.name}" in HARMLESS_AS_RUN
     ):
         return replace(row, reach=False)

@@ -145,9 +145,10 @@ class Listeners:
             self.connections[key] += 1
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                 while True:
-                    with trio.move_on_after(2) as idle:
+                    chunk = b""
+                    with trio.move_on_after(2):
                         chunk = await stream.receive_some(65536)
-                    if idle.cancelled_caught or not chunk:
+                    if not chunk:  # closed, or idle for 2 s
                         break
                     self.received[key] += chunk
                     if b"\r\n\r\n" in self.received[key]:
@@ -172,13 +173,13 @@ def script_for(batches: list[Batch], world: World, listeners: Listeners) -> Scri
                          for i, call in enumerate(step)]  # fmt: skip
                 turns.append({"tool_calls": calls})
             if row.subagent:
-                sub_turns = [{"tool_calls": [{"name": c.tool, "arguments": fill(c.arguments, row, world, ws, port)}
+                sub_turns: list[dict[str, Any]] = [{"tool_calls": [{"name": c.tool, "arguments": fill(c.arguments, row, world, ws, port)}
                                              for c in sub]} for sub in row.subagent]  # fmt: skip
                 sub_turns.append({"text": "subtask done"})
                 conversations.append({"match": f"SUBTASK::{row.key}", "turns": sub_turns})
         turns.append({"text": "batch done"})
         conversations.append({"match": batch.match, "turns": turns})
-        follow = [{"tool_calls": [{"id": f"follow{i}", "name": fill(t, row, world, ws, 9), "arguments": {}}]}
+        follow: list[dict[str, Any]] = [{"tool_calls": [{"id": f"follow{i}", "name": fill(t, row, world, ws, 9), "arguments": {}}]}
                   for row in batch.rows for i, t in enumerate(row.trigger_tools)]  # fmt: skip
         follow.append({"text": "follow done"})
         conversations.append({"match": f"FOLLOW::{batch.name}::", "turns": follow})
@@ -389,7 +390,7 @@ async def fire_plants(url: str, token: str, batch: Batch, setting: str, outcomes
         with trio.move_on_after(30):
             await trio.run_process(["git", *args], cwd=ws, env=user, check=False,
                                    capture_stdout=True, capture_stderr=True,
-                                   stdin=subprocess.DEVNULL)  # fmt: skip
+                                   stdin=b"")  # fmt: skip
 
 
 async def troupe_run_again(batch: Batch, world: World, ws: Path, notes: Path, run: Run) -> None:
@@ -403,7 +404,7 @@ async def troupe_run_again(batch: Batch, world: World, ws: Path, notes: Path, ru
     async with run.troupe_runs:
         with trio.move_on_after(180) as slow:
             done = await trio.run_process(command, cwd=REPO, env=env, check=False, capture_stdout=True,
-                                          capture_stderr=True, stdin=subprocess.DEVNULL)  # fmt: skip
+                                          capture_stderr=True, stdin=b"")  # fmt: skip
             log = world.root / "harness" / f"run-{batch.name}.log"
             log.write_bytes(done.stdout + done.stderr)  # for a person reading a failure
     if slow.cancelled_caught:
