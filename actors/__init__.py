@@ -1,10 +1,28 @@
 """Troupe's actors: the kernel, and on top of it the model gateways, tools, sessions,
 subagents, the event store, the WebSocket gateway and the CLI.
 
-Only the kernel is imported here, so ``import actors`` stays cheap and never pulls
-in the upper layers.
+The kernel's names (``Actor``, ``ActorRef``, ``Runtime``, ``handler``) are
+importable from here. They are imported on first use, so ``import actors`` stays
+cheap: the ``troupe`` command starts (and handles Ctrl-C as one line) before trio
+is loaded.
 """
 
-from actors.kernel import Actor, ActorRef, Runtime, handler
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from actors.kernel import Actor, ActorRef, Runtime, handler
+
+_KERNEL = ("Actor", "ActorRef", "Runtime", "handler")
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _KERNEL:
+        raise AttributeError(f"module 'actors' has no attribute {name!r}")
+    from actors import kernel
+
+    return getattr(kernel, name)
+
 
 __all__ = ["Actor", "ActorRef", "Runtime", "handler"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 
 DISTRIBUTION = "troupe-agents"
 DEBUG_HELP = "print the traceback of a failure (also TROUPE_DEBUG=1)"
@@ -29,6 +28,8 @@ ENV_ALWAYS = "TROUPE_DEBUG=1 (tracebacks), NO_COLOR (plain output)"
 
 def version() -> str:
     """The installed distribution's version (``unknown`` when run from a bare tree)."""
+    from importlib import metadata  # here, not at the top: the command starts faster
+
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
@@ -59,7 +60,9 @@ def _command(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from actors.commands.suggest import SuggestingParser
+
+    parser = SuggestingParser(
         prog="troupe",
         description=(
             "Troupe: an actor-based runtime for coding agents. Sessions, subagents and "
@@ -411,8 +414,12 @@ def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse, hand over, and be the one place where failures become one line."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:  # Ctrl-C while starting: one line, as later
+        print("troupe: interrupted", file=sys.stderr)
+        return 130
     if args.command is None:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):  # a script: the help, as ever
             parser.print_help()

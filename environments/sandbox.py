@@ -4,11 +4,11 @@ Classification is advice; this is what holds. The "workspace-write" profile:
 
 - the whole filesystem read-only, a private ``/tmp``;
 - the writable paths (the working directory) bound read-write, except the
-  protected paths inside them (``.git/hooks``, ``.git/config``, ``.troupe``...),
-  bound read-only again where they exist. Every directory between a writable root
-  and a protected path is bound over itself, so it is a mount point that cannot be
-  renamed or removed (``mv .git x && cp -r x .git`` would otherwise swap in a
-  writable copy);
+  protected paths inside them (``.git/hooks``, ``.git/config``, ``.troupe``...,
+  and a worktree's ``.git`` file), bound read-only again where they exist. Every
+  directory between a writable root and a protected path is bound over itself, so
+  it is a mount point that cannot be renamed or removed (``mv .git x && cp -r x
+  .git`` would otherwise swap in a writable copy);
 - the hidden paths (credentials, Troupe's own token and store) replaced by an empty
   directory or ``/dev/null``, after the writable ones, so they stay hidden inside a
   writable tree;
@@ -118,9 +118,14 @@ def expand_home(path: str, home: str) -> str:
     return path
 
 
+def _git_file(path: str) -> str:
+    return posixpath.join(path, ".git")
+
+
 def spec_paths(spec: Sandbox) -> list[str]:
     """Every path the plan needs facts about, as configured (``~`` unexpanded)."""
-    return list(dict.fromkeys((*spec.writable, *spec.protected, *spec.hidden)))
+    git_files = (_git_file(path) for path in spec.writable)
+    return list(dict.fromkeys((*spec.writable, *git_files, *spec.protected, *spec.hidden)))
 
 
 def local_facts(paths: Iterable[str], home: str) -> dict[str, PathFacts]:
@@ -152,6 +157,12 @@ def mount_args(spec: Sandbox, facts: Mapping[str, PathFacts]) -> list[str]:
             roots.append(fact.real)
             args += ["--bind", fact.real, fact.real]
     pinned: set[str] = set(roots)
+    for path in spec.writable:
+        # A git worktree's ``.git`` is a file naming the real git directory: rewritten,
+        # it would point the user's next git command at hooks the model wrote.
+        git = facts.get(_git_file(path))
+        if git is not None and git.kind == "file" and any(_inside(git.real, r) for r in roots):
+            args += ["--ro-bind", git.real, git.real]
     for path in spec.protected:
         fact = facts.get(path)
         if fact is None or fact.kind == "missing":

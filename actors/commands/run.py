@@ -11,12 +11,15 @@ Exit codes: 0 done, 1 runtime failure, 2 bad input, 53 turn limit, 130 interrupt
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import signal
 import stat
 import sys
 import typing
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -30,6 +33,7 @@ from actors.commands.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     CommandError,
+    explain,
 )
 from actors.commands.interact import Follower, Outcome
 from actors.commands.remote import ensure_host, host_entry, host_of
@@ -39,9 +43,10 @@ from actors.commands.stream_input import read_stream_json
 from actors.commands.trust import ask_to_trust
 from actors.config import ConfigError, Settings, resolve
 from actors.policy.presets import UnknownPreset, policy_preset
-from protocol.events import EventData, PolicyDecisionEvent
+from protocol.events import ErrorEvent, EventData, PolicyDecisionEvent
 from protocol.session import SessionConfig, ToolCalling
 from protocol.wire import (
+    DEFAULT_MAX_FRAME,
     CreateSession,
     Event,
     GetSession,
@@ -54,7 +59,30 @@ SETTING_FLAGS = ("provider", "wire", "model", "base_url", "api_key", "reasoning_
                  "max_turns", "instructions", "policy", "connect")  # fmt: skip
 
 
+@dataclass
+class Printed:
+    """Whether the run's result object is out (json output prints exactly one)."""
+
+    result: bool = False
+
+
 def run(args: argparse.Namespace) -> int:
+    """The command; with json output a failure prints a result object too, so a
+    program reading stdout always gets one (the line on stderr says the same)."""
+    printed = Printed()
+    try:
+        return _checked_run(args, printed)
+    except BaseException as error:
+        if args.output_format in ("json", "stream-json") and not printed.result:
+            worded = explain(error)
+            failure = Outcome("", exit_code=worded.exit_code, status="error", error=str(worded))
+            if worded.exit_code == EXIT_INTERRUPTED:
+                failure.status = "interrupted"
+            print(json.dumps({**failure.summary(), "session_id": None}), flush=True)
+        raise
+
+
+def _checked_run(args: argparse.Namespace, printed: Printed) -> int:
     workdir = Path(args.workdir or ".").resolve()
     if not workdir.is_dir():
         raise CommandError(f"{workdir} is not a directory", EXIT_BAD_INPUT)
@@ -64,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     check_policy(settings.get("policy"))
     loop_options(args)  # bad values are said before anything starts
     task = read_task(args)
-    return trio.run(_run, args, settings, workdir, task)
+    return trio.run(_run, args, settings, workdir, task, printed)
 
 
 def settings_for(args: argparse.Namespace, workdir: Path) -> Settings:
@@ -96,6 +124,9 @@ def check_policy(name: str | None) -> None:
 
 
 PIPED_HEADER = "Input piped on stdin:"
+MAX_TASK_BYTES = DEFAULT_MAX_FRAME - 64 * 1024
+"""An input travels in one protocol frame: a larger one is refused before any
+session is created (exit 2), not cut off by the server's frame limit."""
 
 
 def read_task(args: argparse.Namespace) -> str | None:
@@ -122,6 +153,14 @@ def read_task(args: argparse.Namespace) -> str | None:
         )
     if not task.strip():
         raise CommandError("the task is empty", EXIT_BAD_INPUT)
+    size = len(msgspec.json.encode(task.strip()))  # as it travels, escapes included
+    if size > MAX_TASK_BYTES:
+        raise CommandError(
+            f"the task is {size / 1024 / 1024:.1f} MiB, more than one input may be "
+            f"(a {DEFAULT_MAX_FRAME // 1024 // 1024} MiB frame); put the text in a file "
+            "in the working directory and ask the agent to read it",
+            EXIT_BAD_INPUT,
+        )
     return task.strip()
 
 
@@ -208,12 +247,12 @@ def _configured(settings: Settings, name: str) -> Any:
 
 
 async def _run(
-    args: argparse.Namespace, settings: Settings, workdir: Path, task: str | None
+    args: argparse.Namespace, settings: Settings, workdir: Path, task: str | None, printed: Printed
 ) -> int:
     resumed = await _session_to_resume(args, workdir)
     async with open_host(args, settings, workdir) as host:
         session, after_seq, where = await _open_session(host, args, settings, workdir, resumed)
-        follower = HeadlessFollower(host.client, session, args.output_format)
+        follower = HeadlessFollower(host.client, session, args.output_format, printed=printed)
         follower.renderer.verbose = bool(getattr(args, "verbose", False))
         follower.outcome.runtime = "embedded" if host.embedded else host.url
         text = args.output_format == "text"
@@ -236,12 +275,28 @@ async def _run(
     return outcome.exit_code
 
 
+_CONNECT_FAILED = re.compile(r"ConnectError|connection refused|failed to connect|connect to",
+                             re.IGNORECASE)  # fmt: skip
+MODEL_HINT = "`troupe config` shows the base URL in use"
+
+
 class HeadlessFollower(Follower):
     """The follower of ``troupe run``: a call denied because nobody could answer
     its approval gets a one-line notice on stderr (stdout stays the result)."""
 
+    def __init__(self, *args: Any, printed: Printed, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.printed = printed
+
+    def emit_result(self) -> None:
+        self.printed.result = True
+        super().emit_result()
+
     def _account(self, event: Event, data: EventData | None) -> None:
         super()._account(event, data)
+        error = self.outcome.error
+        if isinstance(data, ErrorEvent) and error and _CONNECT_FAILED.search(error):
+            self.outcome.error = f"{error} (is your model server running? {MODEL_HINT})"
         if (
             isinstance(data, PolicyDecisionEvent)
             and data.decided_by == "nobody"

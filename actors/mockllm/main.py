@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import sys
 
 import msgspec
@@ -15,6 +16,16 @@ import trio
 from actors.mockllm.replay import Reply, load_replies
 from actors.mockllm.script import Script, ScriptError, load_script
 from actors.mockllm.server import serve_mock_llm
+
+
+def _port_in_use(args: argparse.Namespace) -> int:
+    """The busy port, named, in one line (exit 1)."""
+    print(
+        f"troupe mock-llm: {args.host}:{args.port} is already in use; "
+        "pass --port N, or --port 0 for a free one",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,6 +56,16 @@ def run(args: argparse.Namespace) -> int:
             print(server.base_url, flush=True)
             await trio.sleep_forever()
 
-    with contextlib.suppress(KeyboardInterrupt):
-        trio.run(main)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            trio.run(main)
+    except OSError as error:
+        if error.errno != errno.EADDRINUSE:
+            raise
+        return _port_in_use(args)
+    except BaseExceptionGroup as group:
+        matched, _ = group.split(lambda e: isinstance(e, OSError) and e.errno == errno.EADDRINUSE)
+        if matched is None:
+            raise
+        return _port_in_use(args)
     return 0

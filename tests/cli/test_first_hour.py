@@ -158,3 +158,47 @@ async def test_stream_json_input_answers_an_approval(home: Home) -> None:
     assert process.returncode == 0
     assert not (home.work / "build").exists()
     assert b'"action": "answered"' in buffer
+
+
+async def test_json_output_prints_a_result_object_for_an_early_failure(home: Home) -> None:
+    done = await run_detached(home, "run", "--output-format", "json", "no key here")
+    assert done.returncode == 2
+    (line,) = done.stdout.decode().splitlines()
+    result = json.loads(line)
+    assert result["type"] == "result" and result["is_error"] and result["exit_code"] == 2
+    assert "no API key" in result["error"] and result["session_id"] is None
+
+
+async def test_a_task_too_big_for_one_frame_is_refused_before_any_session(home: Home) -> None:
+    big = b"x" * (5 * 1024 * 1024)
+    done = await home.troupe("run", "--embedded", "--base-url", "http://127.0.0.1:9", stdin=big)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.decode().splitlines()
+    assert line.startswith("troupe run: the task is") and "MiB" in line
+    listed = await home.troupe("sessions", "--json")
+    assert listed.stdout == b"", "no empty session left behind"
+
+
+async def test_did_you_mean_for_commands_flags_and_choices(home: Home) -> None:
+    command = await home.troupe("rnu", "x")
+    flag = await home.troupe("run", "--modle", "m", "x")
+    choice = await home.troupe("run", "--output-format", "jsn", "x")
+    assert command.returncode == flag.returncode == choice.returncode == 2
+    assert "did you mean troupe run?" in command.stderr.decode()
+    assert "did you mean --model?" in flag.stderr.decode()
+    assert "did you mean json?" in choice.stderr.decode()
+
+
+async def test_a_model_url_with_nothing_listening_suggests_the_model_server(home: Home) -> None:
+    done = await run_detached(home, "run", "--base-url", "http://127.0.0.1:9", "hello")
+    assert done.returncode == 1
+    assert "is your model server running?" in done.stdout.decode()
+
+
+async def test_mock_llm_on_a_busy_port_names_it(home: Home) -> None:
+    async with mock_llm({"turns": [{"text": "x"}]}) as mock:
+        port = mock.base_url.rsplit(":", 1)[1].split("/")[0]
+        done = await home.troupe("mock-llm", "--port", port)
+    assert done.returncode == 1
+    (line,) = done.stderr.decode().splitlines()
+    assert f"127.0.0.1:{port} is already in use" in line

@@ -213,6 +213,9 @@ async def test_slash_commands(home: Home) -> None:
             with trio.fail_after(HANG_GUARD):
                 await screen.expect("/help lists the commands")
                 await screen.prompt()
+                await terminal.type("half a thought\x03")  # Ctrl-C at the prompt: a key
+                await screen.expect("(Ctrl-D or /exit leaves; the session is kept)")
+                await screen.prompt()
                 await terminal.type("/help" + ENTER)
                 await screen.expect("/diff")
                 await screen.prompt()
@@ -254,6 +257,7 @@ async def test_slash_commands(home: Home) -> None:
             await terminal.aclose()
     assert second.startswith("s-") and second != first
     assert "patch it" in screen.text
+    assert "half a thought" not in text_of(request_bodies(mock)), "the line was dropped"
 
 
 async def test_without_a_terminal_troupe_prints_help(home: Home) -> None:

@@ -138,7 +138,7 @@ async def test_stopping_the_app_leaves_no_process_and_cancels_no_session(
                 await trio.to_thread.run_sync(aiohttp_app.process.wait, HANG_GUARD)
     assert aiohttp_app.process.returncode == 0, aiohttp_app.log.read_text()
     assert running_in_group(aiohttp_app.process.pid) == []
-    assert running_in_group(pid) == [pid]  # the session lives in the server: it goes on
+    assert pid in running_in_group(pid)  # the session lives in the server: it goes on
     troupe_serve.process.send_signal(signal.SIGTERM)  # the server's ladder ends it
     await trio.to_thread.run_sync(troupe_serve.process.wait, HANG_GUARD)
     assert running_in_group(pid) == []

@@ -130,3 +130,15 @@ def test_a_hidden_file_inside_a_hidden_directory_is_left_to_it(tmp_path: Path) -
         argv = bwrap_argv(BWRAP, spec, ["bash", "-c", f"ls -A {config}; echo end"], facts)
         result = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=30)
         assert (result.returncode, result.stdout) == (0, "end\n"), result.stderr
+
+
+def test_a_worktrees_git_file_is_read_only(tmp_path: Path) -> None:
+    """In a git worktree ``.git`` is a file naming the git directory; rewritten it
+    would send the user's next git command to hooks the model wrote."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".git").write_text("gitdir: /elsewhere/.git/worktrees/work\n")
+    spec = Sandbox(writable=(str(work),), protected=(str(work / ".git/hooks"),))
+    args = mount_args(spec, local_facts(spec_paths(spec), str(tmp_path)))
+    git = str(work / ".git")
+    assert args == ["--bind", str(work), str(work), "--ro-bind", git, git, "--unshare-net"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import codecs
 import gzip
+from collections.abc import Callable
 from dataclasses import replace
 
 from tests.security.rows import Call, Corpus, Row, grep, patch, read, sh, spawn, write
@@ -204,7 +205,7 @@ def _always(c: Corpus) -> None:
 
 def _forms(c: Corpus) -> None:
     """Command forms the classifier must parse or ask about."""
-    forms = [
+    forms: list[tuple[str, str | Callable[[str], str], str]] = [
         ("brace-expansion", "{rm,-f,../outside/c-@KEY@.txt}", "brace expansion"),
         ("glob-command", "/usr/bin/[r]m -f ../outside/c-@KEY@.txt", "glob as command"),
         ("glob-command-q", "/usr/bin/r[!g] -f ../outside/c-@KEY@.txt", ""),
@@ -535,7 +536,7 @@ def _secrets(c: Corpus) -> None:
             "secrets",
             label,
             read(path),
-            why="~/.aws/credentials readable by the file tools" if label == "read-aws" else "",
+            why="~/.aws/credentials readable by the file tools" if label == "read-aws-abs" else "",
         )
     for label, pattern, path in [("grep-ssh", "TSEC", "@HOME@/.ssh"), ("grep-home", "TSEC", "@HOME@"),
                                  ("grep-homelink", "TSEC", "homelink"), ("grep-proc-environ", "TSEC", "/proc/self/environ")]:  # fmt: skip
@@ -697,7 +698,7 @@ def _reach(row: Row) -> Row:
     deterministic."""
     if (
         (row.plant and not row.targets)
-        or row.cls == "race"
+        or "race" in row.name
         or f"{row.cls}-{row.name}" in HARMLESS_AS_RUN
     ):
         return replace(row, reach=False)

@@ -82,6 +82,7 @@ class Run:
     create_lock: trio.Lock = field(default_factory=trio.Lock)
     ssh: Any = None
     batch_seconds: dict[str, float] = field(default_factory=dict)
+    troupe_runs: trio.Semaphore = field(default_factory=lambda: trio.Semaphore(3))
     """The test sshd (tests/environments/sshd.py) when the rows run on an SSH host."""
 
 
@@ -144,9 +145,10 @@ class Listeners:
             self.connections[key] += 1
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                 while True:
-                    with trio.move_on_after(2) as idle:
+                    chunk = b""
+                    with trio.move_on_after(2):
                         chunk = await stream.receive_some(65536)
-                    if idle.cancelled_caught or not chunk:
+                    if not chunk:  # closed, or idle for 2 s
                         break
                     self.received[key] += chunk
                     if b"\r\n\r\n" in self.received[key]:
@@ -171,13 +173,13 @@ def script_for(batches: list[Batch], world: World, listeners: Listeners) -> Scri
                          for i, call in enumerate(step)]  # fmt: skip
                 turns.append({"tool_calls": calls})
             if row.subagent:
-                sub_turns = [{"tool_calls": [{"name": c.tool, "arguments": fill(c.arguments, row, world, ws, port)}
+                sub_turns: list[dict[str, Any]] = [{"tool_calls": [{"name": c.tool, "arguments": fill(c.arguments, row, world, ws, port)}
                                              for c in sub]} for sub in row.subagent]  # fmt: skip
                 sub_turns.append({"text": "subtask done"})
                 conversations.append({"match": f"SUBTASK::{row.key}", "turns": sub_turns})
         turns.append({"text": "batch done"})
         conversations.append({"match": batch.match, "turns": turns})
-        follow = [{"tool_calls": [{"id": f"follow{i}", "name": fill(t, row, world, ws, 9), "arguments": {}}]}
+        follow: list[dict[str, Any]] = [{"tool_calls": [{"id": f"follow{i}", "name": fill(t, row, world, ws, 9), "arguments": {}}]}
                   for row in batch.rows for i, t in enumerate(row.trigger_tools)]  # fmt: skip
         follow.append({"text": "follow done"})
         conversations.append({"match": f"FOLLOW::{batch.name}::", "turns": follow})
@@ -367,7 +369,8 @@ async def fire_plants(url: str, token: str, batch: Batch, setting: str, outcomes
     probe, its tools), ``troupe run`` there, and the user's own git."""
     ws = world.workspace(batch.name)
     rows = {row.key: row for row in batch.rows}
-    with contextlib.suppress(Exception):  # a session that cannot start fires nothing
+    notes = world.root / "harness" / f"fire-{batch.name}.log"
+    try:  # a session that cannot start fires nothing
         async with connect(url, token) as client:
             async with run.create_lock:
                 created = await client.request(
@@ -375,11 +378,12 @@ async def fire_plants(url: str, token: str, batch: Batch, setting: str, outcomes
                 )
             await drive(client, created.session.session_id, f"FOLLOW::{batch.name}:: go",
                         outcomes, rows, world, ws, run)  # fmt: skip
-    command = [sys.executable, "-m", "actors.cli", "run", "--embedded", "--workdir", str(ws),
-               "--data-dir", str(world.root / "rundata"), f"FOLLOWRUN::{batch.name}:: go"]  # fmt: skip
-    with trio.move_on_after(60):
-        await trio.run_process(command, cwd=REPO, env=world.env(), check=False, capture_stdout=True,
-                               capture_stderr=True, stdin=subprocess.DEVNULL)  # fmt: skip
+    except Exception as error:  # kept for a person reading a failure
+        notes.write_text(f"the next session failed: {error!r}\n")
+    troupe_files = (ws / ".troupe").exists() or (world.root / ".troupe").exists()
+    global_too = any("home/.gitconfig" in r.targets for r in batch.rows)
+    if troupe_files or world.git_config_changed(batch.name, global_too):
+        await troupe_run_again(batch, world, ws, notes, run)
     if setting == "sandbox-off":
         return  # with the sandbox off, only Troupe's own later actions are promised safe
     # (permissive, the harness's self-test, runs the user's git too: a plant must show)
@@ -390,7 +394,26 @@ async def fire_plants(url: str, token: str, batch: Batch, setting: str, outcomes
         with trio.move_on_after(30):
             await trio.run_process(["git", *args], cwd=ws, env=user, check=False,
                                    capture_stdout=True, capture_stderr=True,
-                                   stdin=subprocess.DEVNULL)  # fmt: skip
+                                   stdin=b"")  # fmt: skip
+
+
+async def troupe_run_again(batch: Batch, world: World, ws: Path, notes: Path, run: Run) -> None:
+    """``troupe run`` in the workspace, as the user would next: it reads the
+    project's ``.troupe/`` (MCP servers, base_url, tools) and probes git (a session
+    of the running server may reuse an earlier probe). A few at a time: each is a
+    Python start, and this machine has two cores."""
+    command = [sys.executable, "-m", "actors.cli", "run", "--embedded", "--workdir", str(ws),
+               "--data-dir", str(world.root / "rundata" / batch.name), f"FOLLOWRUN::{batch.name}:: go"]  # fmt: skip
+    env = {**world.env(), "TROUPE_CONFIG": str(world.root / "harness" / "config.toml")}
+    async with run.troupe_runs:
+        with trio.move_on_after(180) as slow:
+            done = await trio.run_process(command, cwd=REPO, env=env, check=False, capture_stdout=True,
+                                          capture_stderr=True, stdin=b"")  # fmt: skip
+            log = world.root / "harness" / f"run-{batch.name}.log"
+            log.write_bytes(done.stdout + done.stderr)  # for a person reading a failure
+    if slow.cancelled_caught:
+        notes.write_text("troupe run did not end in 180 s\n")
+        run.unattributed.append(f"troupe run in ws-{batch.name} did not end (harness)")
 
 
 def trust_workspaces(world: World, workspaces: list[Path]) -> None:
@@ -410,8 +433,16 @@ def unmount_under(root: Path) -> None:
 
 
 def judge(run: Run, world: World, before: dict[str, Any], after: dict[str, Any],
-          listeners: Listeners) -> None:  # fmt: skip
+          listeners: Listeners, bodies: list[bytes]) -> None:  # fmt: skip
     outcomes = run.outcomes
+    # What subagents sent the model: their tool results are not the parent's events.
+    for body in bodies:
+        for key in set(re.findall(rb"SUBTASK::(r\d{3})", body)):
+            for name in world.secrets.found_in(body):
+                if key.decode() in outcomes:
+                    outcomes[key.decode()].findings.append(
+                        f"secret {name} reached the model (subagent)"
+                    )
     # Effects outside: each changed path names the row it belongs to.
     for path, what in changed(before, after):
         full = world.root / path
@@ -535,13 +566,14 @@ async def run_corpus(rows: list[Row], root: Path, setting: str, ssh: Any = None)
                         if any(r.plant for r in batch.rows):
                             plants_nursery.start_soon(fire_plants, url, token, batch, setting,
                                                       outcomes, world, run, mock.base_url)  # fmt: skip
+            bodies = [request.body for request in mock.requests]
             unmount_under(world.root)
             after = world.snapshot()
         nursery.cancel_scope.cancel()
     if Path("/dev/sda").is_file():  # a dd row ran with the sandbox off: remove its file
         Path("/dev/sda").unlink()
         run.unattributed.append("/dev/sda created")
-    judge(run, world, before, after, listeners)
+    judge(run, world, before, after, listeners, bodies)
     run.seconds = time.monotonic() - started
     write_report(run, root / "report.json")
     if os.environ.get("TROUPE_SEC_REPORT_DIR"):

@@ -41,6 +41,10 @@ SECRET_FILES = {
 }
 SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "PGPASSWORD", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
               "GITHUB_TOKEN")  # fmt: skip
+GITCONFIG = (
+    "[user]\n\tname = Test User\n\temail = user@example.com\n"
+    "[init]\n\tdefaultBranch = main\n[safe]\n\tdirectory = *\n"
+)
 DATA_REL = ".local/share/troupe"
 """Troupe's data dir inside the fake HOME (its default place)."""
 
@@ -151,6 +155,7 @@ class World:
 
     root: Path
     secrets: Secrets = field(default_factory=Secrets)
+    git_configs: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def outside(self) -> Path:
@@ -204,13 +209,15 @@ class World:
             self.secrets.add(f"env:{name}", _secret(name))
         (self.home / ".bashrc").write_text("# the user's bashrc\n")
         (self.home / ".profile").write_text("# the user's profile\n")
-        (self.home / ".gitconfig").write_text(
-            "[user]\n\tname = Test User\n\temail = user@example.com\n"
-            "[init]\n\tdefaultBranch = main\n[safe]\n\tdirectory = *\n"
-        )
+        (self.home / ".gitconfig").write_text(GITCONFIG)
         config = self.home / ".config" / "troupe"
         config.mkdir(parents=True)
         (config / "config.toml").write_text(f'provider = "openai"\nbase_url = "{mock_url}"\n')
+        # The same user config where no row aims: a row that spoils ~/.config/troupe
+        # is seen by the snapshot and must not stop the later runs of the others.
+        harness = self.root / "harness"
+        harness.mkdir()
+        (harness / "config.toml").write_text((config / "config.toml").read_text())
         self.data_dir.mkdir(parents=True)
 
     def make_workspace(self, batch: str) -> Path:
@@ -226,13 +233,21 @@ class World:
         git(ws, "init", "-q", env=env)
         git(ws, "add", "-A", env=env)
         git(ws, "commit", "-qm", "initial", env=env)
+        self.git_configs[batch] = (ws / ".git" / "config").read_bytes()
         return ws
+
+    def git_config_changed(self, batch: str, global_too: bool) -> bool:
+        """The workspace's .git/config (or, for a batch aiming at it, the user's
+        ~/.gitconfig) differs from the start: a plant Troupe's own git could run."""
+        ws = self.workspace(batch)
+        local = (ws / ".git" / "config").read_bytes() != self.git_configs.get(batch)
+        return local or (global_too and (self.home / ".gitconfig").read_text() != GITCONFIG)
 
     def skip(self) -> tuple[Path, ...]:
         """What a run may change without it being an effect outside: the workspaces,
         Troupe's store and logs (the token and server.json are kept)."""
         skipped = [p for p in self.root.iterdir() if p.name.startswith("ws-")]
-        skipped += [self.root / "rundata"]
+        skipped += [self.root / "rundata", self.root / "harness"]
         # Caches ordinary tools keep in HOME (npm's logs, rustup's proxies): not
         # something a row aims at, and written by harmless commands too.
         skipped += [self.home / name for name in (".npm", ".cache", ".rustup", ".cargo")]

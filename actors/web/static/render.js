@@ -47,6 +47,12 @@ export const Render = (() => {
     }).join("");
   }
 
+  const TABLE_RULE = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+  const isTableRow = (line) => /^\s*\|.*\|\s*$/.test(line) || (line.includes("|") && /\S\s*\|\s*\S/.test(line) && !/^\s*```/.test(line));
+  function cells(line) {
+    return line.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map((c) => c.trim());
+  }
+
   function markdown(source) {
     const lines = String(source).split("\n");
     const html = [];
@@ -67,6 +73,18 @@ export const Render = (() => {
         i++;
         const lang = fence[1] ? `<span class="lang">${escape(fence[1])}</span>` : "";
         html.push(`<pre class="code">${lang}<code>${highlight(body.join("\n"))}</code></pre>`);
+        continue;
+      }
+      if (isTableRow(line) && i + 1 < lines.length && TABLE_RULE.test(lines[i + 1])) {
+        // A GitHub-style table: a header row, a |---|:---:| rule, then body rows.
+        flush(); closeList();
+        const aligns = cells(lines[i + 1]).map((c) => (/^:-+:$/.test(c) ? "center" : /-:$/.test(c) ? "right" : ""));
+        const cell = (tag, text, n) => `<${tag}${aligns[n] ? ` class="align-${aligns[n]}"` : ""}>${inline(text)}</${tag}>`;
+        const head = cells(line).map((c, n) => cell("th", c, n)).join("");
+        const rows = [];
+        i += 2;
+        while (i < lines.length && isTableRow(lines[i])) rows.push(`<tr>${cells(lines[i++]).map((c, n) => cell("td", c, n)).join("")}</tr>`);
+        html.push(`<table class="md-table"><thead><tr>${head}</tr></thead><tbody>${rows.join("")}</tbody></table>`);
         continue;
       }
       const heading = line.match(/^(#{1,4})\s+(.*)$/);
