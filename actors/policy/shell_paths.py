@@ -119,9 +119,28 @@ def hidden_entry(
     for entry, root in _hidden_roots(context.hidden, context.home, context.cwd):
         if _could_be_within(path, root, recursive, shell_dots):
             return entry
-    if SECRET_PROC.match(path) or (path.startswith("/proc/") and _GLOB.search(path)):
+    if SECRET_PROC.match(path) or (
+        path.startswith("/proc/") and _proc_glob_reaches(path, recursive)
+    ):
         return "/proc/<pid>/environ, root, fd ..."
     return None
+
+
+_PROC_SECRETS = ("environ", "root", "cwd", "mem", "fd", "map_files", "task", "fdinfo")
+
+
+def _proc_glob_reaches(path: str, recursive: bool) -> bool:
+    """A /proc pattern that can name another process's secrets: ``/proc/*/environ``,
+    ``/proc/*/e*``, or any pattern read recursively; ``ls -d /proc/[0-9]*`` (the
+    process directories themselves) and ``/proc/*/status`` cannot."""
+    if not _GLOB.search(path):
+        return False
+    parts = path.split("/")[2:]
+    if recursive or len(parts) > 2 and _GLOB.search(parts[1]):
+        return True
+    if len(parts) < 2:
+        return False
+    return any(fnmatch.fnmatchcase(name, parts[1]) for name in _PROC_SECRETS)
 
 
 @functools.lru_cache(maxsize=16)

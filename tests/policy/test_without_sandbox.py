@@ -148,12 +148,15 @@ def test_the_effective_sandbox(setting: str, available: bool | None, expected: b
 @pytest.mark.parametrize(
     "line",
     ["cat ~/.[a-z]*/* 2>/dev/null", "cat ~/.*/*", "grep -r KEY /proc/*/environ",
+     "cat /proc/*/e*", "grep -r KEY /proc/[0-9]*", "cat /proc/*/task/*/environ",
      "for p in /proc/[0-9]*; do tr '\\0' '\\n' < $p/environ; done | grep -a KEY"],
 )  # fmt: skip
 def test_globs_and_loops_that_can_reach_hidden_paths_are_admin(line: str) -> None:
     assert classify_command(line, CONTEXT).category == "admin"
 
 
-@pytest.mark.parametrize("line", ["ls ~/*", "cat src/*", "cat ~/*/notes.txt"])
+@pytest.mark.parametrize(
+    "line", ["ls ~/*", "cat src/*", "cat ~/*/notes.txt", "ls -d /proc/[0-9]*", "cat /proc/*/status"]
+)
 def test_globs_that_cannot_match_a_dot_name_stay_reads(line: str) -> None:
     assert classify_command(line, CONTEXT).category == "read"
