@@ -136,7 +136,7 @@ def _proc_glob_reaches(path: str, recursive: bool) -> bool:
     if not _GLOB.search(path):
         return False
     parts = path.split("/")[2:]
-    if recursive or len(parts) > 2 and _GLOB.search(parts[1]):
+    if recursive or (len(parts) > 2 and _GLOB.search(parts[1])):
         return True
     if len(parts) < 2:
         return False
