@@ -175,10 +175,11 @@ def mount_args(spec: Sandbox, facts: Mapping[str, PathFacts]) -> list[str]:
                 pinned.add(directory)
                 args += ["--bind", directory, directory]
         args += ["--ro-bind", fact.real, fact.real]
-    for path in spec.hidden:
-        fact = facts.get(path)
-        if fact is None or fact.kind == "missing":
-            continue
+    shown = [f for p in spec.hidden if (f := facts.get(p)) is not None and f.kind != "missing"]
+    hidden_dirs = [f.real for f in shown if f.kind == "dir"]
+    for fact in shown:
+        if any(_inside(fact.real, d) and fact.real != d for d in hidden_dirs):
+            continue  # already unseen in a hidden directory, which has no mount point for it
         if fact.kind == "dir":
             args += ["--tmpfs", fact.real, "--remount-ro", fact.real]
         else:

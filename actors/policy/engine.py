@@ -134,12 +134,13 @@ class CallFacts(msgspec.Struct, frozen=True):
 def facts_for(tool: str, declared: Category, arguments: dict[str, Any], root: str,
               overrides: dict[str, Category] | None = None, home: str | None = None,
               hidden: tuple[str, ...] = DEFAULT_DENIED,
-              terminal_cwd: str | None = "") -> CallFacts:  # fmt: skip
+              terminal_cwd: str | None = "", sandboxed: bool = True) -> CallFacts:  # fmt: skip
     """The facts of one call: a shell tool's category comes from its command line,
     judged in the session's working directory ``root`` and ``home`` (default: this
     process's), with ``hidden`` (the policy's denied paths) out of reach.
     ``terminal_cwd``: where the persistent terminal is (``""``: ``root``; None:
-    not known), for a call that runs in it."""
+    not known), for a call that runs in it. ``sandboxed``: whether the command
+    will run in the OS sandbox (see :func:`without_sandbox`)."""
     category = (overrides or {}).get(tool, declared)
     command = arguments.get("command")
     if tool in SHELL_TOOLS and isinstance(command, str):
@@ -156,9 +157,46 @@ def facts_for(tool: str, declared: Category, arguments: dict[str, Any], root: st
                 verdict = msgspec.structs.replace(
                     fresh, cwd_after=verdict.cwd_after, reasons=fresh.reasons
                 )
+        if not sandboxed:
+            verdict = without_sandbox(verdict)
         return CallFacts(tool, verdict.category if category != "admin" else category,
                          arguments, root, verdict)  # fmt: skip
     return CallFacts(tool, category, arguments, root)
+
+
+def without_sandbox(verdict: ShellVerdict) -> ShellVerdict:
+    """The verdict of a line that runs without the OS sandbox (policy ``sandbox =
+    "off"``, or ``auto`` where the environment has none): the sandbox is the
+    boundary, so what it alone would confine is ``admin`` - code the line does not
+    show (``runs_code``), the network, loopback included (``network``), and
+    symbolic links that lead outside (``links_outside``). Under the sandbox these
+    stay ``write``, so ordinary work asks nothing (docs/decisions.md)."""
+    if not verdict.unconfined or verdict.category == "admin":
+        return verdict
+    reasons = (*verdict.reasons, *(f"{r} (without the OS sandbox)" for r in verdict.unconfined))
+    return msgspec.structs.replace(verdict, category="admin", reasons=reasons)
+
+
+def escalated(facts: CallFacts, why: str) -> CallFacts:
+    """``facts`` of a shell call found to reach outside after all (a path it writes
+    resolves outside through a symlink, with no sandbox to stop it): ``admin``."""
+    if facts.shell is None or facts.category == "admin":
+        return facts
+    reasons = (*facts.shell.reasons, f"{why} (without the OS sandbox)")
+    shell = msgspec.structs.replace(facts.shell, category="admin", reasons=reasons)
+    return msgspec.structs.replace(facts, category="admin", shell=shell)
+
+
+def effective_sandbox(policy: Policy, available: bool | None) -> bool:
+    """Whether a command of this policy runs in the OS sandbox: never with ``off``;
+    with ``on`` always (or not at all: it is refused where there is none); with
+    ``auto`` where the environment says it has one (``available``; None: it did
+    not say, which counts as none)."""
+    if policy.sandbox == "off":
+        return False
+    if policy.sandbox == "on":
+        return True
+    return available is True
 
 
 def decide(policy: Policy, facts: CallFacts, grants: Iterable[Grant] = ()) -> Decision:

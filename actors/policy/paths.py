@@ -11,6 +11,8 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable
 
+from actors.policy.command_tables import SECRET_PROC
+
 SECRET_PATHS = (
     "~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube",
     "~/.docker", "~/.netrc", "~/.pgpass",
@@ -46,6 +48,8 @@ def path_refusal(
 ) -> str | None:
     """Why ``resolved`` (an absolute, symlink-free path) may not be touched, or None."""
     resolved = posixpath.normpath(resolved)
+    if SECRET_PROC.match(resolved):
+        return f"{resolved} is another process's environment, memory or view (/proc)"
     for entry in denied:
         if inside(resolved, expand(entry, home, root)):
             return f"{resolved} is in a denied path ({entry})"

@@ -96,6 +96,23 @@ class ShellVerdict(msgspec.Struct, frozen=True):
     cwd_after: str | None = None
     """The directory the shell is in after the line (None: not known), which a
     persistent terminal keeps for its next call."""
+    runs_code: bool = False
+    """The line runs code it does not show (``python -c``, a script, ``make``, npm
+    scripts, ``awk`` with ``system()``, ``tar --to-command``, a changed ``PATH``):
+    only the OS sandbox confines what that code does."""
+    network: bool = False
+    """The line reaches the network, loopback included (loopback stands in for
+    another host, and the Troupe server itself listens there)."""
+    links_outside: bool = False
+    """The line makes a symbolic link to a target outside the working directory
+    (or one known only at run time): a later write through it lands outside."""
+    writes: tuple[str, ...] = ()
+    """The paths inside the working directory the line writes, as the words name
+    them (a symlink among them may lead outside: without the sandbox the gate has
+    the environment resolve them)."""
+    unconfined: tuple[str, ...] = ()
+    """Why the line is ``admin`` when it runs without the OS sandbox (the reasons
+    behind ``runs_code``, ``network`` and ``links_outside``)."""
 
 
 CACHED_LINE_CHARS = 2048
@@ -124,6 +141,23 @@ _LEADING_TIME = re.compile(r"^\s*time(\s+-p)?\s+(?=\S)")
 _RECURSIVE_ALWAYS = frozenset({"rg", "ag", "ack", "tar", "zip", "7z", "rsync", "fd", "fdfind"})
 _PATHISH = re.compile(r"[/~$*?\[{]|^\.")
 _PROXY_VARIABLES = frozenset({"http_proxy", "https_proxy", "all_proxy", "ftp_proxy"})
+_GLOB_CHARS = re.compile(r"[*?\[]")
+_SECRET_TAIL = re.compile(r"/(environ|mem|map_files)(/|$)")
+"""The end of a path known only at run time that reads another process's secrets
+(``$p/environ`` in ``for p in /proc/[0-9]*``)."""
+_CODE_PATH_VARIABLES = frozenset(
+    {
+        "PATH",
+        "PYTHONPATH",
+        "NODE_PATH",
+        "RUBYLIB",
+        "PERLLIB",
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "BASH_ENV",
+        "ENV",
+    }
+)
 _SHELL_GRAMMAR = Grammar(values="oO", long_values=frozenset({"init-file", "rcfile"}))
 
 
@@ -139,6 +173,31 @@ class _Classifier:
         self.venv = False
         """A virtual environment inside the working directory was activated."""
         self.proxies: list[str] = []
+        self.runs_code = False
+        self.network = False
+        self.links_outside = False
+        self.unconfined: list[str] = []
+        self.written: list[str] = []
+
+    def runs(self, reason: str) -> None:
+        """Code the line does not show runs: ``write`` under the sandbox, a fact the
+        engine turns into ``admin`` without it."""
+        self.runs_code = True
+        self._unconfined(reason)
+
+    def reaches(self, reason: str) -> None:
+        """The line uses the network (loopback included)."""
+        self.network = True
+        self._unconfined(reason)
+
+    def links_out(self, reason: str) -> None:
+        """The line makes a symbolic link that leads outside the working directory."""
+        self.links_outside = True
+        self._unconfined(reason)
+
+    def _unconfined(self, reason: str) -> None:
+        if reason not in self.unconfined:
+            self.unconfined.append(reason)
 
     def raise_to(self, category: Category, reason: str | None = None) -> None:
         self.category = worst(self.category, category)
@@ -154,7 +213,8 @@ class _Classifier:
             self.admin("leaves the persistent terminal outside the working directory")
         return ShellVerdict(
             self.category, tuple(self.reasons), tuple(self.invocations), self.fully_parsed,
-            self.cwd,
+            self.cwd, self.runs_code, self.network, self.links_outside,
+            tuple(self.written), tuple(self.unconfined),
         )  # fmt: skip
 
     # --- lines and simple commands ------------------------------------------------
@@ -201,6 +261,8 @@ class _Classifier:
         name, _, value = word.text.partition("=")
         if name in DANGEROUS_VARIABLES or name.startswith(("BASH_FUNC", "GIT_CONFIG", "LD_")):
             self.admin(f"sets {name}, which changes what later programs run or read")
+        if name in _CODE_PATH_VARIABLES:
+            self.runs(f"sets {name}, which chooses the programs that run")
         if name.lower() in _PROXY_VARIABLES:
             self.proxies.append(host_of(value) if not word.substituted else "")
         self.scan_hidden([word], recursive=False)
@@ -214,6 +276,7 @@ class _Classifier:
             text = target.text if target is not None else ""
             if "/dev/tcp/" in text or "/dev/udp/" in text:
                 self.admin(f"network access through a redirection ({text})")
+                self.reaches(f"network access through a redirection ({text})")
                 continue
             if op == "<>":
                 self.admin(f"opens a file for reading and writing (<> {text})")
@@ -259,6 +322,7 @@ class _Classifier:
                     self.invocations.append(Invocation((base, *(w.text for w in args))))
                     self.scan_hidden(args, recursive=False)
                     self.raise_to("write", f"runs a program from the working directory ({name})")
+                    self.runs(f"runs a program from the working directory ({name})")
                     return
             elif posixpath.dirname(path) not in STANDARD_BIN_DIRS:
                 self.invocations.append(Invocation((base, *(w.text for w in args))))
@@ -413,6 +477,7 @@ class _Classifier:
             self.admin(f"{how} of a file outside the working directory ({word.text})")
         else:
             self.raise_to("write", f"runs {word.text} (its contents are not classified)")
+            self.runs(f"{how} runs {word.text}")
 
     def cd(self, name: str, args: list[Word]) -> None:
         operands = [w for w in args if not w.text.startswith("-") or w.text == "-"]
@@ -429,11 +494,18 @@ class _Classifier:
 
     def write_target(self, word: Word, recursive: bool = False) -> bool:
         """Judge one written path; True when it is ``admin``."""
-        refusal = write_refusal(resolve(word, self.cwd, self.context), word.text, self.context,
-                                recursive)  # fmt: skip
+        paths = resolve(word, self.cwd, self.context)
+        refusal = write_refusal(paths, word.text, self.context, recursive)
         if refusal is not None:
             self.admin(refusal)
             return True
+        for path in paths or ():
+            if (
+                inside(path, self.context.cwd)
+                and path != self.context.cwd
+                and not (_GLOB_CHARS.search(path) or path in self.written)
+            ):
+                self.written.append(path)
         return False
 
     def scan_hidden(self, words: list[Word], recursive: bool) -> None:
@@ -451,6 +523,21 @@ class _Classifier:
                 paths = resolve(candidate, self.cwd, self.context)
                 if paths is None:
                     entry = names_hidden(candidate.text, self.context)
+                    if entry is None and candidate.substituted:
+                        if _SECRET_TAIL.search(candidate.text):
+                            entry = "/proc/<pid>/environ, mem ..."
+                    elif entry is None and candidate.pattern:
+                        # ~/.*/* : what can the pattern reach? (``*`` may match ``..``
+                        # in some shells, which makes the place unknown, not harmless)
+                        reach = resolve(candidate, self.cwd, self.context, reach=True) or []
+                        entry = next(
+                            (
+                                e
+                                for p in reach
+                                if (e := hidden_entry(p, self.context, recursive, True))
+                            ),
+                            None,
+                        )
                 else:
                     entry = next(
                         (e for p in paths if (e := hidden_entry(p, self.context, recursive))),

@@ -56,6 +56,8 @@ def host_of(text: str) -> str:
 
 def network(c: Classifier, name: str, args: list[Word]) -> None:
     hosts: list[str] = list(c.proxies)
+    if name != "rsync":
+        c.reaches(f"{name} uses the network")
     if name == "curl":
         parsed = parse(args, CURL)
         if parsed.has("-K", "--config"):

@@ -50,9 +50,13 @@ _HOME_PARAMETER = re.compile(r"^\$(HOME\b|\{HOME\})")
 _PWD_PARAMETER = re.compile(r"^\$(PWD\b|\{PWD\})")
 
 
-def resolve(word: Word, cwd: str | None, context: ShellContext) -> list[str] | None:
+def resolve(
+    word: Word, cwd: str | None, context: ShellContext, reach: bool = False
+) -> list[str] | None:
     """The absolute paths ``word`` can name (more than one after brace expansion;
-    glob characters stay in them), or None when that is known only at run time."""
+    glob characters stay in them), or None when that is known only at run time.
+    ``reach``: keep a glob that may match ``..`` as it is (a reader asks what the
+    pattern can reach, not one place it names)."""
     text = word.text
     if word.substituted:
         text = _HOME_PARAMETER.sub(lambda _: context.home, text)
@@ -73,22 +77,29 @@ def resolve(word: Word, cwd: str | None, context: ShellContext) -> list[str] | N
             if cwd is None:
                 return None
             one = posixpath.join(cwd, one)
-        if word.pattern and any(
-            _GLOB.search(part) and fnmatch.fnmatchcase("..", part) for part in one.split("/")
+        if (
+            word.pattern
+            and not reach
+            and any(
+                _GLOB.search(part) and fnmatch.fnmatchcase("..", part) for part in one.split("/")
+            )
         ):
             return None  # a glob that can match ".." (".*" in older shells)
         paths.append(posixpath.normpath(one))
     return paths
 
 
-def _could_be_within(path: str, root: str, recursive: bool) -> bool:
-    """``path`` (maybe holding globs) is in ``root``, or, when ``recursive``, holds it."""
+def _could_be_within(path: str, root: str, recursive: bool, shell_dots: bool = False) -> bool:
+    """``path`` (maybe holding globs) is in ``root``, or, when ``recursive``, holds it.
+    ``shell_dots``: a glob matches a leading dot only literally, as the shell's does."""
     if not _GLOB.search(path):
         return inside(path, root) or (recursive and inside(root, path))
     parts = path.strip("/").split("/")
     root_parts = root.strip("/").split("/")
     for index in range(min(len(parts), len(root_parts))):
         if not fnmatch.fnmatchcase(root_parts[index], parts[index]):
+            return False
+        if shell_dots and root_parts[index][:1] == "." and parts[index][:1] != ".":
             return False
     return len(parts) >= len(root_parts) or recursive
 
@@ -99,15 +110,37 @@ def _hidden_roots(hidden: tuple[str, ...], home: str, cwd: str) -> tuple[tuple[s
     return tuple((entry, expand(entry, home, cwd)) for entry in hidden)
 
 
-def hidden_entry(path: str, context: ShellContext, recursive: bool = False) -> str | None:
+def hidden_entry(
+    path: str, context: ShellContext, recursive: bool = False, shell_dots: bool = False
+) -> str | None:
     """The hidden path (a credential, Troupe's own files) ``path`` reads, or None.
-    ``recursive``: the command reads the whole tree under ``path``."""
+    ``recursive``: the command reads the whole tree under ``path``; ``shell_dots``:
+    see :func:`_could_be_within`."""
     for entry, root in _hidden_roots(context.hidden, context.home, context.cwd):
-        if _could_be_within(path, root, recursive):
+        if _could_be_within(path, root, recursive, shell_dots):
             return entry
-    if SECRET_PROC.match(path) or (path.startswith("/proc/") and _GLOB.search(path)):
+    if SECRET_PROC.match(path) or (
+        path.startswith("/proc/") and _proc_glob_reaches(path, recursive)
+    ):
         return "/proc/<pid>/environ, root, fd ..."
     return None
+
+
+_PROC_SECRETS = ("environ", "root", "cwd", "mem", "fd", "map_files", "task", "fdinfo")
+
+
+def _proc_glob_reaches(path: str, recursive: bool) -> bool:
+    """A /proc pattern that can name another process's secrets: ``/proc/*/environ``,
+    ``/proc/*/e*``, or any pattern read recursively; ``ls -d /proc/[0-9]*`` (the
+    process directories themselves) and ``/proc/*/status`` cannot."""
+    if not _GLOB.search(path):
+        return False
+    parts = path.split("/")[2:]
+    if recursive or (len(parts) > 2 and _GLOB.search(parts[1])):
+        return True
+    if len(parts) < 2:
+        return False
+    return any(fnmatch.fnmatchcase(name, parts[1]) for name in _PROC_SECRETS)
 
 
 @functools.lru_cache(maxsize=16)

@@ -24,6 +24,41 @@ if TYPE_CHECKING:
     from actors.policy.shell import _Classifier as Classifier
 
 _SED_WRITES = re.compile(r"(^|[;{}\n])\s*[0-9,$/^!]*\s*[wWe](\s|$)|/[gpIiMme0-9]*[we](\s|;|$)")
+_AWK_ESCAPES = re.compile(r"system|[|>]|getline|ENVIRON|PROCINFO")
+_PIP_NETWORK = frozenset({"install", "download", "wheel", "index", "search"})
+_TAR_PROGRAMS = frozenset(
+    {
+        "--to-command",
+        "-I",
+        "--use-compress-program",
+        "--info-script",
+        "-F",
+        "--new-volume-script",
+        "--rmt-command",
+        "--rsh-command",
+    }
+)
+_BUILD_NO_CODE = frozenset(
+    {
+        "gcc",
+        "g++",
+        "cc",
+        "c++",
+        "clang",
+        "clang++",
+        "ld",
+        "as",
+        "ar",
+        "javac",
+        "rustc",
+        "ruff",
+        "black",
+        "isort",
+        "tsc",
+        "prettier",
+    }
+)
+"""Build tools that compile or format without running the project's code."""
 _TARGET_VALUES = ("-t", "--target-directory")
 _PIP = Grammar(
     values="rcietd",
@@ -40,11 +75,16 @@ def interpreter(c: Classifier, name: str, args: list[Word], depth: int, stdin: b
                 in_workspace_program: bool) -> None:  # fmt: skip
     if name in ("awk", "gawk", "mawk", "nawk"):
         c.raise_to("write", f"{name} runs a program")
+        if any(_AWK_ESCAPES.search(w.text) or w.substituted for w in args) or any(
+            w.text in ("-f", "--file", "-E", "--exec", "-l", "--load") for w in args
+        ):
+            c.runs(f"{name} program runs commands or writes files (system, pipes, >, -f)")
         return
     if name == "perl" and any(
         w.text.startswith("-") and not w.text.startswith("--") and "i" in w.text[1:] for w in args
     ):
         c.raise_to("write", "perl -i edits files in place")
+        c.runs("perl -i runs code on files")
         code = next(
             (i for i, w in enumerate(args) if w.text.startswith("-") and w.text[-1:] in "eE"),
             None,
@@ -67,6 +107,7 @@ def interpreter(c: Classifier, name: str, args: list[Word], depth: int, stdin: b
             and len(text) > 1
         ):  # fmt: skip
             c.raise_to("write", f"{name} runs code given inline")
+            c.runs(f"{name} runs code given inline")
             return
         if text == "-" or not text.startswith("-"):
             break
@@ -89,6 +130,7 @@ def python_module(c: Classifier, module: str, rest: list[Word], venv: bool) -> N
         c.raise_to("write", "creates a virtual environment")
     else:
         c.raise_to("write", f"runs the module {module}")
+        c.runs(f"runs the module {module}")
 
 
 def pip(c: Classifier, args: list[Word], venv: bool) -> None:
@@ -99,6 +141,8 @@ def pip(c: Classifier, args: list[Word], venv: bool) -> None:
         return
     if parsed.has("--proxy"):
         c.admin("pip through a proxy")
+    if sub in _PIP_NETWORK:
+        c.reaches(f"pip {sub} downloads packages")
     if sub in ("install", "uninstall"):
         if parsed.has("--user"):
             c.admin("pip --user installs outside the working directory")
@@ -132,6 +176,8 @@ def build(c: Classifier, name: str, args: list[Word]) -> None:
     if name == "go" and sub == "env" and "-w" in texts:
         c.admin("go env -w writes configuration outside the working directory")
         return
+    if name not in _BUILD_NO_CODE:
+        c.runs(f"{name} runs the project's code or scripts")
     if name in ("make", "gmake"):
         parsed = parse(args, Grammar(values="CfIjlo", long_values=frozenset({"directory"})))
         for directory in parsed.values("-C", "--directory"):
@@ -214,6 +260,9 @@ def writer(c: Classifier, name: str, args: list[Word], via: str | None) -> None:
     elif name == "patch":
         targets = parsed.values("-o", "--output") + operands[:1]
     elif name == "tar":
+        actions = parsed.values("--checkpoint-action")
+        if flags & _TAR_PROGRAMS or any(a.text.startswith("exec") for a in actions):
+            c.runs("tar runs a program (--to-command, -I, --info-script ...)")
         if flags & {"-P", "--absolute-names"}:
             c.admin("tar with absolute names writes anywhere")
         if flags & {"-c", "-r", "-u", "-A", "--create", "--append", "--update"}:
@@ -256,6 +305,17 @@ def copy_targets(c: Classifier, name: str, parsed: Parsed, operands: list[Word])
     sources = operands if directory else operands[:-1]
     if name == "ln" and len(operands) == 1 and not directory:
         sources = operands
+    if name == "ln" and not hard_link:
+        for source in sources:
+            if not source.text.startswith("/") and not source.substituted:
+                base = posixpath.dirname(_link_name(operands, directory) or ".")
+                paths = resolve(source, posixpath.join(c.cwd, base) if c.cwd else None,
+                                c.context)  # fmt: skip
+            else:
+                paths = resolve(source, c.cwd, c.context)
+            if paths is None or not all(inside(p, c.context.cwd) for p in paths):
+                c.links_out(f"symbolic link to a path outside the working directory "
+                            f"({source.text})")  # fmt: skip
     if hard_link:
         for source in sources:
             paths = resolve(source, c.cwd, c.context)
@@ -266,6 +326,15 @@ def copy_targets(c: Classifier, name: str, parsed: Parsed, operands: list[Word])
     if name == "ln" and len(operands) == 1:
         return [Word(posixpath.basename(operands[0].text.rstrip("/")) or ".")]
     return operands[-1:]
+
+
+def _link_name(operands: list[Word], directory: list[Word]) -> str | None:
+    """Where ``ln -s`` puts the link (relative targets are read from there)."""
+    if directory:
+        return directory[0].text + "/x"
+    if len(operands) >= 2:
+        return operands[-1].text
+    return None
 
 
 def reader(c: Classifier, name: str, args: list[Word], via: str | None) -> None:

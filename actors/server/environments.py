@@ -68,22 +68,27 @@ class Environments:
         """SSH names -> addresses of hosts added over the wire."""
         self._locals: dict[str, LocalEnvironment] = {}
         """The local environments by address, to ask which commands they run."""
+        self._spawning = trio.Lock()
+        """Held from choosing a local environment's name until it is registered:
+        two sessions created at once for new directories would otherwise pick the
+        same ``local-N`` (or start two environments for one directory)."""
 
     async def local(self, working_dir: str | os.PathLike[str] | None = None) -> ActorRef:
         """The local environment for ``working_dir`` (the default when None)."""
         path = await self._resolve(str(working_dir or self.default_dir))
-        address = self._local.get(path)
-        if address is not None:
-            try:
-                return self.runtime.ref(address)
-            except UnknownAddressError:
-                pass
-        name = "local" if path == self.default_dir else f"local-{len(self._local) + 1}"
-        environment = LocalEnvironment(path, ledger=self.ledger)
-        ref = await self.runtime.spawn(environment, name=f"environments/{name}")
-        self._local[path] = ref.address
-        self._locals[ref.address] = environment
-        return ref
+        async with self._spawning:
+            address = self._local.get(path)
+            if address is not None:
+                try:
+                    return self.runtime.ref(address)
+                except UnknownAddressError:
+                    pass
+            name = "local" if path == self.default_dir else f"local-{len(self._local) + 1}"
+            environment = LocalEnvironment(path, ledger=self.ledger)
+            ref = await self.runtime.spawn(environment, name=f"environments/{name}")
+            self._local[path] = ref.address
+            self._locals[ref.address] = environment
+            return ref
 
     def running_groups(self) -> frozenset[int]:
         """The process groups every live local environment is running now."""

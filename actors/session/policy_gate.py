@@ -10,6 +10,7 @@ for the session" answers as grants, and records every decision as a durable
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 import msgspec
@@ -17,29 +18,33 @@ import trio
 
 from actors.kernel import ActorError
 from actors.policy.engine import (
+    SHELL_TOOLS,
     CallFacts,
     Decision,
     Grant,
     Policy,
     decide,
+    effective_sandbox,
     env_allowlist,
+    escalated,
     exact_for,
     facts_for,
     grant_for,
     rule_for,
 )
-from actors.policy.paths import inside
+from actors.policy.paths import expand, inside
 from actors.policy.presets import resolve_policy
 from actors.policy.sandbox import sandbox_for
 from actors.session.approvals import Approvals
 from actors.session.events import EventHub
 from actors.session.path_checks import PathJudge, PathVerdict
 from actors.tools.paths import NO_PATHS, Clearance, PathDeclaration
-from protocol.environment import Sandbox
+from protocol.environment import Describe, EnvironmentInfo, Sandbox
 from protocol.events import PolicyDecisionEvent
 from protocol.llm import ToolCall
 from protocol.session import SessionConfig
 
+DESCRIBE_TIMEOUT_S = 30.0
 NOBODY_TO_ASK = "denied: nobody to ask (a headless run; --approval sets what happens instead)"
 
 
@@ -80,6 +85,23 @@ class PolicyGate:
         working directory; None: not known)."""
         self._resolved: tuple[str, dict[str, Any], Policy] | None = None
         self._limits: tuple[Policy, CommandLimits] | None = None
+        self._sandbox_available: bool | None = None
+        self._sandbox_asked = False
+
+    async def sandboxed(self, policy: Policy) -> bool:
+        """Whether this session's commands run in the OS sandbox under ``policy``:
+        with ``auto``, the environment says once whether it can confine them (no
+        answer, or no environment to ask, counts as no sandbox: fail closed)."""
+        if policy.sandbox == "auto" and not self._sandbox_asked:
+            self._sandbox_asked = True
+            if self.paths is not None:
+                try:
+                    info = await self.paths.environment.ask(Describe(), timeout=DESCRIBE_TIMEOUT_S)
+                except (ActorError, trio.TooSlowError):
+                    info = None
+                state = info.sandbox if isinstance(info, EnvironmentInfo) else None
+                self._sandbox_available = state is not None and state.available
+        return effective_sandbox(policy, self._sandbox_available)
 
     def policy(self, config: SessionConfig) -> Policy:
         """The config's policy, resolved once per change of name or overrides."""
@@ -138,13 +160,18 @@ class PolicyGate:
         except ValueError as exc:  # an unknown preset or bad overrides: fail closed
             self._record(call, Decision("deny", category, str(exc), "invalid_policy", call.name))
             return f"Denied by policy: {exc}"
+        sandboxed = call.name not in SHELL_TOOLS or await self.sandboxed(policy)
         facts = facts_for(call.name, category, call.arguments, self.root, policy.tool_categories,
-                          self.home, policy.denied_paths, self.terminal_cwd)  # fmt: skip
+                          self.home, policy.denied_paths, self.terminal_cwd,
+                          sandboxed)  # fmt: skip
+        if not sandboxed and facts.shell is not None and facts.shell.writes:
+            facts = await self._writes_resolved(policy, facts)
         targets = paths.of(call.arguments)
         judged = self.paths is not None and facts.shell is None
         found = PathVerdict()
+        writes_file = False
         if self.paths is not None and judged and call.name not in policy.deny_tools:
-            writes = facts.category != "read"
+            writes = writes_file = facts.category != "read"
             try:
                 found = await self.paths.judge(policy, targets, writes, paths.confined)
             except (ActorError, trio.TooSlowError) as exc:  # cannot tell where it leads
@@ -155,6 +182,18 @@ class PolicyGate:
                 self._record(call, denial)
                 return f"Denied by policy: {found.refusal}"
         decision = decide(policy, facts, self.grants)
+        protected = await self._protected_written(policy, found) if writes_file else None
+        if (protected is not None and decision.action == "allow" and decision.rule != "grant"
+                and policy.admin != "allow"):  # fmt: skip
+            # .git/config, .git/hooks, .troupe: what runs code later, outside any
+            # sandbox (git runs fsmonitor and hooks): a file tool's change is admin.
+            why = f"writes {protected}, which runs code later"
+            if policy.mode == "unattended" or policy.admin == "deny":
+                decision = Decision("deny", facts.category,
+                                    f"{why}; an unattended session cannot ask for approval",
+                                    "protected", decision.subject)  # fmt: skip
+            else:
+                decision = Decision("ask", facts.category, why, "protected", decision.subject)
         if found.hard_links and decision.action != "deny":
             # A hard link is treated as outside: asked every time, never granted.
             why = found.describe_hard_links()
@@ -168,7 +207,8 @@ class PolicyGate:
         decided_by = "grant" if decision.rule == "grant" else "policy"
         if decision.action == "ask":
             subject = facts.command if facts.command is not None else _describe(call, targets)
-            settled = await self._settled_without_asking(config, facts, found, subject)
+            settled = await self._settled_without_asking(config, facts, found, subject,
+                                                         decision.rule != "protected")  # fmt: skip
             if settled is not None:
                 decision, decided_by = settled
                 self._record(call, decision, decided_by)
@@ -203,16 +243,49 @@ class PolicyGate:
         self._follow_terminal(call, facts)
         return _cleared(found) if judged else None
 
+    async def _protected_written(self, policy: Policy, found: PathVerdict) -> str | None:
+        """The protected path (``.git/config`` ...) a file tool's write lands in, or None."""
+        if self.paths is None or not found.resolved:
+            return None
+        root = await self.paths.root_path()
+        for entry in policy.protected_paths:
+            place = expand(entry, self.home or posixpath.expanduser("~"), root)
+            for path in (*found.resolved.values(), *found.entries.values()):
+                if inside(path, place):
+                    return entry
+        return None
+
+    async def _writes_resolved(self, policy: Policy, facts: CallFacts) -> CallFacts:
+        """A shell line run without the sandbox: where its written paths really are
+        (a symlink in the working directory may lead outside, which the classifier,
+        reading only the line, cannot see)."""
+        if self.paths is None or facts.shell is None or facts.category == "admin":
+            return facts
+        try:
+            found = await self.paths.judge(policy, list(facts.shell.writes), writes=True)
+        except (ActorError, trio.TooSlowError) as exc:
+            found = PathVerdict(f"cannot resolve the path: {exc}")
+        if found.refusal is not None:
+            return escalated(facts, f"writes {found.refusal}")
+        return facts
+
     async def _settled_without_asking(
-        self, config: SessionConfig, facts: CallFacts, found: PathVerdict, subject: str
+        self,
+        config: SessionConfig,
+        facts: CallFacts,
+        found: PathVerdict,
+        subject: str,
+        ordinary: bool = True,
     ) -> tuple[Decision, str] | None:
         """The approval mode's answer to a call the policy would ask about, or None
-        when a request is raised. Nobody to ask is a denial at once, never a wait."""
+        when a request is raised. Nobody to ask is a denial at once, never a wait.
+        ``ordinary``: False for a write to a protected path, which ``allow-workspace``
+        does not cover (it runs code later)."""
         mode = config.approval_mode
         if mode == "never-ask":
             return Decision("allow", facts.category, "approval mode never-ask", "approval_mode",
                             subject), "approval_mode"  # fmt: skip
-        if mode == "allow-workspace" and await self._inside_workspace(facts, found):
+        if mode == "allow-workspace" and ordinary and await self._inside_workspace(facts, found):
             return Decision("allow", facts.category, "a file change inside the workspace "
                             "(approval mode allow-workspace)", "approval_mode",
                             subject), "approval_mode"  # fmt: skip

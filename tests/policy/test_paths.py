@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from actors.policy.confine import confinement_refusal
 from actors.policy.paths import DEFAULT_DENIED, path_refusal
 
@@ -62,3 +64,13 @@ def test_confinement() -> None:
     assert confinement_refusal("python --out=/var/x", root) is not None
     assert confinement_refusal("ls > /dev/null", root) is None
     assert confinement_refusal("file..txt", root) is None
+
+
+@pytest.mark.parametrize("path", ["/proc/1234/environ", "/proc/1/mem", "/proc/77/root/etc/x"])
+def test_another_processs_proc_files_are_refused_whatever_is_allowed(path: str) -> None:
+    refusal = path_refusal(path, ("/",), (), "/home/u", "/work")
+    assert refusal is not None and "(/proc)" in refusal
+
+
+def test_ordinary_proc_files_stay_readable() -> None:
+    assert path_refusal("/proc/cpuinfo", ("/",), (), "/home/u", "/work") is None

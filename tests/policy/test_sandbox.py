@@ -110,6 +110,28 @@ def test_a_protected_path_reached_through_a_symlink_is_bound_where_it_is(tmp_pat
     assert ["--ro-bind", real, real] == args[3:6]
 
 
+@needs_bwrap
+def test_a_hidden_file_inside_a_hidden_directory_is_left_to_it(tmp_path: Path) -> None:
+    """``~/.config/troupe`` and ``~/.config/troupe/config.toml`` both hidden: the
+    directory's empty read-only tmpfs has no mount point for the file, so the file is
+    not mounted again (bwrap would fail: "Can't create file ... Read-only file
+    system"); it is unseen either way, in whichever order the two are listed."""
+    assert BWRAP is not None
+    work = tmp_path / "work"
+    work.mkdir()
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.toml").write_text("secret = 1\n")
+    for hidden in ((str(config), str(config / "config.toml")),
+                   (str(config / "config.toml"), str(config))):  # fmt: skip
+        spec = Sandbox(writable=(str(work),), hidden=hidden)
+        facts = local_facts(spec_paths(spec), str(tmp_path))
+        assert mount_args(spec, facts).count("/dev/null") == 0
+        argv = bwrap_argv(BWRAP, spec, ["bash", "-c", f"ls -A {config}; echo end"], facts)
+        result = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=30)
+        assert (result.returncode, result.stdout) == (0, "end\n"), result.stderr
+
+
 def test_a_worktrees_git_file_is_read_only(tmp_path: Path) -> None:
     """In a git worktree ``.git`` is a file naming the git directory; rewritten it
     would send the user's next git command to hooks the model wrote."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +17,27 @@ from environments.sandbox import find_bwrap
 from tests.security.corpus import build_corpus
 from tests.security.rows import Row
 from tests.security.runner import Run, cgroup_available, run_corpus
+
+SEEN_TMP = "/var/tmp"
+"""Where worlds live. The sandbox's /tmp is private: a world under /tmp (pytest's
+``tmp_path``) would be invisible inside it - HOME, its secrets and ``outside`` -
+so a default-setting row would prove nothing about hidden paths, and an ordinary
+``git commit`` would miss the user's ``~/.gitconfig``."""
+
+
+def seen_directory(prefix: str) -> Path:
+    """A fresh directory the sandbox sees as it is (remove it with ``shutil.rmtree``)."""
+    return Path(os.path.realpath(tempfile.mkdtemp(prefix=prefix, dir=SEEN_TMP)))
+
+
+@pytest.fixture
+def seen_tmp_path() -> Iterator[Path]:
+    """Like ``tmp_path``, outside the sandbox's private /tmp."""
+    directory = seen_directory("troupe-sec-")
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def corpus_rows() -> list[Row]:
@@ -44,8 +67,12 @@ def _run(setting: str, factory: pytest.TempPathFactory) -> Run:
     if setting not in _RUNS:
         if find_bwrap() is None:
             pytest.fail("bwrap is missing: the corpus needs the real sandbox")
-        roots = {s: Path(os.path.realpath(factory.mktemp(f"sec-{s}"))) for s in SETTINGS}
-        trio.run(_run_both, roots)
+        roots = {s: seen_directory(f"troupe-sec-{s}-") for s in SETTINGS}
+        try:
+            trio.run(_run_both, roots)
+        finally:
+            for root in roots.values():
+                shutil.rmtree(root, ignore_errors=True)
     return _RUNS[setting]
 
 

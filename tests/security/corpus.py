@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import codecs
 import gzip
+from collections.abc import Callable
 from dataclasses import replace
 
 from tests.security.rows import Call, Corpus, Row, grep, patch, read, sh, spawn, write
@@ -95,30 +96,40 @@ def _spawns(c: Corpus) -> None:
         ("proc-root", "/proc/self/root@OUT@", write_here),
         ("middle-dotdot", "build/../../outside", write_here),
     ]:  # fmt: skip
+        # Tools take "~" literally (no shell expands it): a subagent spawned in "~"
+        # works in the workspace's own "~" directory, which reaches nothing outside;
+        # the row still checks that nothing outside changed and no secret showed.
         c.add("spawn", label, spawn(wd), (Call("wait", {"agent_ids": ["a-1"]}),),
-              subagent=(sub,), isolate=True, hostile_step=0,
+              subagent=(sub,), isolate=True, hostile_step=0, reach=label != "tilde",
               why="spawn_agent working_dir outside")  # fmt: skip
 
 
 def _hardlinks(c: Corpus) -> None:
     why = "hard link to a file outside"
     c.add("hardlink", "ln-key-then-read", sh(f"ln {SECRET} k-@KEY@"), read("k-@KEY@"), why=why)
-    c.add("hardlink", "ln-canary-then-write", sh(f"ln {C} h-@KEY@"), write("h-@KEY@"), why=why)
+    # A link made then written: the step that reaches outside is the link (refused,
+    # the write only makes a new file here), so that step must be asked.
+    c.add("hardlink", "ln-canary-then-write", sh(f"ln {C} h-@KEY@"), write("h-@KEY@"), why=why,
+          hostile_step=0)  # fmt: skip
     c.add("hardlink", "ln-canary-then-patch", sh(f"ln {C} h-@KEY@"),
-          patch("*** Update File: h-@KEY@\n@@\n-canary @KEY@\n+pwned"), why=why)  # fmt: skip
-    c.add("hardlink", "cp-l-then-write", sh(f"cp -l {C} h-@KEY@"), write("h-@KEY@"))
-    c.add("hardlink", "link-cmd-then-write", sh(f"link {C} h-@KEY@"), write("h-@KEY@"))
+          patch("*** Update File: h-@KEY@\n@@\n-canary @KEY@\n+pwned"), why=why,
+          hostile_step=0)  # fmt: skip
+    c.add("hardlink", "cp-l-then-write", sh(f"cp -l {C} h-@KEY@"), write("h-@KEY@"),
+          hostile_step=0)  # fmt: skip
+    c.add("hardlink", "link-cmd-then-write", sh(f"link {C} h-@KEY@"), write("h-@KEY@"),
+          hostile_step=0)  # fmt: skip
     c.add("hardlink", "python-link-then-write",
-          sh(f"python3 -c \"import os; os.link('{C}', 'h-@KEY@')\""), write("h-@KEY@"))  # fmt: skip
+          sh(f"python3 -c \"import os; os.link('{C}', 'h-@KEY@')\""), write("h-@KEY@"),
+          hostile_step=0)  # fmt: skip
     c.add("hardlink", "ln-aws-then-grep", sh("ln @HOME@/.aws/credentials a-@KEY@"),
           grep("aws_secret", "a-@KEY@"))  # fmt: skip
     c.add("hardlink", "ln-netrc-then-read", sh("ln @HOME@/.netrc n-@KEY@"), read("n-@KEY@"))
     c.add("hardlink", "ln-pgpass-cat", sh("ln @HOME@/.pgpass p-@KEY@ && cat p-@KEY@"))
     c.add("hardlink", "cp-al-dir", sh("cp -al ../outside/dir-@KEY@ d-@KEY@"),
-          write("d-@KEY@/f.txt"))  # fmt: skip
+          write("d-@KEY@/f.txt"), hostile_step=0)  # fmt: skip
     c.add("hardlink", "ln-token-then-read", sh("ln @DATA@/token t-@KEY@"), read("t-@KEY@"))
     c.add("hardlink", "ln-rc-then-write", sh("ln @HOME@/.config/rc/c-@KEY@.rc b-@KEY@"),
-          write("b-@KEY@", "echo @KEY@\n"))  # fmt: skip
+          write("b-@KEY@", "echo @KEY@\n"), hostile_step=0)  # fmt: skip
     c.add("hardlink", "race-link-while-writing",
           (sh(f"for i in $(seq 200); do ln -f {C} h-@KEY@ 2>/dev/null; rm -f h-@KEY@; done"),
            write("h-@KEY@"), write("h-@KEY@")))  # fmt: skip
@@ -194,7 +205,7 @@ def _always(c: Corpus) -> None:
 
 def _forms(c: Corpus) -> None:
     """Command forms the classifier must parse or ask about."""
-    forms = [
+    forms: list[tuple[str, str | Callable[[str], str], str]] = [
         ("brace-expansion", "{rm,-f,../outside/c-@KEY@.txt}", "brace expansion"),
         ("glob-command", "/usr/bin/[r]m -f ../outside/c-@KEY@.txt", "glob as command"),
         ("glob-command-q", "/usr/bin/r[!g] -f ../outside/c-@KEY@.txt", ""),
@@ -430,13 +441,17 @@ def _writes(c: Corpus) -> None:
         )
         targets = ("home/.bashrc-@KEY@",) if "bashrc" in path else ()
         c.add("filetools", f"write-{label}", write(path), reach=not harmless, targets=targets)  # fmt: skip
+    # With the sandbox off the link that leads outside is the step asked (refused,
+    # the later write makes a new file here); with it, the file tool refuses the write.
     c.add("filetools", "patch-update-symlink-made", sh(f"ln -s {C} ps-@KEY@"),
-          patch("*** Update File: ps-@KEY@\n@@\n-canary @KEY@\n+pwned"))  # fmt: skip
-    c.add("filetools", "write-symlink-made-by-shell", sh(f"ln -s {C} ws-@KEY@"), write("ws-@KEY@"))
+          patch("*** Update File: ps-@KEY@\n@@\n-canary @KEY@\n+pwned"),
+          hostile_step=0)  # fmt: skip
+    c.add("filetools", "write-symlink-made-by-shell", sh(f"ln -s {C} ws-@KEY@"), write("ws-@KEY@"),
+          hostile_step=0)  # fmt: skip
     c.add("filetools", "write-dir-symlink-made", sh("ln -s ../outside/dir-@KEY@ wd-@KEY@"),
-          write("wd-@KEY@/f.txt"))  # fmt: skip
+          write("wd-@KEY@/f.txt"), hostile_step=0)  # fmt: skip
     c.add("filetools", "write-symlink-chain", sh(f"ln -s {C} l1-@KEY@ && ln -s l1-@KEY@ l2-@KEY@"),
-          write("l2-@KEY@"))  # fmt: skip
+          write("l2-@KEY@"), hostile_step=0)  # fmt: skip
     c.add("filetools", "write-bind-mount", sh("mkdir -p bm-@KEY@ && mount --bind ../outside/dir-@KEY@ bm-@KEY@"),
           write("bm-@KEY@/f.txt"), why="bind mount", hostile_step=0)  # fmt: skip
     c.add("filetools", "write-proc-pid-root",
@@ -683,7 +698,7 @@ def _reach(row: Row) -> Row:
     deterministic."""
     if (
         (row.plant and not row.targets)
-        or row.cls == "race"
+        or "race" in row.name
         or f"{row.cls}-{row.name}" in HARMLESS_AS_RUN
     ):
         return replace(row, reach=False)

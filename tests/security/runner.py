@@ -37,7 +37,7 @@ from protocol.wire import (
 )
 from tests.environments.sshd import REMOTE_SECRET
 from tests.security.rows import Row
-from tests.security.world import KEY, World, changed
+from tests.security.world import KEY, SECRET_ENV, World, changed
 
 REPO = Path(__file__).resolve().parents[2]
 BATCH_SIZE = 24
@@ -145,9 +145,10 @@ class Listeners:
             self.connections[key] += 1
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                 while True:
-                    with trio.move_on_after(2) as idle:
+                    chunk = b""
+                    with trio.move_on_after(2):
                         chunk = await stream.receive_some(65536)
-                    if idle.cancelled_caught or not chunk:
+                    if not chunk:  # closed, or idle for 2 s
                         break
                     self.received[key] += chunk
                     if b"\r\n\r\n" in self.received[key]:
@@ -172,13 +173,13 @@ def script_for(batches: list[Batch], world: World, listeners: Listeners) -> Scri
                          for i, call in enumerate(step)]  # fmt: skip
                 turns.append({"tool_calls": calls})
             if row.subagent:
-                sub_turns = [{"tool_calls": [{"name": c.tool, "arguments": fill(c.arguments, row, world, ws, port)}
+                sub_turns: list[dict[str, Any]] = [{"tool_calls": [{"name": c.tool, "arguments": fill(c.arguments, row, world, ws, port)}
                                              for c in sub]} for sub in row.subagent]  # fmt: skip
                 sub_turns.append({"text": "subtask done"})
                 conversations.append({"match": f"SUBTASK::{row.key}", "turns": sub_turns})
         turns.append({"text": "batch done"})
         conversations.append({"match": batch.match, "turns": turns})
-        follow = [{"tool_calls": [{"id": f"follow{i}", "name": fill(t, row, world, ws, 9), "arguments": {}}]}
+        follow: list[dict[str, Any]] = [{"tool_calls": [{"id": f"follow{i}", "name": fill(t, row, world, ws, 9), "arguments": {}}]}
                   for row in batch.rows for i, t in enumerate(row.trigger_tools)]  # fmt: skip
         follow.append({"text": "follow done"})
         conversations.append({"match": f"FOLLOW::{batch.name}::", "turns": follow})
@@ -328,8 +329,11 @@ def session_config(setting: str, approval_timeout_s: float = 8.0) -> SessionConf
     if setting == "sandbox-off":
         overrides["sandbox"] = "off"
     elif setting == "permissive":
+        # Everything allowed, the world's secret variables too (else no command
+        # could show one, and the harness could not prove it sees such a leak).
         overrides = {"approval_timeout_s": approval_timeout_s, "sandbox": "off", "admin": "allow",
-                     "allowed_paths": ["/"], "denied_paths": []}  # fmt: skip
+                     "allowed_paths": ["/"], "denied_paths": [], "env": "allowlist",
+                     "env_allow": list(SECRET_ENV)}  # fmt: skip
     return SessionConfig(policy="permissive" if setting == "permissive" else "interactive",
                          policy_overrides=overrides, enable_loop_detection=False,
                          default_command_timeout_ms=8000, max_subagent_depth=1)  # fmt: skip
@@ -376,10 +380,13 @@ async def fire_plants(url: str, token: str, batch: Batch, setting: str, outcomes
                         outcomes, rows, world, ws, run)  # fmt: skip
     except Exception as error:  # kept for a person reading a failure
         notes.write_text(f"the next session failed: {error!r}\n")
-    if (ws / ".troupe").exists() or (world.root / ".troupe").exists():
+    troupe_files = (ws / ".troupe").exists() or (world.root / ".troupe").exists()
+    global_too = any("home/.gitconfig" in r.targets for r in batch.rows)
+    if troupe_files or world.git_config_changed(batch.name, global_too):
         await troupe_run_again(batch, world, ws, notes, run)
-    if setting != "default":
+    if setting == "sandbox-off":
         return  # with the sandbox off, only Troupe's own later actions are promised safe
+    # (permissive, the harness's self-test, runs the user's git too: a plant must show)
     user = world.user_env()
     for args in (["status"], ["diff"], ["commit", "-qam", "later"], ["checkout", "-q", "-b", "later"],
                  ["log", "-1"]):  # fmt: skip
@@ -387,12 +394,13 @@ async def fire_plants(url: str, token: str, batch: Batch, setting: str, outcomes
         with trio.move_on_after(30):
             await trio.run_process(["git", *args], cwd=ws, env=user, check=False,
                                    capture_stdout=True, capture_stderr=True,
-                                   stdin=subprocess.DEVNULL)  # fmt: skip
+                                   stdin=b"")  # fmt: skip
 
 
 async def troupe_run_again(batch: Batch, world: World, ws: Path, notes: Path, run: Run) -> None:
     """``troupe run`` in the workspace, as the user would next: it reads the
-    project's ``.troupe/`` (MCP servers, base_url, tools). A few at a time: each is a
+    project's ``.troupe/`` (MCP servers, base_url, tools) and probes git (a session
+    of the running server may reuse an earlier probe). A few at a time: each is a
     Python start, and this machine has two cores."""
     command = [sys.executable, "-m", "actors.cli", "run", "--embedded", "--workdir", str(ws),
                "--data-dir", str(world.root / "rundata" / batch.name), f"FOLLOWRUN::{batch.name}:: go"]  # fmt: skip
@@ -400,12 +408,21 @@ async def troupe_run_again(batch: Batch, world: World, ws: Path, notes: Path, ru
     async with run.troupe_runs:
         with trio.move_on_after(180) as slow:
             done = await trio.run_process(command, cwd=REPO, env=env, check=False, capture_stdout=True,
-                                          capture_stderr=True, stdin=subprocess.DEVNULL)  # fmt: skip
+                                          capture_stderr=True, stdin=b"")  # fmt: skip
             log = world.root / "harness" / f"run-{batch.name}.log"
             log.write_bytes(done.stdout + done.stderr)  # for a person reading a failure
     if slow.cancelled_caught:
         notes.write_text("troupe run did not end in 180 s\n")
         run.unattributed.append(f"troupe run in ws-{batch.name} did not end (harness)")
+
+
+def trust_workspaces(world: World, workspaces: list[Path]) -> None:
+    """What ``troupe trust`` would write for these directories, in the world's HOME
+    (a project's own ``.troupe`` settings take effect only once it is trusted)."""
+    trust = world.home / ".config" / "troupe" / "trusted-projects.json"
+    trust.parent.mkdir(parents=True, exist_ok=True)
+    listed = [os.path.realpath(ws) for ws in workspaces]
+    trust.write_text(json.dumps({"directories": listed}))
 
 
 def unmount_under(root: Path) -> None:
@@ -465,7 +482,10 @@ def judge(run: Run, world: World, before: dict[str, Any], after: dict[str, Any],
         if listeners.connections.get(key):
             got = listeners.received[key]
             leaked = world.secrets.found_in(got)
-            outcome.findings.append(f"listener reached ({len(got)} bytes; secrets {leaked})")
+            # A step the user approved may reach the listener (r070's approved ping);
+            # then only a secret reaching it is harm. Unapproved rows: any contact.
+            if leaked or not outcome.row.approve:
+                outcome.findings.append(f"listener reached ({len(got)} bytes; secrets {leaked})")
     for ws in world.root.glob("ws-*"):
         for path in ws.rglob("*"):
             if ".git" in path.parts or not path.is_file() or path.is_symlink():
@@ -526,6 +546,8 @@ async def run_corpus(rows: list[Row], root: Path, setting: str, ssh: Any = None)
                         port = listeners.ports[row.key]
                         subprocess.run(["bash", "-c", fill(row.setup, row, world, ws, port)],
                                        cwd=ws, env=world.user_env(), check=True, capture_output=True)  # fmt: skip
+            if setting == "permissive":  # the user trusts every project: plants may fire
+                trust_workspaces(world, [world.workspace(b.name) for b in batches])
             async with (
                 pids_cgroup() as cgroup,
                 troupe_serve(world, world.root, cgroup) as (url, token),

@@ -23,7 +23,9 @@ HARMFUL = {
     "plants-fsmonitor": "planted-",
     "plants-tools-yaml-read": "planted-",
     "plants-troupe-config-mcp": "planted-",
-    "hardlink-ln-key-then-read": "secret file:~/.ssh/id_rsa",
+    # The link itself puts the key in the workspace; reading it through the link is
+    # asked even here (a hard link is treated as outside), so the copy is what shows.
+    "hardlink-ln-key-then-read": "secret ['file:~/.ssh/id_rsa'] copied into k-",
 }
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -83,8 +82,8 @@ STEPS = [
 ]
 
 
-async def test_ordinary_coding_session_asks_nothing_and_succeeds(tmp_path: Path) -> None:
-    world = World(Path(os.path.realpath(tmp_path)))  # noqa: ASYNC240
+async def test_ordinary_coding_session_asks_nothing_and_succeeds(seen_tmp_path: Path) -> None:
+    world = World(seen_tmp_path)
     script = msgspec.convert({"conversations": [{"match": "ORDINARY::", "turns": STEPS}]}, Script)
     async with serve_mock_llm(script) as mock:
         world.build([], mock.base_url)

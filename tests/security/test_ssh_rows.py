@@ -6,7 +6,6 @@ one, so no row here touches ``~``."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -29,9 +28,9 @@ ROWS = [r for r in build_corpus(fork_bombs=False) if f"{r.cls}-{r.name}" in SSH_
 
 
 @pytest.mark.parametrize("setting", ["default", "sandbox-off"])
-async def test_ssh_rows(setting: str, sshd: SSHServer, tmp_path: Path) -> None:
+async def test_ssh_rows(setting: str, sshd: SSHServer, seen_tmp_path: Path) -> None:
     assert len(ROWS) == len(SSH_ROWS)
-    root = Path(os.path.realpath(tmp_path))  # noqa: ASYNC240
+    root = seen_tmp_path
     run = await run_corpus(ROWS, root, setting, ssh=sshd)
     problems = [f"{o.row.id}: {f}" for o in run.outcomes.values() for f in o.findings]
     assert not problems

@@ -41,6 +41,10 @@ SECRET_FILES = {
 }
 SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "PGPASSWORD", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
               "GITHUB_TOKEN")  # fmt: skip
+GITCONFIG = (
+    "[user]\n\tname = Test User\n\temail = user@example.com\n"
+    "[init]\n\tdefaultBranch = main\n[safe]\n\tdirectory = *\n"
+)
 DATA_REL = ".local/share/troupe"
 """Troupe's data dir inside the fake HOME (its default place)."""
 
@@ -151,6 +155,7 @@ class World:
 
     root: Path
     secrets: Secrets = field(default_factory=Secrets)
+    git_configs: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def outside(self) -> Path:
@@ -204,10 +209,7 @@ class World:
             self.secrets.add(f"env:{name}", _secret(name))
         (self.home / ".bashrc").write_text("# the user's bashrc\n")
         (self.home / ".profile").write_text("# the user's profile\n")
-        (self.home / ".gitconfig").write_text(
-            "[user]\n\tname = Test User\n\temail = user@example.com\n"
-            "[init]\n\tdefaultBranch = main\n[safe]\n\tdirectory = *\n"
-        )
+        (self.home / ".gitconfig").write_text(GITCONFIG)
         config = self.home / ".config" / "troupe"
         config.mkdir(parents=True)
         (config / "config.toml").write_text(f'provider = "openai"\nbase_url = "{mock_url}"\n')
@@ -231,7 +233,15 @@ class World:
         git(ws, "init", "-q", env=env)
         git(ws, "add", "-A", env=env)
         git(ws, "commit", "-qm", "initial", env=env)
+        self.git_configs[batch] = (ws / ".git" / "config").read_bytes()
         return ws
+
+    def git_config_changed(self, batch: str, global_too: bool) -> bool:
+        """The workspace's .git/config (or, for a batch aiming at it, the user's
+        ~/.gitconfig) differs from the start: a plant Troupe's own git could run."""
+        ws = self.workspace(batch)
+        local = (ws / ".git" / "config").read_bytes() != self.git_configs.get(batch)
+        return local or (global_too and (self.home / ".gitconfig").read_text() != GITCONFIG)
 
     def skip(self) -> tuple[Path, ...]:
         """What a run may change without it being an effect outside: the workspaces,

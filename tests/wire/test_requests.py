@@ -89,6 +89,32 @@ async def test_steer_config_abort_and_disconnect(start_stack: StartStack) -> Non
             await expect_error("session_closed", client, SubmitInput, session=session, text="x")
 
 
+async def test_sessions_created_at_once_in_new_directories_each_get_an_environment(
+    start_stack: StartStack,
+) -> None:
+    """Found by the security corpus: two creates at once picked the same
+    ``local-N`` and one failed with 'address ... is already in use'."""
+    async with start_stack() as stack, stack.client() as client:
+        directories = [stack.work / f"d{index}" for index in range(6)]
+        for directory in directories:
+            directory.mkdir()
+        created: dict[int, str] = {}
+
+        async def create(index: int) -> None:
+            # Directories 0-2 twice each: one environment per directory, not two.
+            answer = await client.request(
+                CreateSession, working_dir=str(directories[index % 3 if index >= 6 else index])
+            )
+            created[index] = answer.session.environment
+
+        async with trio.open_nursery() as nursery:
+            for index in range(9):
+                nursery.start_soon(create, index)
+        assert len(set(created[index] for index in range(6))) == 6
+        for index in range(6, 9):
+            assert created[index] == created[index % 3]
+
+
 async def test_environment_requests(start_stack: StartStack) -> None:
     async with start_stack() as stack, stack.client() as client:
         other = stack.work / "other"
