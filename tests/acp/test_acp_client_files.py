@@ -2,15 +2,26 @@
 ``fs.readTextFile`` and ``fs.writeTextFile`` (the official SDK's client, answering
 from in-memory buffers that differ from the disk) gets the session's reads and
 writes, the disk does not; one advertising ``terminal`` runs the session's
-commands in its terminals, and a cancel kills them."""
+commands in its terminals where the session's sandbox is off, and a cancel kills
+them; with the sandbox on (the default) they stay in the session's own sandbox."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 from tests.acp.test_acp_sdk_client import HANG_GUARD, drive, scripted_provider
 from tests.environments.helpers import alive
+
+
+def sandbox_off(tmp_path: Path) -> dict[str, str]:
+    """The environment of a ``troupe acp`` whose sessions run commands without the
+    OS sandbox (the user's config names the ``permissive`` policy): only then does
+    the editor's terminal run them, since it cannot confine them."""
+    config = tmp_path / "config.toml"
+    config.write_text('policy = "permissive"\n')
+    return {**os.environ, "TROUPE_CONFIG": str(config)}
 
 
 def test_reads_and_writes_go_through_the_editors_buffers(tmp_path: Path):
@@ -56,7 +67,7 @@ def test_commands_run_in_the_editors_terminal(tmp_path: Path):
         {"text": "Ran it."},
     ]
     for url in scripted_provider(tmp_path, turns):
-        result = drive(tmp_path, url, prompts=["run it"], terminal=True)
+        result = drive(tmp_path, url, prompts=["run it"], terminal=True, env=sandbox_off(tmp_path))
         assert "error" not in result, result
         work = str(tmp_path.resolve() / "work")
         requests = result["terminalRequests"]
@@ -88,8 +99,9 @@ def test_cancel_kills_the_command_in_the_editors_terminal(tmp_path: Path):
     ]  # fmt: skip
     for url in scripted_provider(tmp_path, turns):
         result = drive(
-            tmp_path, url, prompts=["sleep"], terminal=True, cancelWhenExists=str(marker)
-        )
+            tmp_path, url, prompts=["sleep"], terminal=True, cancelWhenExists=str(marker),
+            env=sandbox_off(tmp_path),
+        )  # fmt: skip
         assert "error" not in result, result
         assert result["prompts"] == [{"stopReason": "cancelled"}]
         assert [r["method"] for r in result["terminalRequests"]][-1] == "release"
@@ -107,7 +119,7 @@ def test_a_command_past_its_timeout_is_killed_in_the_terminal(tmp_path: Path):
         {"text": "Gave up."},
     ]  # fmt: skip
     for url in scripted_provider(tmp_path, turns):
-        result = drive(tmp_path, url, prompts=["wait"], terminal=True)
+        result = drive(tmp_path, url, prompts=["wait"], terminal=True, env=sandbox_off(tmp_path))
         assert "error" not in result, result
         assert result["prompts"] == [{"stopReason": "end_turn"}]
         methods = [r["method"] for r in result["terminalRequests"]]
@@ -115,3 +127,28 @@ def test_a_command_past_its_timeout_is_killed_in_the_terminal(tmp_path: Path):
         end = [u for u in result["updates"] if u["sessionUpdate"] == "tool_call_update"][-1]
         output = end["content"][0]["content"]["text"]
         assert "started" in output and "timed out" in output.lower(), output
+
+
+def test_with_the_sandbox_on_commands_stay_out_of_the_editors_terminal(tmp_path: Path):
+    """The default sandbox holds for an editor offering a terminal: the command runs
+    in the session's sandbox (a file it writes outside the workspace, approved, lands
+    in the sandbox's private /tmp, not on the host), and the editor is never asked
+    to run it."""
+    outside = tmp_path.resolve() / "outside.txt"
+    assert outside.parts[1] == "tmp", "the proof needs a path in the private /tmp"
+    command = f"echo escaped > {outside} && cat {outside}"
+    turns = [
+        {"tool_calls": [{"name": "shell", "arguments": {"command": command}}]},
+        {"text": "Tried."},
+    ]
+    for url in scripted_provider(tmp_path, turns):
+        result = drive(
+            tmp_path, url, prompts=["write outside"], terminal=True, permissions=["allow_once"]
+        )
+        assert "error" not in result, result
+        assert result["prompts"] == [{"stopReason": "end_turn"}]
+        assert result["terminalRequests"] == []
+        end = [u for u in result["updates"] if u["sessionUpdate"] == "tool_call_update"][-1]
+        output = end["content"][0]["content"]["text"]
+        assert "escaped" in output and "exit code: 0" in output, output
+        assert not outside.exists(), "written in the sandbox's /tmp, not the host's"

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from tests.environments.helpers import alive
+from tests.environments.helpers import running_in
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = Path(__file__).with_name("client.mjs")
@@ -121,8 +121,13 @@ def test_initialize_new_session_and_a_prompt_with_a_tool_call(tmp_path: Path):
 
 
 def test_cancel_mid_run_stops_the_command(tmp_path: Path):
-    marker = tmp_path / "sleeper.pid"
-    command = f"echo $$ > {marker}; exec sleep 300"
+    # The command runs sandboxed (the default): it marks its start inside the
+    # workspace and is found on the host by the directory it sleeps in, since its
+    # own $$ is its PID namespace's number.
+    sleeping = tmp_path.resolve() / "work" / "sleeping"
+    sleeping.mkdir(parents=True)
+    marker = sleeping / "started"
+    command = "cd sleeping && echo begun > started && exec sleep 300"
     turns = [
         {"tool_calls": [{"name": "shell", "arguments": {"command": command}}]},
         {"text": "never reached"},
@@ -132,11 +137,11 @@ def test_cancel_mid_run_stops_the_command(tmp_path: Path):
         assert "error" not in result, result
         assert result["prompts"] == [{"stopReason": "cancelled"}]
         assert result["exitCode"] == 0
-        sleeper = int(marker.read_text())
+        assert marker.exists(), "the command ran"
         deadline = time.monotonic() + HANG_GUARD
-        while alive([sleeper]) and time.monotonic() < deadline:
+        while running_in(sleeping) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert alive([sleeper]) == []
+        assert running_in(sleeping) == []
         (end,) = [u for u in result["updates"] if u["sessionUpdate"] == "tool_call_update"]
         assert end["status"] == "failed"
 
