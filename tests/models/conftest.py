@@ -18,6 +18,16 @@ FAST_RETRY = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=5.0)
 HANG_GUARD = 20
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "providers"
 
+
+def recorded(relative: str) -> Path:
+    """A recording under :data:`SHARED`, or a skip that says where it was looked
+    for: the README promises these tests skip where ``../shared`` is absent."""
+    path = SHARED / relative
+    if not path.exists():
+        pytest.skip(f"{path} is absent: the conformance recordings are not available")
+    return path
+
+
 Connect = Callable[..., AbstractAsyncContextManager[tuple[MockLLMServer, ModelSession]]]
 
 

@@ -22,7 +22,7 @@ from protocol.llm import (
     ThinkingPart,
 )
 from tests.models.checklist.conftest import MODEL, PROVIDERS, Spec
-from tests.models.conftest import SHARED
+from tests.models.conftest import recorded
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -251,8 +251,12 @@ async def test_thinking_blocks_round_trip_with_signatures(spec: Spec) -> None:
 
 
 async def test_redacted_thinking_passes_through_verbatim(spec: Spec) -> None:
-    cassette = SHARED / "pydantic-ai/tests/models/cassettes/test_anthropic"
-    replies = load_replies(cassette / "test_anthropic_model_thinking_part_redacted_stream.yaml")
+    replies = load_replies(
+        recorded(
+            "pydantic-ai/tests/models/cassettes/test_anthropic/"
+            "test_anthropic_model_thinking_part_redacted_stream.yaml"
+        )
+    )
     async with spec(replies=replies[:1] * 2) as (server, client):
         request = Request("claude-opus-4-6", [Message.user("q")], provider="anthropic")
         async with client.stream(request) as events:

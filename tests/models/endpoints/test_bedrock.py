@@ -14,7 +14,7 @@ from actors.models.config import Endpoint
 from actors.models.endpoints import bedrock_endpoint
 from actors.models.errors import InvalidRequestError
 from protocol.llm import Message, Request, StreamFailed, ToolCallEnd
-from tests.models.conftest import SHARED
+from tests.models.conftest import recorded
 from tests.models.endpoints.helpers import collect, recordings, replay_check, session_on
 from tests.models.test_conformance import plan
 
@@ -87,8 +87,11 @@ async def test_bedrock_reads_every_recorded_anthropic_stream(
 
 
 async def test_the_recorded_bedrock_answer(runtime: Runtime) -> None:
-    path = SHARED / "pydantic-ai/tests/cassettes/test_model_name_suggestions"
-    (reply,) = load_replies(path / "test_model_name_suggestion[bedrock].yaml")
+    path = recorded(
+        "pydantic-ai/tests/cassettes/test_model_name_suggestions/"
+        "test_model_name_suggestion[bedrock].yaml"
+    )
+    (reply,) = load_replies(path)
     assert "bedrock-runtime" in reply.uri
     async with (
         serve_mock_llm(replies=[reply]) as server,

@@ -12,12 +12,12 @@ from actors.mockllm import Reply, serve_mock_llm
 from actors.mockllm.replay import JSON, load_replies
 from actors.models.endpoints import openrouter_endpoint
 from protocol.llm import Message, Request, ThinkingPart
-from tests.models.conftest import SHARED
+from tests.models.conftest import recorded as recording
 from tests.models.endpoints.helpers import collect, session_on
 
 # -- OpenRouter ------------------------------------------------------------------------------
 
-OPENROUTER = SHARED / "pydantic-ai/tests/models/cassettes/test_openrouter"
+OPENROUTER = "pydantic-ai/tests/models/cassettes/test_openrouter"
 
 
 def recorded_details(body: bytes) -> tuple[str, list[dict[str, Any]]]:
@@ -38,7 +38,7 @@ def recorded_details(body: bytes) -> tuple[str, list[dict[str, Any]]]:
     ["test_openrouter_streaming_reasoning.yaml", "test_openrouter_stream_with_reasoning.yaml"],
 )
 async def test_openrouter_reasoning_details_round_trip(runtime: Runtime, name: str) -> None:
-    (recorded,) = load_replies(OPENROUTER / name)
+    (recorded,) = load_replies(recording(f"{OPENROUTER}/{name}"))
     text, entries = recorded_details(recorded.body)
     follow = Reply(
         200,
