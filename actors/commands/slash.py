@@ -10,6 +10,7 @@ A line like ``/usr/bin is empty`` is no command (its first word is not a
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -22,6 +23,7 @@ from actors.commands.render_calls import dollars, short
 from actors.commands.render_diff import DiffLine, call_diff, text_diff
 from actors.commands.stored import stored_sessions
 from actors.policy.presets import UnknownPreset, policy_preset
+from environments.safe_git import SAFE_GIT_ENV, safe_git_argv
 from protocol.client import RequestError
 from protocol.wire import ConfigUpdated, GetSession, SessionDetail, UpdateSessionConfig
 
@@ -42,9 +44,6 @@ HELP = (
 IDLE_ONLY = frozenset({"clear", "resume"})
 """Commands that change the session: not while it works (Ctrl-C first)."""
 SESSIONS_SHOWN = 10
-GIT_SAFE = ("-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "-c", "diff.external=",
-            "--no-pager")  # fmt: skip
-"""Troupe's own git calls run no repository code (hooks, fsmonitor, external diff)."""
 
 _NAME = re.compile(r"^/([a-z][a-z-]*)$")
 
@@ -217,8 +216,8 @@ async def _git_diff(workdir: object) -> list[DiffLine] | None:
     async def git(*args: str) -> tuple[int, str]:
         try:
             done = await trio.run_process(
-                ["git", *GIT_SAFE, *args], cwd=str(workdir), capture_stdout=True,
-                capture_stderr=True, check=False,
+                safe_git_argv(*args), cwd=str(workdir), env={**os.environ, **SAFE_GIT_ENV},
+                capture_stdout=True, capture_stderr=True, check=False,
             )  # fmt: skip
         except OSError:
             return 127, ""
@@ -227,9 +226,9 @@ async def _git_diff(workdir: object) -> list[DiffLine] | None:
     code, inside = await git("rev-parse", "--is-inside-work-tree")
     if code != 0 or inside.strip() != "true":
         return None
-    code, text = await git("diff", "--no-ext-diff", "--no-textconv", "--no-color", "HEAD")
+    code, text = await git("diff", "--no-color", "HEAD")
     if code != 0:  # no commit yet: against the index
-        _, text = await git("diff", "--no-ext-diff", "--no-textconv", "--no-color")
+        _, text = await git("diff", "--no-color")
     lines = text_diff(text)
     _, untracked = await git("ls-files", "--others", "--exclude-standard")
     for path in untracked.splitlines():

@@ -273,6 +273,13 @@ async def test_diff_in_a_git_work_tree(home: Home) -> None:
     for command in (["init", "-q"], ["add", "notes.txt"], ["commit", "-qm", "first"]):
         await trio.run_process([*git, *command], cwd=home.work)
     (home.work / "new.txt").write_text("fresh\n")
+    # A planted repository program (fsmonitor, an external diff) must not run for /diff.
+    canary = home.work.parent / "planted-ran"
+    plant = home.work.parent / "plant.sh"
+    plant.write_text(f"#!/bin/sh\ntouch {canary}\n")
+    plant.chmod(0o755)
+    for key in ("core.fsmonitor", "diff.external"):
+        await trio.run_process(["git", "config", key, str(plant)], cwd=home.work)
     script = {
         "turns": [
             {"tool_calls": [{"name": "apply_patch", "arguments": {"patch": PATCH}}]},
@@ -298,6 +305,7 @@ async def test_diff_in_a_git_work_tree(home: Home) -> None:
                 await screen.prompt()
                 await terminal.type("/exit" + ENTER)
                 assert await terminal.finish() == 0
+                assert not canary.exists(), "a repository program ran for /diff"
         finally:
             await terminal.aclose()
 
