@@ -128,18 +128,22 @@ def _client_options(parser: argparse.ArgumentParser) -> None:
 VERBOSE_HELP = "show every diff in full (default: collapsed beyond 40 lines)"
 
 
+def _resume_options(resume: argparse._MutuallyExclusiveGroup, verb: str) -> None:
+    """``--resume SESSION`` or ``-c``: which session to go on with (one or the other)."""
+    resume.add_argument("--resume", metavar="SESSION", help=f"{verb} this session")
+    resume.add_argument(
+        "-c", "--continue", dest="continue_latest", action="store_true",
+        help=f"{verb} the latest session of this directory",
+    )  # fmt: skip
+
+
 def _add_interactive(parser: argparse.ArgumentParser) -> None:
     """``troupe`` alone at a terminal: an interactive conversation (these options
     are for it; a script without a terminal gets this help)."""
     group = parser.add_argument_group(
         "interactive conversation (troupe with no command, at a terminal)"
     )
-    resume = group.add_mutually_exclusive_group()
-    resume.add_argument("--resume", metavar="SESSION", help="go on with this session")
-    resume.add_argument(
-        "-c", "--continue", dest="continue_latest", action="store_true",
-        help="go on with the latest session of this directory",
-    )  # fmt: skip
+    _resume_options(group.add_mutually_exclusive_group(), "go on with")
     group.add_argument("--workdir", help="where it works (default .)")
     group.add_argument("--policy", metavar="NAME", help="the safety policy (default interactive)")
     group.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
@@ -227,12 +231,7 @@ def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "never-ask (all go through; what the policy denies stays denied). When nobody "
         "can answer (stdin not a terminal, -p, json output) an ask is denied at once",
     )
-    resume = run.add_mutually_exclusive_group()
-    resume.add_argument("--resume", metavar="SESSION", help="continue this session")
-    resume.add_argument(
-        "-c", "--continue", dest="continue_latest", action="store_true",
-        help="continue the latest session of this directory",
-    )  # fmt: skip
+    _resume_options(run.add_mutually_exclusive_group(), "continue")
     run.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
     run.add_argument(
         "--input-format",
