@@ -268,6 +268,18 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
     _data_dir_option(serve)
     _model_options(serve)
 
+    login_link = _command(
+        commands,
+        "login-link",
+        "print a fresh one-time login link for the running server's web page",
+        "Ask the running troupe serve (of the data dir, or --connect URL) for a new "
+        "one-time login link; each link logs in one browser, once.",
+        env=(ENV_DATA, ENV_CLIENT),
+    )
+    login_link.add_argument("--open", action="store_true", help="open it in a browser")
+    _data_dir_option(login_link)
+    _client_options(login_link)
+
     attach = _command(
         commands,
         "attach",

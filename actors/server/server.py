@@ -92,9 +92,10 @@ class RunningServer:
         return "http" + self.url.removeprefix("ws")
 
     def login_url(self) -> str:
-        """A one-time URL that logs a browser in to the web page."""
+        """A one-time URL that logs a browser in to the web page (``troupe
+        login-link`` asks the running server for another over HTTP)."""
         assert self.pages is not None, "the server has not started"
-        return f"{self.http_url}login?token={self.pages.logins.issue()}"
+        return self.pages.login_url()
 
     @property
     def token_file(self) -> Path:
@@ -133,7 +134,7 @@ async def run_server(
         server.port = listeners[0].socket.getsockname()[1]
         origins = Origins.serving(config.host, server.port, config.origins)
         gateway = Gateway(runtime, services, Policy(token, origins), config)
-        server.pages = WebPages(token, origins)
+        server.pages = WebPages(token, origins, server.http_url)
         listener = DualListener(
             gateway.handle, server.pages.handle,
             max_message_size=config.max_frame_bytes, message_queue_size=4,

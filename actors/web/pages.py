@@ -1,15 +1,22 @@
 """The web page's HTTP side: the login exchange and the static assets.
 
 Every asset needs the login cookie except ``/login``, which trades a one-time login
-token (printed by ``troupe serve``) for the cookie and redirects to the page. The
-page's data never travels over HTTP: it is the WebSocket protocol, authenticated by
-the same cookie at the upgrade. A present Origin must be the server's own (or listed)
-here too. One request per connection (``Connection: close``): the page loads a
-handful of files, then lives on its WebSocket.
+token (printed by ``troupe serve`` or ``troupe login-link``) for the cookie and
+redirects to the page, and the few files the login page itself shows (its stylesheet
+and the icon). Without the cookie, ``/`` redirects to ``/login``, a page saying how to
+log in: a browser's first visit gets a page, not a failed load in its console.
+``POST /login-link`` with the server's token as a bearer mints a fresh one-time link
+for ``troupe login-link``: the login tokens live in this process, so the running
+server must issue them. The page's data never travels over HTTP: it is the
+WebSocket protocol, authenticated by the same cookie at the upgrade. A present Origin
+must be the server's own (or listed) here too. One request per connection
+(``Connection: close``): the page loads a handful of files, then lives on its
+WebSocket.
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 from importlib import resources
 from types import MappingProxyType
@@ -21,6 +28,7 @@ import trio
 from actors.server.auth import (
     WEB_COOKIE,
     Origins,
+    bearer,
     cookie_from,
     origin_allowed,
     sign_web_cookie,
@@ -56,12 +64,23 @@ SECURITY_HEADERS = [
     ("cache-control", "no-store"),
 ]  # fmt: skip
 COOKIE_MAX_AGE = 30 * 24 * 3600
+Answer = tuple[int, bytes, str, list[tuple[str, str]]]
+"""An HTTP answer: status, body, content type, extra headers."""
+PUBLIC = frozenset({"/login.css", "/favicon.svg"})
+"""What the login page shows, served without the cookie (nothing of the app)."""
 
-LOGIN_REQUIRED = (
-    b"<!doctype html><meta charset=utf-8><title>Troupe: log in</title>"
-    b"<p style='font:16px system-ui;margin:3em'>Not logged in. Open the login URL that "
-    b"<code>troupe serve</code> printed (<code>troupe serve --open</code> opens it).</p>"
+LOGIN_PAGE = (
+    "<!doctype html><html lang=en><head><meta charset=utf-8>"
+    "<meta name=viewport content='width=device-width, initial-scale=1'>"
+    "<title>Troupe: log in</title><link rel=icon href=/favicon.svg>"
+    "<link rel=stylesheet href=/login.css></head><body><main class=login>"
+    "<h1>Troupe</h1><p>{message}</p><p>Open the one-time login link that "
+    "<code>troupe serve</code> printed, or get a fresh one from the running server with "
+    "<code>troupe login-link</code> (<code>--open</code> opens it here). Each link logs "
+    "in one browser, once.</p></main></body></html>"
 )
+NOT_LOGGED_IN = LOGIN_PAGE.format(message="Not logged in.").encode()
+LINK_SPENT = LOGIN_PAGE.format(message="This login link is spent or wrong.").encode()
 
 
 def asset(name: str) -> bytes:
@@ -90,10 +109,15 @@ class LoginTokens:
 class WebPages:
     """Answers the plain HTTP requests that reach the server's port."""
 
-    def __init__(self, token: str, origins: Origins) -> None:
+    def __init__(self, token: str, origins: Origins, base_url: str) -> None:
         self._token = token
         self._origins = origins
+        self._base_url = base_url
         self.logins = LoginTokens()
+
+    def login_url(self) -> str:
+        """A fresh one-time URL that logs a browser in to the page."""
+        return f"{self._base_url}login?token={self.logins.issue()}"
 
     async def handle(self, stream: trio.abc.Stream, head: bytes) -> None:
         connection = h11.Connection(h11.SERVER)
@@ -109,31 +133,53 @@ class WebPages:
         status, body, content_type, extra = self.respond(request)
         await _send(stream, connection, status, body, content_type, extra)
 
-    def respond(self, request: h11.Request) -> tuple[int, bytes, str, list[tuple[str, str]]]:
+    def respond(self, request: h11.Request) -> Answer:
         """(status, body, content type, extra headers) for one request."""
         headers = {name.decode("latin-1").lower(): value.decode("latin-1")
                    for name, value in request.headers}  # fmt: skip
         if not origin_allowed(headers.get("origin"), self._origins):
             return 403, b"origin not allowed\n", "text/plain", []
+        url = urlsplit(request.target.decode("latin-1"))
+        if url.path == "/login-link" and request.method == b"POST":
+            return self._mint(headers)
         if request.method != b"GET":
             return 405, b"method not allowed\n", "text/plain", [("allow", "GET")]
-        url = urlsplit(request.target.decode("latin-1"))
+        logged_in = web_cookie_valid(self._token, cookie_from(headers.get("cookie")))
         if url.path == "/login":
-            offered = parse_qs(url.query).get("token", [""])[0]
-            if not self.logins.redeem(offered):
-                return 401, b"this login link is spent or wrong\n", "text/plain", []
-            cookie = (
-                f"{WEB_COOKIE}={sign_web_cookie(self._token)}; Path=/; HttpOnly; "
-                f"SameSite=Strict; Max-Age={COOKIE_MAX_AGE}"
-            )
-            return 303, b"", "text/plain", [("set-cookie", cookie), ("location", "/")]
-        if not web_cookie_valid(self._token, cookie_from(headers.get("cookie"))):
-            return 401, LOGIN_REQUIRED, "text/html; charset=utf-8", []
+            return self._login(parse_qs(url.query).get("token", [""])[0], logged_in)
+        if not logged_in and url.path == "/":
+            return 303, b"", "text/plain", [("location", "/login")]
+        if not logged_in and url.path not in PUBLIC:
+            return 401, b"not logged in\n", "text/plain", []
         found = ASSETS.get(url.path)
         if found is None:
             return 404, b"not found\n", "text/plain", []
         name, content_type = found
         return 200, asset(name), content_type, []
+
+    def _login(self, offered: str, logged_in: bool) -> Answer:
+        """Trade a one-time token for the cookie; without one, the login page. A
+        browser already logged in goes to the page whatever link it followed."""
+        if offered and self.logins.redeem(offered):
+            cookie = (
+                f"{WEB_COOKIE}={sign_web_cookie(self._token)}; Path=/; HttpOnly; "
+                f"SameSite=Strict; Max-Age={COOKIE_MAX_AGE}"
+            )
+            return 303, b"", "text/plain", [("set-cookie", cookie), ("location", "/")]
+        if logged_in:
+            return 303, b"", "text/plain", [("location", "/")]
+        if offered:
+            return 401, LINK_SPENT, CONTENT_TYPES[".html"], []
+        return 200, NOT_LOGGED_IN, CONTENT_TYPES[".html"], []
+
+    def _mint(self, headers: dict[str, str]) -> Answer:
+        """A fresh login link for the holder of the server's token (never for a
+        cookie: a page cannot mint links, and a browser cannot set this header on a
+        request to another origin without a preflight this server never answers)."""
+        if not token_matches(self._token, bearer(headers.get("authorization"))):
+            return 401, b'{"error":"unauthorized"}\n', "application/json", []
+        body = json.dumps({"url": self.login_url()}).encode() + b"\n"
+        return 200, body, "application/json", []
 
 
 async def _send(

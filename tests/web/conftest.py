@@ -179,7 +179,7 @@ def start_serve(
     assert process.stdout is not None
     for _ in range(10):
         line = process.stdout.readline()
-        if "login" in line:
+        if line.startswith("web page (one-time login link): "):
             return process, line.rsplit(" ", 1)[-1].strip()
         assert line, f"troupe serve exited: {process.poll()}"
     raise AssertionError("troupe serve printed no login URL")

@@ -15,10 +15,12 @@ from tests.wire.conftest import start_stack as start_stack  # the fixture
 FOREIGN = "http://evil.example"
 
 
-async def http_get(port: int, target: str, *headers: str) -> tuple[int, dict[str, str], bytes]:
+async def http_get(
+    port: int, target: str, *headers: str, method: str = "GET"
+) -> tuple[int, dict[str, str], bytes]:
     stream = await trio.open_tcp_stream("127.0.0.1", port)
     async with stream:
-        lines = [f"GET {target} HTTP/1.1", f"Host: 127.0.0.1:{port}", *headers, "", ""]
+        lines = [f"{method} {target} HTTP/1.1", f"Host: 127.0.0.1:{port}", *headers, "", ""]
         await stream.send_all("\r\n".join(lines).encode())
         data = b""
         while chunk := await stream.receive_some():
@@ -37,11 +39,21 @@ async def test_login_link_is_one_time_and_the_cookie_opens_page_and_socket(
 ) -> None:
     async with start_stack() as stack:
         port = stack.server.port
-        for target in ("/", "/app.js", "/app.css", "/stream.js", "/session_view.js"):
+        for target in ("/app.js", "/app.css", "/stream.js", "/session_view.js", "/index.html"):
             status, _, body = await http_get(port, target)
-            assert status == 401, target
-            assert b"Not logged in" in body or target != "/"
-        assert (await http_get(port, "/login?token=guessed"))[0] == 401
+            assert status == 401 and b"<" not in body, target
+        # Without the cookie the page is the login page, with a 200 (not a failed load)
+        # and only its own stylesheet and icon public.
+        status, headers, _ = await http_get(port, "/")
+        assert status == 303 and headers["location"] == "/login"
+        status, headers, body = await http_get(port, "/login")
+        assert status == 200 and b"Not logged in" in body and b"troupe login-link" in body
+        assert b"style=" not in body and b"<style" not in body and b"<script" not in body
+        assert "default-src 'self'" in headers["content-security-policy"]
+        for public in ("/login.css", "/favicon.svg"):
+            assert (await http_get(port, public))[0] == 200, public
+        status, _, body = await http_get(port, "/login?token=guessed")
+        assert status == 401 and b"spent or wrong" in body
         assert (await http_get(port, f"/login?token={stack.token}"))[0] == 401  # not a login token
 
         login = stack.server.login_url()
@@ -52,6 +64,9 @@ async def test_login_link_is_one_time_and_the_cookie_opens_page_and_socket(
         assert cookie.startswith(f"{WEB_COOKIE}=") and stack.token not in cookie
         assert "HttpOnly" in headers["set-cookie"] and "SameSite=Strict" in headers["set-cookie"]
         assert (await http_get(port, target))[0] == 401  # spent
+        # A browser already logged in that follows a spent link just goes to the page.
+        status, headers, _ = await http_get(port, target, f"Cookie: {cookie}")
+        assert status == 303 and headers["location"] == "/" and "set-cookie" not in headers
 
         status, headers, body = await http_get(port, "/", f"Cookie: {cookie}")
         assert status == 200 and b"<title>Troupe</title>" in body
@@ -63,7 +78,8 @@ async def test_login_link_is_one_time_and_the_cookie_opens_page_and_socket(
             assert (await http_get(port, outside, f"Cookie: {cookie}"))[0] == 404, outside
         assert (await http_get(port, "/nothing", f"Cookie: {cookie}"))[0] == 404
         forged = f"{WEB_COOKIE}=abc.{'0' * 43}"
-        assert (await http_get(port, "/", f"Cookie: {forged}"))[0] == 401
+        assert (await http_get(port, "/", f"Cookie: {forged}"))[0] == 303  # to /login
+        assert (await http_get(port, "/app.js", f"Cookie: {forged}"))[0] == 401
         foreign = await http_get(port, "/", f"Cookie: {cookie}", f"Origin: {FOREIGN}")
         assert foreign[0] == 403
 
@@ -95,3 +111,34 @@ async def test_login_link_is_one_time_and_the_cookie_opens_page_and_socket(
                     raise AssertionError("an unauthenticated socket stayed open")
                 except ConnectionClosed as closed:
                     assert closed.reason is not None and closed.reason.code == 4001
+
+
+async def test_a_fresh_login_link_is_minted_only_for_the_token(start_stack: StartStack) -> None:
+    """``POST /login-link`` (what ``troupe login-link`` asks): the server's token as a
+    bearer gets a new one-time link; a cookie, a wrong token, none, a foreign Origin
+    or a GET get none."""
+    async with start_stack() as stack:
+        port = stack.server.port
+        login = stack.server.login_url()
+        target = login.split(str(port), 1)[1]
+        status, headers, _ = await http_get(port, target)
+        cookie = headers["set-cookie"].split(";", 1)[0]
+        refused = [
+            await http_get(port, "/login-link", method="POST"),
+            await http_get(port, "/login-link", "Authorization: Bearer wrong", method="POST"),
+            await http_get(port, "/login-link", f"Cookie: {cookie}", method="POST"),
+            await http_get(port, "/login-link", f"Authorization: Bearer {stack.token}"),
+            await http_get(port, "/login-link", f"Authorization: Bearer {stack.token}",
+                           f"Origin: {FOREIGN}", method="POST"),
+        ]  # fmt: skip
+        assert [status for status, _, _ in refused] == [401, 401, 401, 401, 403]
+        status, headers, body = await http_get(
+            port, "/login-link", f"Authorization: Bearer {stack.token}", method="POST"
+        )
+        assert status == 200 and headers["content-type"] == "application/json"
+        fresh = json.loads(body)["url"]
+        assert fresh.startswith(f"http://127.0.0.1:{port}/login?token=") and fresh != login
+        fresh_target = fresh.split(str(port), 1)[1]
+        assert (await http_get(port, fresh_target))[0] == 303
+        assert (await http_get(port, fresh_target))[0] == 401  # one time, too
+        assert (await http_get(port, target))[0] == 401  # the first stays spent
