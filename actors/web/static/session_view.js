@@ -19,7 +19,7 @@ export class SessionView {
         h("span", { id: "session-meta", class: "meta" })),
       h("div", { id: "approvals" }),
       h("div", { class: "session-body" },
-        h("div", { class: "stream-holder", id: "stream-holder" }, stream.node),
+        h("div", { class: "stream-holder", id: "stream-holder" }, stream.node, stream.queued),
         h("aside", { class: "tree", "aria-label": "Agents" }, h("h2", {}, "Agents"), h("ul", { id: "tree" }))),
       this.composer(key));
     main.replaceChildren(page);
@@ -68,7 +68,12 @@ export class SessionView {
       try {
         if (kind === "send") {
           const busy = stream && (stream.processing || stream.state !== "idle" && stream.state !== "interrupted");
-          await this.link.request(busy ? "steer" : "submit", { session: key, text });
+          if (!busy) await this.link.request("submit", { session: key, text });
+          else {
+            // Shown as queued at once, before the server has it; gone again if refused.
+            const queued = stream.queueSteer(text);
+            try { await this.link.request("steer", { session: key, text }); } catch (error) { queued.remove(); throw error; }
+          }
         } else if (kind === "follow_up") {
           await this.link.request("follow_up", { session: key, text });
         }

@@ -16,6 +16,9 @@ export class Stream {
     this.cursor = 0;          // the last durable seq applied: the resume point
     this.liveSeq = 0;
     this.node = h("ol", { class: "timeline", "aria-live": "off" });
+    // Steers this page sent that the session has not applied yet: shown at once as
+    // queued, below the timeline, until their steering_injected event arrives.
+    this.queued = h("ol", { class: "queued-steers", "aria-label": "Queued steers" });
     this.tools = new Map();
     this.approvals = new Map();
     this.children = new Map();
@@ -76,6 +79,22 @@ export class Stream {
 
   add(node) { this.node.append(node); return node; }
 
+  queueSteer(text) {
+    // Sent, not applied yet: the session takes steers before its next model call.
+    const node = h("li", { class: "user steer queued", "data-text": text },
+      h("div", { class: "who" }, "steer · queued (applies before the next model call)"),
+      h("div", { class: "md", html: Render.markdown(text) }));
+    this.queued.append(node);
+    this.onChange(this);
+    return node;
+  }
+
+  unqueueSteer(text) {
+    // The oldest queued steer with this text was applied (the session keeps order).
+    const node = [...this.queued.children].find((n) => n.dataset.text === text);
+    if (node) node.remove();
+  }
+
   apply(kind, data, frame) {
     switch (kind) {
       case "session_start":
@@ -89,7 +108,8 @@ export class Stream {
         this.add(h("li", { class: "user" }, h("div", { class: "who" }, "you"), h("div", { class: "md", html: Render.markdown(data.content) })));
         break;
       case "steering_injected":
-        this.add(h("li", { class: "user steer" }, h("div", { class: "who" }, "steer"), h("div", { class: "md", html: Render.markdown(data.content) })));
+        this.unqueueSteer(data.content);
+        this.add(h("li", { class: "user steer applied" }, h("div", { class: "who" }, "steer · applied"), h("div", { class: "md", html: Render.markdown(data.content) })));
         break;
       case "assistant_text_start":
         this.processing = true;  // a subagent's input arrives without user_input
@@ -165,6 +185,7 @@ export class Stream {
         break;
       case "session_end":
         this.closed = true;
+        this.queued.replaceChildren();  // a closed session applies nothing more
         this.processing = false;
         this.add(h("li", { class: "note" }, `session ended: ${data.reason}`));
         break;
