@@ -58,6 +58,15 @@ def test_login_link_mints_a_fresh_one_time_link_from_the_running_server(
             third.goto(fresh)  # and the new one works once
             expect(third.locator("main.login")).to_contain_text("spent or wrong")
 
+            # Another server by URL, its token from the environment.
+            token = (data / "token").read_text().strip()
+            env = {**os.environ, "TROUPE_TOKEN": token}
+            elsewhere = ("--data-dir", str(tmp_path / "elsewhere"))
+            by_url = login_link("--connect", f"ws://127.0.0.1:{port}/", *elsewhere, env=env)
+            assert by_url.returncode == 0, by_url.stderr
+            assert by_url.stdout.startswith(f"http://127.0.0.1:{port}/login?token=")
+            assert by_url.stdout.strip() != fresh
+
             wrong = login_link("--data-dir", str(data), "--token", "not-the-token")
             assert wrong.returncode == 2
             assert wrong.stderr.strip().splitlines() == [
