@@ -11,6 +11,7 @@ browser, once; links issued earlier stay valid until used.
 from __future__ import annotations
 
 import argparse
+import sys
 import webbrowser
 from urllib.parse import urlsplit, urlunsplit
 
@@ -37,11 +38,12 @@ def run(args: argparse.Namespace) -> int:
             EXIT_ERROR,
         )
     link = mint(url, read_token(args))
-    if args.open:
-        webbrowser.open(link)
+    if args.open and webbrowser.open(link):
         print(f"opened the web page in a browser ({link.split('?', 1)[0]})")
-    else:
-        print(link)
+        return 0
+    if args.open:
+        print("troupe login-link: no browser found; open this link", file=sys.stderr)
+    print(link)
     return 0
 
 

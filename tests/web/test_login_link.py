@@ -106,6 +106,14 @@ def test_login_link_open_launches_the_browser_on_a_fresh_link(
             launched = opened.read_text()  # webbrowser waits for a $BROWSER command
             assert launched.startswith(f"http://127.0.0.1:{port}/login?token=")
             assert launched != printed
+            # No browser to open it: the link is printed instead, with a note.
+            headless = {k: v for k, v in os.environ.items()
+                        if k not in ("DISPLAY", "WAYLAND_DISPLAY")}  # fmt: skip
+            failing = login_link("--data-dir", str(data), "--open",
+                                 env={**headless, "BROWSER": "/bin/false"})  # fmt: skip
+            assert failing.returncode == 0, failing.stderr
+            assert failing.stdout.startswith(f"http://127.0.0.1:{port}/login?token=")
+            assert failing.stderr == "troupe login-link: no browser found; open this link\n"
             for url in (launched, printed):  # a new link leaves the unused ones valid
                 target = url.split(str(port), 1)[1]
                 status, headers, _ = trio.run(http_get, port, target)
