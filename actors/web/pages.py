@@ -76,7 +76,7 @@ LOGIN_PAGE = (
     "<link rel=stylesheet href=/login.css></head><body><main class=login>"
     "<h1>Troupe</h1><p>{message}</p><p>Open the one-time login link that "
     "<code>troupe serve</code> printed, or get a fresh one from the running server with "
-    "<code>troupe login-link</code> (<code>--open</code> opens it here). Each link logs "
+    "<code>troupe login-link</code> (<code>--open</code> opens it in a browser). Each link logs "
     "in one browser, once.</p></main></body></html>"
 )
 NOT_LOGGED_IN = LOGIN_PAGE.format(message="Not logged in.").encode()
