@@ -1,6 +1,6 @@
 """Every code block of README.md and docs/*.md is exercised (issue 31, point 8):
-Python blocks compile and their imports run as written (the ones that are whole
-programs are examples/ files, run by their own tests); every ``troupe`` command
+Python blocks compile and their imports run as written (tests/cli/test_doc_blocks_run.py
+runs every python and sh block whole); every ``troupe`` command
 line parses with the real parser; TOML loads (a config block as a config file);
 JSON parses; YAML scripts parse (tests/cli/test_docs.py runs them). docs/cli.md
 names every command and every flag of ``troupe run`` that ``--help`` lists; and
