@@ -160,3 +160,16 @@ async def test_ctrl_c_while_the_conversation_starts_in_a_pty(
         finally:
             await terminal.aclose()
     check_interrupted(code, terminal.screen.replace("^C", ""), immediate=moment is None)
+
+
+async def test_ctrl_c_stops_a_listening_server_cleanly(home: Home) -> None:
+    """docs/cli.md: once it is up, Ctrl-C is how ``troupe serve`` is stopped: a clean
+    stop, exit 0 (while it is still starting, the tests above: 130)."""
+    process = home.start("serve", "--port", "0", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None
+    line = await trio.to_thread.run_sync(process.stdout.readline)
+    assert line.startswith(b"troupe server listening on "), line
+    process.send_signal(signal.SIGINT)
+    _, err = await trio.to_thread.run_sync(lambda: process.communicate(timeout=HANG_GUARD))
+    assert process.returncode == 0, err
+    assert b"Traceback" not in err
