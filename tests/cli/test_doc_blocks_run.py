@@ -38,7 +38,7 @@ FENCE = re.compile(r"^( *)```(\w*)\n(.*?)^\1```", re.DOTALL | re.MULTILINE)
 SKIP = re.compile(r"<!-- doc-test: skip: (?P<reason>.+?) -->")
 RUNNABLE = ("python", "sh")
 MAX_SKIPS = 6
-BLOCK_GUARD = 180
+BLOCK_GUARD = 600
 """Seconds one block may take before it counts as hung (never a timing assertion)."""
 LOCAL_MODEL = "http://localhost:11434"
 PARALLEL = 4
