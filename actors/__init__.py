@@ -9,9 +9,10 @@ is loaded.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # not typing's: importing typing here would be a window for Ctrl-C
 if TYPE_CHECKING:
+    from typing import Any
+
     from actors.kernel import Actor, ActorRef, Runtime, handler
 
 _KERNEL = ("Actor", "ActorRef", "Runtime", "handler")

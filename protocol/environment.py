@@ -265,13 +265,17 @@ WRITE_REQUESTS = (WriteFile, DeleteFile)
 
 
 class FileContent(msgspec.Struct, frozen=True):
-    """Text of a file; ``text`` carries ``NNN | line`` numbering when asked for."""
+    """Text of a file; ``text`` carries ``NNN | line`` numbering when asked for.
+
+    ``encoding_note`` says the file was not UTF-8 and which encoding was assumed
+    (``None`` for UTF-8 and for exact reads, which refuse anything else)."""
 
     path: str
     text: str
     first_line: int
     last_line: int
     total_lines: int
+    encoding_note: str | None = None
 
 
 class WriteResult(msgspec.Struct, frozen=True):

@@ -102,6 +102,8 @@ async def test_a_conversation_with_live_output_a_diff_a_steer_and_a_model_switch
                 # Live output while the command runs: it is still waiting for `go`.
                 await screen.expect("running shell(")
                 await screen.expect("tick-3")
+                # The spinner's line counts the command's seconds.
+                assert re.search(r"running shell\(.*\)\s+\d+\.\ds", screen.text), screen.text
                 await terminal.type("use tabs\n")  # typed while it works: a steer
                 await screen.expect("[steering queued] use tabs")
                 await terminal.type("/clear\n")  # changes the session: not while it works

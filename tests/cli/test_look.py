@@ -146,3 +146,29 @@ async def test_the_demo_shows_subagents_in_words(home: Home) -> None:
     assert re.search(r"subagent completed: \S+/a-\d after 3 turns: fib\.py written and run", out)
     assert '{"' not in out, "no raw JSON"
     assert out.splitlines()[-1].startswith("done in ")
+
+
+async def test_a_colour_terminal_shows_an_edit_as_a_coloured_diff(home: Home) -> None:
+    """Every edit is a unified diff at the terminal: removed lines red, added green."""
+    (home.work / "notes.txt").write_text("alpha\nkeep\n")
+    patch = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-alpha\n+beta\n keep\n*** End Patch"
+    script = {
+        "turns": [
+            {"tool_calls": [{"name": "apply_patch", "arguments": {"patch": patch}}]},
+            {"text": "Edited."},
+        ],
+        "repeat": False,
+    }
+    async with mock_llm(script) as mock:
+        argv = home.argv("run", "--policy", "permissive", "--base-url", mock.base_url, "edit")
+        terminal = Terminal(argv, home.work, colour_env(home))
+        try:
+            with trio.fail_after(HANG_GUARD):
+                await terminal.expect("✓ done")
+                assert await terminal.finish() == 0
+        finally:
+            await terminal.aclose()
+    raw = terminal.screen
+    assert (home.work / "notes.txt").read_text() == "beta\nkeep\n"
+    assert re.search(r"\x1b\[31m[^\n]*-alpha", raw), "the removed line in red"
+    assert re.search(r"\x1b\[32m[^\n]*\+beta", raw), "the added line in green"

@@ -11,7 +11,7 @@ import trio
 import trio.testing
 
 from environments.capture import DEFAULT_CAPTURE_CAP
-from environments.errors import BinaryFile, FileNotFound, InvalidRequest, NotAFile
+from environments.errors import BinaryFile, FileNotFound, InvalidRequest, NotAFile, NotUtf8
 from protocol.environment import (
     DeleteFile,
     Describe,
@@ -87,6 +87,46 @@ async def test_read_errors_are_typed(env: EnvUnderTest) -> None:
     (env.workdir / "one.txt").write_text("only line\n")
     with pytest.raises(InvalidRequest):
         await env.ref.ask(ReadFile("one.txt", offset=5))
+
+
+ENCODED_FILES = [
+    # (bytes on disk, text read, the note's end); the rule: UTF-8, then a UTF-16 or
+    # UTF-32 byte-order mark, then cp1252, then latin-1 (environments/textfiles.py).
+    ("utf8.txt", "caf\u00e9 \u2192 ok\n".encode(), "caf\u00e9 \u2192 ok", None),
+    ("cp1252.txt", b"caf\xe9 \x93quoted\x94\n", "caf\u00e9 \u201cquoted\u201d", "read as cp1252"),
+    ("latin1.txt", b"caf\xe9 \x81\n", "caf\u00e9 \x81", "read as latin-1"),
+    ("utf16.txt", "\ufeffcaf\u00e9\nzwei\n".encode("utf-16-le"), "caf\u00e9\nzwei",
+     "is utf-16-le (by its byte-order mark), not utf-8"),
+    ("utf16be.txt", "\ufeffcaf\u00e9\n".encode("utf-16-be"), "caf\u00e9",
+     "is utf-16-be (by its byte-order mark), not utf-8"),
+]  # fmt: skip
+
+
+async def test_a_file_that_is_not_utf8_reads_with_a_note_naming_the_encoding(
+    env: EnvUnderTest,
+) -> None:
+    for name, data, text, note in ENCODED_FILES:
+        (env.workdir / name).write_bytes(data)
+        content = await env.ref.ask(ReadFile(name, line_numbers=False))
+        assert content.text == text, name
+        assert "\ufffd" not in content.text
+        if note is None:
+            assert content.encoding_note is None
+        else:
+            assert content.encoding_note is not None and content.encoding_note.endswith(note)
+            assert content.encoding_note.startswith(content.path)
+    cp1252 = await env.ref.ask(ReadFile("cp1252.txt"))
+    assert cp1252.encoding_note == (
+        f"{cp1252.path} is not valid utf-8 (invalid utf-8 sequence of 1 bytes from index 3);"
+        " read as cp1252"
+    )
+    # Exact reads (what editing tools use) still refuse rather than guess.
+    with pytest.raises(NotUtf8):
+        await env.ref.ask(ReadFile("cp1252.txt", exact=True))
+    # A NUL byte with no byte-order mark is binary, as before; so is a mark that lies.
+    (env.workdir / "odd.bin").write_bytes(b"\xff\xfea\x00b")
+    with pytest.raises(BinaryFile):
+        await env.ref.ask(ReadFile("odd.bin"))
 
 
 async def test_file_exists_and_list_directory_with_depth(env: EnvUnderTest) -> None:

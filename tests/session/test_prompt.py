@@ -108,3 +108,18 @@ async def test_the_git_probe_runs_no_program_the_repository_names(repo: Path) ->
         snapshot = await take_snapshot(env, anthropic_profile())
     assert snapshot.git is not None and snapshot.git.untracked == 1
     assert not canary.exists()
+
+
+async def test_the_openai_profile_reads_agents_and_codex_instructions(
+    repo: Path, env_in_sub: ActorRef
+) -> None:
+    """The README's "Project instructions": AGENTS.md always, `.codex/instructions.md`
+    for the openai profile, and neither CLAUDE.md nor GEMINI.md there."""
+    (repo / ".codex").mkdir()
+    (repo / ".codex" / "instructions.md").write_text("codex rules")
+    docs = (await take_snapshot(env_in_sub, openai_profile("gpt-test"))).project_docs
+    assert "root agents rules" in docs and "deeper agents rules" in docs
+    assert "codex rules" in docs
+    assert "claude rules" not in docs and "gemini rules" not in docs
+    anthropic_docs = (await take_snapshot(env_in_sub, anthropic_profile())).project_docs
+    assert "codex rules" not in anthropic_docs

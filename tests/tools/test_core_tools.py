@@ -50,6 +50,22 @@ def workdir(context: ToolContext) -> Path:
     return Path(context.working_dir)
 
 
+async def test_read_file_notes_a_file_that_is_not_utf8(context: ToolContext) -> None:
+    (workdir(context) / "legacy.txt").write_bytes(b"r\xe9sum\xe9\nna\xefve\n")
+    (workdir(context) / "plain.txt").write_text("plain\n")
+    read = await call(context, "read_file", file_path="legacy.txt")
+    assert not read.is_error
+    assert read.output == (
+        f"[note: {workdir(context)}/legacy.txt is not valid utf-8 (invalid utf-8 sequence"
+        " of 1 bytes from index 1); read as cp1252]\n1 | r\u00e9sum\u00e9\n2 | na\u00efve"
+    )
+    plain = await call(context, "read_file", file_path="plain.txt")
+    assert plain.output == "1 | plain"
+    many = await call(context, "read_many_files", paths=["plain.txt", "legacy.txt"])
+    assert "read as cp1252]\n1 | r\u00e9sum\u00e9" in many.output
+    assert "\ufffd" not in many.output
+
+
 async def test_write_read_list_and_read_many(context: ToolContext) -> None:
     written = await call(context, "write_file", file_path="src/app.py", content="a = 1\nb = 2\n")
     assert written.output == f"Wrote 12 bytes to {workdir(context)}/src/app.py"

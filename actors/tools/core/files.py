@@ -10,7 +10,13 @@ from actors.kernel import Rejection
 from actors.tools.core.context import ToolContext
 from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool
-from protocol.environment import DEFAULT_READ_LIMIT, ListDirectory, ReadFile, WriteFile
+from protocol.environment import (
+    DEFAULT_READ_LIMIT,
+    FileContent,
+    ListDirectory,
+    ReadFile,
+    WriteFile,
+)
 
 Path = Annotated[
     str,
@@ -35,7 +41,16 @@ async def read_file(arguments: ReadFileParams, context: ToolContext) -> str:
     )
     if content.total_lines == 0:
         return f"{content.path} is empty."
-    return content.text
+    return _with_note(content)
+
+
+def _with_note(content: FileContent) -> str:
+    """A file that was not UTF-8 says so above its text, with the encoding assumed,
+    so a guessed character is not taken for what is stored (editing it is refused:
+    edits need the exact text)."""
+    if content.encoding_note is None:
+        return content.text
+    return f"[note: {content.encoding_note}]\n{content.text}"
 
 
 class WriteFileParams(msgspec.Struct, frozen=True):
@@ -61,7 +76,7 @@ async def read_many_files(arguments: ReadManyFilesParams, context: ToolContext) 
         try:
             request = ReadFile(context.path(path), limit=None, guard=context.guard)
             content = await context.environment.ask(request)
-            sections.append(f"==> {content.path} <==\n{content.text}")
+            sections.append(f"==> {content.path} <==\n{_with_note(content)}")
         except Rejection as refusal:
             sections.append(f"==> {path} <==\n[error: {refusal}]")
     return "\n\n".join(sections)
@@ -86,7 +101,8 @@ async def list_dir(arguments: ListDirParams, context: ToolContext) -> str:
 
 READ_FILE = Tool(
     "read_file",
-    "Read a file from the filesystem. Returns line-numbered content ('NNN | line').",
+    "Read a file from the filesystem. Returns line-numbered content ('NNN | line');"
+    " a file that is not UTF-8 starts with a note naming the encoding assumed.",
     read_file,
     ReadFileParams,
     category="read",
