@@ -19,6 +19,8 @@ from actors.config import user_config_path
 from actors.policy.engine import Policy
 from actors.policy.presets import InvalidPolicy, UnknownPreset, resolve_policy
 from actors.policy.sandbox import network_allowed
+from actors.skills.catalog import discover_local
+from actors.skills.commands import discover_commands_local
 from environments.sandbox import find_bwrap, probe_local_now
 
 
@@ -66,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     policy = _policy(args)
     source = "--sandbox" if getattr(args, "sandbox", None) else f"policy {policy.name}"
     sandbox = sandbox_state(policy, source)
+    skills, _ = discover_local(workdir)
+    commands, _ = discover_commands_local(workdir)
     if args.json:
         out = {name: {"value": s.value, "source": s.source} for name, s in settings.values.items()}
         out["api_key"] = {"value": bool(key.value), "source": key.source}
@@ -75,6 +79,10 @@ def run(args: argparse.Namespace) -> int:
             "files": settings.files,
             "policy": policy.name,
             "sandbox": sandbox,
+            "skills": [{"name": k.name, "description": k.description, "scope": k.scope,
+                        "path": k.path} for k in skills.skills],
+            "commands": [{"name": c.name, "description": c.description, "scope": c.scope,
+                          "path": c.path} for c in commands.commands],
         }))  # fmt: skip
         return 0
     rows = [(name, _show(s.value), s.source) for name, s in settings.values.items()]
@@ -86,6 +94,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"ssh_hosts.{name:<7} {host.target}")
     print(f"{'policy':<17} {policy.name}")
     print(f"{'sandbox':<17} {sandbox_line(sandbox)}")
+    for skill in skills.skills:
+        print(f"{'skill ' + skill.name:<17} {_show(skill.description)}  {skill.path}")
+    for command in commands.commands:
+        print(f"{'command /' + command.name:<17} {_show(command.description)}  {command.path}")
     files = settings.files or [f"none (looked for {user_config_path()} and .troupe/config.toml)"]
     print("config files: " + ", ".join(files))
     return 0

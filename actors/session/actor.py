@@ -29,6 +29,7 @@ from actors.session.policy_gate import PolicyGate
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, take_snapshot
 from actors.session.resumed_round import ResumedRound
+from actors.session.skill_wiring import wire_skills
 from actors.session.snapshots import SnapshotCache
 from actors.session.subagents import AgentManager
 from actors.session.tool_round import ToolRunner
@@ -237,6 +238,9 @@ class SessionActor(Actor):
             self.profile.registry.register(tool)
         for problem in problems:
             self.hub.emit(WarningEvent(problem, category="cli_tools"))
+        if self.loop.prompt_commands is None:
+            self.snapshot = await wire_skills(self.environment, self._tools.working_dir,
+                                              self.profile, self.loop, self.snapshot)  # fmt: skip
         if self._tools.hooks is None:
             self.hook_set, hooks = await wire_hooks(self.hook_set, self.environment, self._tools,
                                                     self.loop)  # fmt: skip

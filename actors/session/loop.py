@@ -34,6 +34,7 @@ from actors.session.round_checks import RoundChecks, Verdict
 from actors.session.token_budget import TokenBudget
 from actors.session.tool_round import ToolRunner
 from actors.session.turns import TurnLog
+from actors.skills.commands import CommandCatalog
 from protocol.events import (
     InterruptedEvent,
     LoopDetectionEvent,
@@ -129,6 +130,9 @@ class AgenticLoop:
         self.budget = TokenBudget(self.history)
         self._completion: CompletionStatus | None = None
         self.hooks: SessionHooks | None = None
+        self.prompt_commands: CommandCatalog | None = None
+        """Custom slash commands (docs/skills.md): ``/name ...`` inputs expand to their
+        prompt; None until they are found, at the first input."""
         """The session's hooks (docs/hooks.md), set when they are loaded."""
         self._stop_continuations = 0
 
@@ -253,6 +257,8 @@ class AgenticLoop:
         if text is not None:
             self.agentic.leave()  # a new request; a continued one keeps its agentic loop
             self.budget.new_input()
+            if self.prompt_commands is not None:
+                text = self.prompt_commands.expand(text) or text
             if await self._prompt_blocked(text):
                 return
             self.history.append(UserTurn(text, time.time()))
