@@ -116,7 +116,7 @@ class SlashCommands:
             "  While the session works, a typed line steers it; 'stop' stops it after the",
             "  current step; Ctrl-C interrupts the turn (the session is kept).",
         ]
-        commands, _ = discover_commands_local(self.conversation.workdir)
+        commands, _problems = discover_commands_local(self.conversation.workdir)
         custom = [
             f"  /{c.name} {c.argument_hint}".rstrip() + f"  {c.description}"
             for c in commands.commands
