@@ -285,6 +285,15 @@ class SessionActor(Actor):
             await self._mcp.close()
         self.hub.close()
 
+    async def _session_end_hooks(self, reason: str) -> None:
+        """SessionEnd hooks (docs/hooks.md) when the session closes. A session the
+        runtime suspends (it stops while the session may be resumed) fires none: its
+        environment stops at the same time, and it is not over."""
+        hooks = self._tools.hooks if self._tools is not None else None
+        if hooks is not None and self.agent_depth == 0:
+            with trio.move_on_after(SESSION_END_HOOKS_S, shield=True):
+                await hooks.session_end(reason)
+
     # -- requests ------------------------------------------------------------
 
     @handler
@@ -496,9 +505,6 @@ class SessionActor(Actor):
             self._tools.close()
         if self._mcp is not None:
             await self._mcp.close()
-        hooks = self._tools.hooks if self._tools is not None else None
-        if hooks is not None and self.agent_depth == 0:
-            with trio.move_on_after(SESSION_END_HOOKS_S, shield=True):
-                await hooks.session_end(reason)
+        await self._session_end_hooks(reason)
         self.hub.emit(SessionEndEvent(reason, "closed", len(self.loop.history)))
         self.hub.close()

@@ -218,6 +218,10 @@ class PolicyGate:
             subject = facts.command if facts.command is not None else _describe(call, targets)
             settled = await self._settled_without_asking(config, facts, found, subject,
                                                          decision.rule != "protected")  # fmt: skip
+            if settled is None or settled[1] == "nobody":  # a hook may answer, even headless
+                hooked = await self._hook_answer(call, decision, subject)
+                if hooked is not None:
+                    settled = hooked, "hook"
             if settled is not None:
                 decision, decided_by = settled
                 self._record(call, decision, decided_by)
@@ -225,13 +229,11 @@ class PolicyGate:
                     return decision.reason
                 self._follow_terminal(call, facts)
                 return _cleared(found) if judged else None
-            hooked = await self._hook_answer(call, decision, subject)
-            if hooked is not None:
-                self._record(call, hooked, "hook")
-                if hooked.action != "allow":
-                    return f"Denied by policy: {hooked.reason}"
-                self._follow_terminal(call, facts)
-                return _cleared(found) if judged else None
+            if self.hooks:
+                await self.hooks.notification(
+                    f"Troupe needs your permission to use {anchor_name(call.name)}",
+                    "permission_prompt",
+                )
             answer = await self.approvals.ask(
                 "command" if facts.command is not None else "tool",
                 subject,
@@ -263,8 +265,9 @@ class PolicyGate:
         self, call: ToolCall, decision: Decision, subject: str
     ) -> Decision | None:
         """A PermissionRequest hook's answer to the approval about to be raised
-        (None: no hook decided, the approval goes to the clients); Notification
-        hooks hear that an approval is waiting."""
+        (None: no hook decided; the approval goes to the clients, or is denied when
+        nobody can answer). Its ``updatedInput`` is not used: the call was judged
+        as the model made it, and a changed one would need judging again."""
         hooks = self.hooks or None
         if hooks is None:
             return None
@@ -275,9 +278,6 @@ class PolicyGate:
         if said.blocks:
             why = f"denied by a PermissionRequest hook: {said.reason or 'no reason given'}"
             return Decision("deny", decision.category, why, "hook", subject)
-        await hooks.notification(
-            f"Troupe needs your permission to use {anchor_name(call.name)}", "permission_prompt"
-        )
         return None
 
     async def _protected_written(self, policy: Policy, found: PathVerdict) -> str | None:
