@@ -44,6 +44,7 @@ async def test_the_command_example(home: Home) -> None:
                                  "/review app.py error-handling")  # fmt: skip
         assert done.returncode == 0, done.stderr
         sent = text_of(request_bodies(mock)[0])
-    expected = "Review app.py for bugs, focusing on error-handling. List each problem with its line number."
+    expected = "Review app.py for bugs, focusing on error-handling. "
+    expected += "List each problem with its line number."
     assert expected in sent
     assert expected in " ".join(PAGE.read_text().replace("`", "").split())
