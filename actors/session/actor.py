@@ -161,6 +161,9 @@ class SessionActor(Actor):
         self.approvals = Approvals(self.hub.emit)
         self.fenced_paths: tuple[str, ...] = ()
         self.hook_set: HookSet | None = None
+        self.skills_index = ""
+        """The skills' list in the system prompt (docs/skills.md); a subagent gets
+        its parent's, with its commands and its ``skill`` tool."""
         """The hooks this session runs (docs/hooks.md): loaded at its first input,
         or the parent's for a subagent."""
         """Set by the host before the session starts: Troupe's own directories, added
@@ -241,6 +244,9 @@ class SessionActor(Actor):
         if self.loop.prompt_commands is None:
             self.snapshot = await wire_skills(self.environment, self._tools.working_dir,
                                               self.profile, self.loop, self.snapshot)  # fmt: skip
+        elif self.snapshot.skills != self.skills_index:  # a subagent: the parent's skills
+            self.snapshot = msgspec.structs.replace(self.snapshot, skills=self.skills_index)
+        self.skills_index = self.snapshot.skills
         if self._tools.hooks is None:
             self.hook_set, hooks = await wire_hooks(self.hook_set, self.environment, self._tools,
                                                     self.loop)  # fmt: skip
@@ -475,6 +481,8 @@ class SessionActor(Actor):
         child.subagent_hook = self.subagent_hook
         child.fenced_paths = self.fenced_paths
         child.hook_set = self.hook_set
+        child.skills_index = self.skills_index
+        child.loop.prompt_commands = self.loop.prompt_commands
         if self.subagent_hook is not None:
             self.subagent_hook(child, f"{self.ctx.address}/agents/{agent_id}")
         try:
