@@ -94,6 +94,28 @@ async def load_hooks(
     return hooks, warnings
 
 
+def load_hooks_local(
+    working_dir: str | Path, environ: Mapping[str, str] | None = None
+) -> tuple[HookSet, HookSet, list[str]]:
+    """The user's hooks and the project's (whether or not it is trusted), all read
+    on this machine, and the warnings: what ``troupe config`` shows."""
+    warnings: list[str] = []
+    user = HookSet()
+    for origin, text in _read_user_files(environ):
+        user = user.merged(_parsed(origin, text, True, warnings))
+    project = HookSet()
+    for relative in PROJECT_FILES:
+        path = Path(working_dir) / relative
+        try:
+            text = path.read_text()
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            text = f"\0{exc}"
+        project = project.merged(_parsed(str(path), text, False, warnings))
+    return user, project, warnings
+
+
 def _parsed(origin: str, text: str, user: bool, warnings: list[str]) -> HookSet:
     if text.startswith("\0"):
         warnings.append(f"hooks not loaded from {origin}: {text[1:]}")

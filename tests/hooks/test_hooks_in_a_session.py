@@ -132,6 +132,13 @@ async def test_an_untrusted_projects_hooks_do_not_run_and_one_line_says_so(home:
     assert "Blocked by a PreToolUse hook" not in text_of(bodies[1])
     assert "codex-context" not in text_of(bodies[0])
     assert not (home.work / "tool-calls.log").exists()
+    shown = (await home.troupe("config")).stdout.decode()
+    assert "hook PreToolUse" in shown and "(ignored until trusted)" in shown
+    assert (await home.troupe("trust")).returncode == 0
+    listed = json.loads((await home.troupe("config", "--json")).stdout)["hooks"]
+    assert {(h["event"], h["runs"]) for h in listed} == {
+        ("PreToolUse", True), ("PostToolUse", True), ("UserPromptSubmit", True),
+    }  # fmt: skip
 
 
 async def test_the_users_own_hooks_always_run(home: Home) -> None:
