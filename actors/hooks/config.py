@@ -93,7 +93,7 @@ def parse_hooks_text(text: str, origin: str, user: bool) -> tuple[HookSet, list[
     if not isinstance(raw, dict):
         raise HookError(f"{origin}: expected an object at the top")
     table = raw.get("hooks")
-    if table is None:
+    if table is None or _switched_off(raw):
         return HookSet(), []
     if isinstance(table, dict):  # Codex keeps per-hook state in [hooks.state]: not an event
         table = {name: groups for name, groups in table.items() if name != "state"}
@@ -131,6 +131,15 @@ def parse_hooks_text(text: str, origin: str, user: bool) -> tuple[HookSet, list[
                     )
                 )
     return HookSet(tuple(hooks)), warnings
+
+
+def _switched_off(raw: dict[str, Any]) -> bool:
+    """Codex's ``[features] hooks = false`` (``codex_hooks``, its older name) turns
+    the file's hooks off, as it does in Codex."""
+    features = raw.get("features")
+    if not isinstance(features, dict):
+        return False
+    return features.get("hooks") is False or features.get("codex_hooks") is False
 
 
 def _valid_matcher(matcher: str) -> bool:

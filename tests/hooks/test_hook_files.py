@@ -37,6 +37,11 @@ def test_codex_config_toml_hooks_are_read_and_its_state_table_is_not_an_event() 
     )  # fmt: skip
 
 
+def test_codex_features_hooks_false_turns_the_files_hooks_off() -> None:
+    off = CODEX_TOML.replace("hooks = true", "hooks = false")
+    assert parse_hooks_text(off, "/p/.codex/config.toml", user=True)[0].hooks == ()
+
+
 def test_a_settings_file_keeps_what_it_can_and_says_what_it_skips() -> None:
     text = json.dumps({"model": "opus", "hooks": {
         "PostToolUseFailure": [{"hooks": [{"type": "command", "command": "x"}]}],
