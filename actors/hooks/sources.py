@@ -76,7 +76,7 @@ async def load_hooks(
         path = posixpath.join(working_dir, relative)
         try:
             content = await environment.ask(
-                ReadFile(path, limit=None, line_numbers=False, exact=True), timeout=30
+                ReadFile(path, limit=None, line_numbers=False, exact=True, probe=True), timeout=30
             )
         except FileNotFound:
             continue

@@ -150,7 +150,8 @@ async def discover(
             path = posixpath.join(directory, SKILL_FILE)
             try:
                 content = await environment.ask(
-                    ReadFile(path, limit=None, line_numbers=False, exact=True), timeout=30
+                    ReadFile(path, limit=None, line_numbers=False, exact=True, probe=True),
+                    timeout=30,
                 )
                 _add(found, parse_skill(content.text, directory, "project", False))
             except FileNotFound:
@@ -170,7 +171,8 @@ async def read_body(skill: Skill, environment: ActorRef) -> str:
         text = await trio.to_thread.run_sync(Path(skill.path).read_text)
     else:
         content = await environment.ask(
-            ReadFile(skill.path, limit=None, line_numbers=False, exact=True), timeout=30
+            ReadFile(skill.path, limit=None, line_numbers=False, exact=True, probe=True),
+            timeout=30,
         )
         text = content.text
     _, body = split_front_matter(text)

@@ -162,7 +162,8 @@ async def discover_commands(
             path = posixpath.join(base, entry.name)
             try:
                 content = await environment.ask(
-                    ReadFile(path, limit=None, line_numbers=False, exact=True), timeout=30
+                    ReadFile(path, limit=None, line_numbers=False, exact=True, probe=True),
+                    timeout=30,
                 )
                 project.append(parse_command(content.text, path, "project"))
             except (ActorError, Rejection, trio.TooSlowError, ValueError) as exc:
