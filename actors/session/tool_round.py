@@ -41,6 +41,8 @@ from protocol.session import SessionConfig
 T = TypeVar("T")
 NO_LIMITS = CommandLimits()
 
+UPDATED_SHOWN = 500
+"""How much of a hook's updated arguments the model is shown with the result."""
 DELTA_BACKLOG = 1024
 _UNDELIVERABLE = (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError)
 """A full backlog, or a session that has closed: the delta is dropped."""
@@ -129,6 +131,8 @@ class ToolRunner:
             if pre.updated_input is not None:  # validated and judged below like the model's
                 call = msgspec.structs.replace(call, arguments=pre.updated_input,
                                                raw_arguments="", arguments_error=None)  # fmt: skip
+                shown = msgspec.json.encode(pre.updated_input).decode()[:UPDATED_SHOWN]
+                notes.append(f"(A PreToolUse hook changed this call's arguments to {shown})")
             hint = pre.decision
             if pre.context:
                 notes.append(pre.context)

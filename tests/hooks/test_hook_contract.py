@@ -62,6 +62,7 @@ async def test_an_updated_input_is_judged_again_and_cannot_leave_the_sandbox(hom
     assert "Denied by policy" in text_of(bodies[1])
     assert not (ssh / "authorized_keys").exists() and not (home.work / "notes.txt").exists()
     assert "ran" in text_of(bodies[2]), "the rewritten command ran ..."
+    assert "A PreToolUse hook changed this call's arguments" in text_of(bodies[2])
     assert not escaped.exists(), "... but in the sandbox, which keeps ~ read-only"
 
 
