@@ -336,6 +336,24 @@ class PolicyDecisionEvent(EventBody, frozen=True):
     decided_by: str = "policy"
 
 
+class HookRunEvent(EventBody, frozen=True):
+    """A hook ran (Claude Code / Codex format, docs/hooks.md): which event, which
+    file declared it, its command, exit code and what it decided (``allow``,
+    ``deny``, ``ask``, ``block``, ``context``, ``stop``, ``ok``, ``error``). Part of
+    the audit trail."""
+
+    kind = "hook_run"
+    event: str
+    source: str
+    command: str
+    exit_code: int
+    outcome: str
+    reason: str = ""
+    tool: str = ""
+    call_id: str = ""
+    duration_ms: int = 0
+
+
 # -- subagents ----------------------------------------------------------------
 
 
@@ -414,6 +432,7 @@ EventData = (
     | ApprovalRequestEvent
     | ApprovalResolvedEvent
     | PolicyDecisionEvent
+    | HookRunEvent
     | SubagentSpawnedEvent
     | SubagentInputEvent
     | SubagentCompletedEvent
@@ -506,6 +525,7 @@ __all__ = [
     "EventBody",
     "EventData",
     "EventsMissedEvent",
+    "HookRunEvent",
     "InputInterruptedEvent",
     "InterruptedEvent",
     "LoopDetectionEvent",

@@ -2,8 +2,9 @@
 
 Every tool call's policy decision (``policy_decision``), every approval asked for
 and how it was answered (``approval_request``, ``approval_resolved``: who, when),
-in order. The store is opened read-only, so a running server is not disturbed.
-Text by default, one JSON object per line with ``--json``.
+every hook that ran and what it decided (``hook_run``), in order. The store is
+opened read-only, so a running server is not disturbed. Text by default, one JSON
+object per line with ``--json``.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from typing import Any
 from actors.commands.common import data_dir
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
 
-AUDIT_KINDS = ("policy_decision", "approval_request", "approval_resolved")
+AUDIT_KINDS = ("policy_decision", "approval_request", "approval_resolved", "hook_run")
 AUDIT_WARNINGS = ("refused_answer",)
 """Warnings that belong to the safety record: an answer refused because a process
 the session's own commands started sent it."""
 QUERY = (
     "SELECT seq, timestamp, kind, data FROM events WHERE session_id = ? "
-    "AND (kind IN (?, ?, ?) OR (kind = 'warning' AND json_extract(data, '$.kind') IN (?)))"
+    "AND (kind IN (?, ?, ?, ?) OR (kind = 'warning' AND json_extract(data, '$.kind') IN (?)))"
     " ORDER BY seq"
 )
 
@@ -68,6 +69,13 @@ def describe(record: dict[str, Any]) -> str:
             )
         case "warning":
             return f"{when} {data['message']}"
+        case "hook_run":
+            tool = f" {data['tool']}" if data.get("tool") else ""
+            why = f" -- {data['reason']}" if data.get("reason") else ""
+            return (
+                f"{when} hook  {data['event']}{tool}: {data['outcome']} (exit {data['exit_code']})"
+                f" `{data['command']}` from {data['source']}{why}"
+            )
         case "approval_request":
             return f"{when} asked {data['request_id']}: {data['action']} {data['subject']}"
         case _:

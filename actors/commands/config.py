@@ -16,9 +16,14 @@ from pathlib import Path
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
 from actors.commands.run import settings_for
 from actors.config import user_config_path
+from actors.config.trust import is_trusted
+from actors.hooks.config import Hook
+from actors.hooks.sources import load_hooks_local
 from actors.policy.engine import Policy
 from actors.policy.presets import InvalidPolicy, UnknownPreset, resolve_policy
 from actors.policy.sandbox import network_allowed
+from actors.skills.catalog import discover_local
+from actors.skills.commands import discover_commands_local
 from environments.sandbox import find_bwrap, probe_local_now
 
 
@@ -66,6 +71,11 @@ def run(args: argparse.Namespace) -> int:
     policy = _policy(args)
     source = "--sandbox" if getattr(args, "sandbox", None) else f"policy {policy.name}"
     sandbox = sandbox_state(policy, source)
+    skills, _ = discover_local(workdir)
+    user_hooks, project_hooks, _ = load_hooks_local(workdir)
+    trusted = is_trusted(workdir)
+    all_hooks = [(h, h.user or trusted) for h in (*user_hooks.hooks, *project_hooks.hooks)]
+    commands, _ = discover_commands_local(workdir)
     if args.json:
         out = {name: {"value": s.value, "source": s.source} for name, s in settings.values.items()}
         out["api_key"] = {"value": bool(key.value), "source": key.source}
@@ -75,6 +85,11 @@ def run(args: argparse.Namespace) -> int:
             "files": settings.files,
             "policy": policy.name,
             "sandbox": sandbox,
+            "hooks": [_hook_row(hook, runs) for hook, runs in all_hooks],
+            "skills": [{"name": k.name, "description": k.description, "scope": k.scope,
+                        "path": k.path} for k in skills.skills],
+            "commands": [{"name": c.name, "description": c.description, "scope": c.scope,
+                          "path": c.path} for c in commands.commands],
         }))  # fmt: skip
         return 0
     rows = [(name, _show(s.value), s.source) for name, s in settings.values.items()]
@@ -86,9 +101,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"ssh_hosts.{name:<7} {host.target}")
     print(f"{'policy':<17} {policy.name}")
     print(f"{'sandbox':<17} {sandbox_line(sandbox)}")
+    for hook, runs in all_hooks:
+        state = "" if runs else " (ignored until trusted)"
+        matcher = f" [{hook.matcher}]" if hook.matcher else ""
+        print(f"{'hook ' + hook.event:<17} {_show(hook.command)}{matcher}  "
+              f"{hook.source}{state}")  # fmt: skip
+    for skill in skills.skills:
+        print(f"{'skill ' + skill.name:<17} {_show(skill.description)}  {skill.path}")
+    for command in commands.commands:
+        print(f"{'command /' + command.name:<17} {_show(command.description)}  {command.path}")
     files = settings.files or [f"none (looked for {user_config_path()} and .troupe/config.toml)"]
     print("config files: " + ", ".join(files))
     return 0
+
+
+def _hook_row(hook: Hook, runs: bool) -> dict[str, object]:
+    return {"event": hook.event, "matcher": hook.matcher, "command": hook.command,
+            "source": hook.source, "runs": runs}  # fmt: skip
 
 
 def _show(value: object) -> str:

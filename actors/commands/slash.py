@@ -1,9 +1,11 @@
 """The interactive conversation's commands: a line that starts with ``/``.
 
 ``/help``, ``/model [NAME]``, ``/policy``, ``/sessions``, ``/resume ID``,
-``/clear`` (a new session), ``/cost``, ``/diff`` (what the session changed) and
-``/exit``. Each is a small method on :class:`SlashCommands`, found by name, so
-later ones (``/compact``, ``/rewind``, ``/fork``) are one method and one help line.
+``/clear`` (a new session), ``/cost``, ``/diff`` (what the session changed),
+``/skills`` and ``/exit``; a custom command (a Markdown prompt file,
+:mod:`actors.skills.commands`) is sent to the session, which expands it. Each
+is a small method on :class:`SlashCommands`, found by name, so later ones
+(``/compact``, ``/rewind``, ``/fork``) are one method and one help line.
 A line like ``/usr/bin is empty`` is no command (its first word is not a
 ``/name``) and goes to the model as it is.
 """
@@ -23,6 +25,8 @@ from actors.commands.render_calls import dollars, short
 from actors.commands.render_diff import DiffLine, call_diff, text_diff
 from actors.commands.stored import stored_sessions
 from actors.policy.presets import UnknownPreset, policy_preset
+from actors.skills.catalog import discover_local
+from actors.skills.commands import discover_commands_local
 from environments.safe_git import SAFE_GIT_ENV, safe_git_argv
 from protocol.client import RequestError
 from protocol.wire import ConfigUpdated, GetSession, SessionDetail, UpdateSessionConfig
@@ -39,6 +43,7 @@ HELP = (
     ("/clear", "start a new session (this one is kept)"),
     ("/cost", "tokens and cost of this session so far"),
     ("/diff", "what the session changed (git diff of the workspace, else its edits)"),
+    ("/skills", "the skills the model can load (docs/skills.md)"),
     ("/exit", "leave (also Ctrl-D); the session is kept"),
 )
 IDLE_ONLY = frozenset({"clear", "resume"})
@@ -78,6 +83,10 @@ class SlashCommands:
         name, argument = _split(line)
         handler = self._handler(name)
         if handler is None:
+            commands, _ = discover_commands_local(self.conversation.workdir)
+            if commands.get(name) is not None:  # the session expands it (docs/skills.md)
+                await self.conversation.submit(line.strip())
+                return
             self.say(f"unknown command /{name}; /help lists them")
             return
         conversation = self.conversation
@@ -107,7 +116,27 @@ class SlashCommands:
             "  While the session works, a typed line steers it; 'stop' stops it after the",
             "  current step; Ctrl-C interrupts the turn (the session is kept).",
         ]
+        commands, _problems = discover_commands_local(self.conversation.workdir)
+        custom = [
+            f"  /{c.name} {c.argument_hint}".rstrip() + f"  {c.description}"
+            for c in commands.commands
+        ]
+        if custom:
+            extra = ["custom commands (Markdown prompt files):", *custom, *extra]
         self.say("\n".join(["commands:", *lines, *extra]))
+
+    async def do_skills(self, _: str) -> None:
+        catalog, problems = discover_local(self.conversation.workdir)
+        if not catalog.skills:
+            self.say("no skills (SKILL.md folders in .troupe/skills, .claude/skills, "
+                     ".codex/skills, .agents/skills, or the same under ~)")  # fmt: skip
+        else:
+            width = max(len(skill.name) for skill in catalog.skills)
+            lines = [f"  {k.name:<{width}}  {k.scope:<7}  {short(k.description, 70)}"
+                     for k in catalog.skills]  # fmt: skip
+            self.say("\n".join(["skills:", *lines]))
+        for problem in problems:
+            self.say(problem)
 
     async def do_exit(self, _: str) -> None:
         conversation = self.conversation

@@ -16,17 +16,20 @@ from collections.abc import Awaitable, Callable
 import msgspec
 import trio
 
+from actors.hooks import HookSet
 from actors.kernel import Actor, ActorError, ActorRef, Rejection, handler
 from actors.models.fallback import FallbackModel, Route, as_routes
 from actors.models.session import ModelSession
 from actors.session.approvals import Approvals
 from actors.session.events import EventHub, Subscription
+from actors.session.hook_wiring import wire_hooks
 from actors.session.loop import AgenticLoop, LoopParts
 from actors.session.path_checks import PathJudge
 from actors.session.policy_gate import PolicyGate
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, take_snapshot
 from actors.session.resumed_round import ResumedRound
+from actors.session.skill_wiring import wire_skills
 from actors.session.snapshots import SnapshotCache
 from actors.session.subagents import AgentManager
 from actors.session.tool_round import ToolRunner
@@ -76,6 +79,9 @@ from protocol.supervision import ChildFailed, ServiceRestarted
 class SessionClosed(Rejection):
     code = "session_closed"
 
+
+SESSION_END_HOOKS_S = 30.0
+"""How long SessionEnd hooks may hold up a closing session."""
 
 SubagentHook = Callable[["SessionActor", str], None]
 """Called with a subagent's actor and its address before the subagent starts."""
@@ -154,6 +160,12 @@ class SessionActor(Actor):
         """MCP servers of a top-level session; subagents share the parent's tools."""
         self.approvals = Approvals(self.hub.emit)
         self.fenced_paths: tuple[str, ...] = ()
+        self.hook_set: HookSet | None = None
+        self.skills_index = ""
+        """The skills' list in the system prompt (docs/skills.md); a subagent gets
+        its parent's, with its commands and its ``skill`` tool."""
+        """The hooks this session runs (docs/hooks.md): loaded at its first input,
+        or the parent's for a subagent."""
         """Set by the host before the session starts: Troupe's own directories, added
         to the policy's denied paths (see :class:`PolicyGate`); subagents inherit it."""
         if resumed is not None:
@@ -229,6 +241,17 @@ class SessionActor(Actor):
             self.profile.registry.register(tool)
         for problem in problems:
             self.hub.emit(WarningEvent(problem, category="cli_tools"))
+        if self.loop.prompt_commands is None:
+            self.snapshot = await wire_skills(self.environment, self._tools.working_dir,
+                                              self.profile, self.loop, self.snapshot)  # fmt: skip
+        elif self.snapshot.skills != self.skills_index:  # a subagent: the parent's skills
+            self.snapshot = msgspec.structs.replace(self.snapshot, skills=self.skills_index)
+        self.skills_index = self.snapshot.skills
+        if self._tools.hooks is None:
+            self.hook_set, hooks = await wire_hooks(self.hook_set, self.environment, self._tools,
+                                                    self.loop)  # fmt: skip
+            if self.agent_depth == 0:
+                await hooks.session_start(resumed=len(self.loop.history) > 0)
         if self.loop.parts is None:  # another caller may have finished while we waited
             self.ctx.nursery.start_soon(self._tools.emit_deltas)
             self.loop.parts = LoopParts(self._model, self._tools, self.snapshot)
@@ -267,6 +290,15 @@ class SessionActor(Actor):
         if self._mcp is not None:
             await self._mcp.close()
         self.hub.close()
+
+    async def _session_end_hooks(self, reason: str) -> None:
+        """SessionEnd hooks (docs/hooks.md) when the session closes. A session the
+        runtime suspends (it stops while the session may be resumed) fires none: its
+        environment stops at the same time, and it is not over."""
+        hooks = self._tools.hooks if self._tools is not None else None
+        if hooks is not None and self.agent_depth == 0:
+            with trio.move_on_after(SESSION_END_HOOKS_S, shield=True):
+                await hooks.session_end(reason)
 
     # -- requests ------------------------------------------------------------
 
@@ -448,6 +480,9 @@ class SessionActor(Actor):
         )
         child.subagent_hook = self.subagent_hook
         child.fenced_paths = self.fenced_paths
+        child.hook_set = self.hook_set
+        child.skills_index = self.skills_index
+        child.loop.prompt_commands = self.loop.prompt_commands
         if self.subagent_hook is not None:
             self.subagent_hook(child, f"{self.ctx.address}/agents/{agent_id}")
         try:
@@ -478,5 +513,6 @@ class SessionActor(Actor):
             self._tools.close()
         if self._mcp is not None:
             await self._mcp.close()
+        await self._session_end_hooks(reason)
         self.hub.emit(SessionEndEvent(reason, "closed", len(self.loop.history)))
         self.hub.close()

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import trio
 
+from actors.hooks import SessionHooks
+from actors.hooks.session import MAX_STOP_CONTINUATIONS, stop_answer_continues
 from actors.models.fallback import FallbackModel
 from actors.models.session import ModelSession
 from actors.session.agentic_mode import KEEP_GOING, AgenticMode
@@ -32,6 +34,7 @@ from actors.session.round_checks import RoundChecks, Verdict
 from actors.session.token_budget import TokenBudget
 from actors.session.tool_round import ToolRunner
 from actors.session.turns import TurnLog
+from actors.skills.commands import CommandCatalog
 from protocol.events import (
     InterruptedEvent,
     LoopDetectionEvent,
@@ -126,6 +129,12 @@ class AgenticLoop:
         self.agentic = AgenticMode(hub)
         self.budget = TokenBudget(self.history)
         self._completion: CompletionStatus | None = None
+        self.hooks: SessionHooks | None = None
+        self.prompt_commands: CommandCatalog | None = None
+        """Custom slash commands (docs/skills.md): ``/name ...`` inputs expand to their
+        prompt; None until they are found, at the first input."""
+        """The session's hooks (docs/hooks.md), set when they are loaded."""
+        self._stop_continuations = 0
 
     @property
     def model_name(self) -> str:
@@ -244,11 +253,17 @@ class AgenticLoop:
         self.state = "processing"
         self._stop_reason, self._last_text, self._last_error = "completed", "", None
         self.limits.hit, self._completion = None, None
+        self._stop_continuations = 0
         if text is not None:
             self.agentic.leave()  # a new request; a continued one keeps its agentic loop
             self.budget.new_input()
+            if self.prompt_commands is not None:
+                text = self.prompt_commands.expand(text) or text
+            if await self._prompt_blocked(text):
+                return
             self.history.append(UserTurn(text, time.time()))
             self.hub.emit(UserInputEvent(text))
+        self._drain_hook_context()
         self._drain_steering()
         resumed, self.resumed = self.resumed, None
         if resumed is not None:
@@ -280,6 +295,8 @@ class AgenticLoop:
                     self.history.append(SteeringTurn(KEEP_GOING, time.time()))
                     self.hub.emit(SteeringInjectedEvent(KEEP_GOING))
                     continue
+                if await self._stop_hook_continues(response.text):
+                    continue
                 if response.text.rstrip().endswith("?"):
                     self.state = "awaiting_input"
                 return
@@ -289,12 +306,60 @@ class AgenticLoop:
             self.history.append(ToolResultsTurn(results, time.time()))
             for note in budget_notes:
                 self.history.append(SteeringTurn(note, time.time()))
-            if self._completed(calls, results):
+            if self._completed(calls, results) or self._hook_stopped():
                 return
+            self._drain_hook_context()
             if self._stop_for(checks.after_round(rounds, calls, results)):
                 return
             self._drain_steering()
             self._watch_for_loops(calls)
+
+    # -- hooks (docs/hooks.md) ---------------------------------------------------
+
+    async def _prompt_blocked(self, text: str) -> bool:
+        """UserPromptSubmit: a hook that blocks drops the prompt (the user reads why)."""
+        hooks = self.hooks or None
+        if hooks is None:
+            return False
+        said = await hooks.user_prompt_submit(text)
+        if not said.blocks and not said.stop:
+            return False
+        why = said.reason or said.stop_reason or "no reason given"
+        self._last_text = f"Prompt blocked by a UserPromptSubmit hook: {why}"
+        hooks.take_stop()
+        self.hub.emit(WarningEvent(self._last_text, "hook"))
+        return True
+
+    async def _stop_hook_continues(self, text: str) -> bool:
+        """Stop (SubagentStop): a hook that blocks makes the model go on with its reason."""
+        hooks = self.hooks or None
+        if hooks is None or self._stop_continuations >= MAX_STOP_CONTINUATIONS:
+            return False
+        said = await hooks.stop(self._stop_continuations > 0, text, self.agent_depth > 0)
+        reason = stop_answer_continues(said)
+        if reason is None:
+            return False
+        self._stop_continuations += 1
+        self.history.append(SteeringTurn(reason, time.time()))
+        self.hub.emit(SteeringInjectedEvent(reason))
+        return True
+
+    def _hook_stopped(self) -> bool:
+        """A hook answered ``continue: false``: the input ends here."""
+        reason = self.hooks.take_stop() if self.hooks is not None else None
+        if reason is None:
+            return False
+        self._last_text = reason
+        self.hub.emit(WarningEvent(reason, "hook"))
+        return True
+
+    def _drain_hook_context(self) -> None:
+        """Context hooks gave (SessionStart, UserPromptSubmit) goes to the model."""
+        if self.hooks is None:
+            return
+        for text in self.hooks.take_context():
+            self.history.append(SteeringTurn(text, time.time()))
+            self.hub.emit(SteeringInjectedEvent(text))
 
     def _set_loop_state(self, state: LoopState) -> None:
         if state != self.loop_state:

@@ -16,6 +16,8 @@ from typing import Any
 import msgspec
 import trio
 
+from actors.hooks import SessionHooks
+from actors.hooks.names import anchor_name
 from actors.kernel import ActorError
 from actors.policy.engine import (
     SHELL_TOOLS,
@@ -87,6 +89,8 @@ class PolicyGate:
         self._limits: tuple[Policy, CommandLimits] | None = None
         self._sandbox_available: bool | None = None
         self._sandbox_asked = False
+        self.hooks: SessionHooks | None = None
+        """The session's PermissionRequest and Notification hooks, once loaded."""
 
     async def sandboxed(self, policy: Policy) -> bool:
         """Whether this session's commands run in the OS sandbox under ``policy``:
@@ -149,12 +153,16 @@ class PolicyGate:
         category: Any,
         config: SessionConfig,
         paths: PathDeclaration = NO_PATHS,
+        hint: str | None = None,
     ) -> str | Clearance | None:
         """What the model is told when the call may not run; otherwise the
         :class:`Clearance` holding the resolved paths the tool must use (None
         when there is no path judge or the call is a shell command).
 
-        ``paths`` is the tool's declaration of which arguments are paths."""
+        ``paths`` is the tool's declaration of which arguments are paths.
+        ``hint``: a PreToolUse hook's decision (docs/hooks.md): ``allow`` answers
+        a question the policy would ask (never a denial), ``ask`` asks where the
+        policy would allow."""
         try:
             policy = self.policy(config)
         except ValueError as exc:  # an unknown preset or bad overrides: fail closed
@@ -204,11 +212,16 @@ class PolicyGate:
                 decision = Decision("deny", facts.category, why, "hard_link", decision.subject)
             else:
                 decision = Decision("ask", facts.category, why, "hard_link", decision.subject)
-        decided_by = "grant" if decision.rule == "grant" else "policy"
+        decision = _hinted(decision, hint)
+        decided_by = {"grant": "grant", "hook": "hook"}.get(decision.rule, "policy")
         if decision.action == "ask":
             subject = facts.command if facts.command is not None else _describe(call, targets)
             settled = await self._settled_without_asking(config, facts, found, subject,
                                                          decision.rule != "protected")  # fmt: skip
+            if settled is None or settled[1] == "nobody":  # a hook may answer, even headless
+                hooked = await self._hook_answer(call, decision, subject)
+                if hooked is not None:
+                    settled = hooked, "hook"
             if settled is not None:
                 decision, decided_by = settled
                 self._record(call, decision, decided_by)
@@ -216,6 +229,11 @@ class PolicyGate:
                     return decision.reason
                 self._follow_terminal(call, facts)
                 return _cleared(found) if judged else None
+            if self.hooks:
+                await self.hooks.notification(
+                    f"Troupe needs your permission to use {anchor_name(call.name)}",
+                    "permission_prompt",
+                )
             answer = await self.approvals.ask(
                 "command" if facts.command is not None else "tool",
                 subject,
@@ -242,6 +260,25 @@ class PolicyGate:
             return f"Denied by policy: {decision.reason}"
         self._follow_terminal(call, facts)
         return _cleared(found) if judged else None
+
+    async def _hook_answer(
+        self, call: ToolCall, decision: Decision, subject: str
+    ) -> Decision | None:
+        """A PermissionRequest hook's answer to the approval about to be raised
+        (None: no hook decided; the approval goes to the clients, or is denied when
+        nobody can answer). Its ``updatedInput`` is not used: the call was judged
+        as the model made it, and a changed one would need judging again."""
+        hooks = self.hooks or None
+        if hooks is None:
+            return None
+        said = await hooks.permission_request(call, decision.reason)
+        if said.decision == "allow":
+            return Decision("allow", decision.category, "allowed by a PermissionRequest hook",
+                            "hook", subject)  # fmt: skip
+        if said.blocks:
+            why = f"denied by a PermissionRequest hook: {said.reason or 'no reason given'}"
+            return Decision("deny", decision.category, why, "hook", subject)
+        return None
 
     async def _protected_written(self, policy: Policy, found: PathVerdict) -> str | None:
         """The protected path (``.git/config`` ...) a file tool's write lands in, or None."""
@@ -350,3 +387,20 @@ def _describe(call: ToolCall, targets: list[str]) -> str:
 def _cleared(found: PathVerdict) -> Clearance:
     """What a tool gets for an allowed call: the paths exactly as judged."""
     return Clearance(found.resolved, bool(found.hard_links), found.entries)
+
+
+def _hinted(decision: Decision, hint: str | None) -> Decision:
+    """The policy's decision after a PreToolUse hook's ``hint``: a hook may spare a
+    question or add one, never lift a denial; a protected path or a hard link is
+    still asked about."""
+    if hint == "ask" and decision.action == "allow" and decision.rule != "grant":
+        return Decision("ask", decision.category, "a PreToolUse hook asks for approval",
+                        "hook", decision.subject)  # fmt: skip
+    if (
+        hint == "allow"
+        and decision.action == "ask"
+        and decision.rule not in ("protected", "hard_link")
+    ):
+        return Decision("allow", decision.category, "allowed by a PreToolUse hook", "hook",
+                        decision.subject)  # fmt: skip
+    return decision

@@ -46,6 +46,8 @@ class EnvironmentSnapshot(msgspec.Struct, frozen=True):
     date: str
     git: GitSnapshot | None
     project_docs: str
+    skills: str = ""
+    """The skills' names and descriptions (:func:`actors.skills.index.skills_index`)."""
 
 
 def parse_git_probe(output: str) -> GitSnapshot | None:
@@ -158,6 +160,8 @@ def build_system_prompt(
         layers.append(git_block(snapshot.git))
     tools = "\n".join(f"- {d.name}: {d.description}" for d in profile.tools())
     layers.append(f"Available tools:\n{tools}")
+    if snapshot.skills:
+        layers.append(snapshot.skills)
     if snapshot.project_docs:
         layers.append(f"Project instructions:\n{snapshot.project_docs}")
     if user_instructions:

@@ -15,8 +15,10 @@ import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
+import msgspec
 import trio
 
+from actors.hooks import SessionHooks
 from actors.kernel import ActorRef
 from actors.session.events import EventHub
 from actors.session.policy_gate import CommandLimits, PolicyGate
@@ -39,6 +41,8 @@ from protocol.session import SessionConfig
 T = TypeVar("T")
 NO_LIMITS = CommandLimits()
 
+UPDATED_SHOWN = 500
+"""How much of a hook's updated arguments the model is shown with the result."""
 DELTA_BACKLOG = 1024
 _UNDELIVERABLE = (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError)
 """A full backlog, or a session that has closed: the delta is dropped."""
@@ -76,6 +80,8 @@ class ToolRunner:
         self.agents = agents
         self.gate = gate
         self.terminal = TerminalSlot(f"terminal-{hub.session_id}")
+        self.hooks: SessionHooks | None = None
+        """The session's PreToolUse/PostToolUse hooks, once loaded (docs/hooks.md)."""
         self.sandbox_checked = False
         self._deltas_in, self._deltas_out = trio.open_memory_channel[tuple[str, ExecOutput]](
             DELTA_BACKLOG
@@ -113,19 +119,44 @@ class ToolRunner:
             terminal=self.terminal,
         )
         self.hub.emit(ToolCallStartEvent(call.id, call.name, call.arguments))
+        hooks = self.hooks or None
+        hint: str | None = None
+        notes: list[str] = []
+        if hooks is not None:
+            pre = await hooks.pre_tool_use(call)
+            if pre.blocks:
+                refusal = f"Blocked by a PreToolUse hook: {pre.reason}"
+                self.hub.emit(ToolCallEndEvent(call.id, call.name, refusal, True))
+                return ToolResult(call.id, refusal, True, call.name)
+            if pre.updated_input is not None:  # validated and judged below like the model's
+                call = msgspec.structs.replace(call, arguments=pre.updated_input,
+                                               raw_arguments="", arguments_error=None)  # fmt: skip
+                shown = msgspec.json.encode(pre.updated_input).decode()[:UPDATED_SHOWN]
+                notes.append(f"(A PreToolUse hook changed this call's arguments to {shown})")
+            hint = pre.decision
+            if pre.context:
+                notes.append(pre.context)
         gate = self.gate
         if gate is None:
             outcome = await profile.registry.run(call, context)
         else:
 
             async def check(tool: Tool, checked: ToolCall) -> str | Clearance | None:
-                return await gate.check(checked, tool.category, config, tool.paths)
+                return await gate.check(checked, tool.category, config, tool.paths, hint)
 
             outcome = await profile.registry.run(call, context, check)
         self.hub.emit(ToolCallEndEvent(call.id, call.name, outcome.output, outcome.is_error))
+        if hooks is not None:
+            post = await hooks.post_tool_use(call, outcome.output, outcome.is_error)
+            if post.blocks:
+                notes.append(f"PostToolUse hook: {post.reason}")
+            if post.context:
+                notes.append(post.context)
         truncated = truncate_tool_output(
             outcome.output, call.name, config.tool_output_limits, config.tool_line_limits
         )
+        if notes:
+            truncated = "\n\n".join([truncated, *notes])
         return ToolResult(call.id, truncated, outcome.is_error, call.name)
 
     async def emit_deltas(self) -> None:

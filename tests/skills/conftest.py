@@ -1,0 +1,3 @@
+from tests.cli.conftest import home
+
+__all__ = ["home"]
