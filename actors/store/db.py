@@ -139,6 +139,16 @@ def reopen(path: Path) -> sqlite3.Connection:
     return connection
 
 
+def open_read_only(path: Path) -> sqlite3.Connection:
+    """The database as it is, for reading only, when it cannot be opened for
+    writing (a read-only data directory without the WAL's shared-memory file):
+    ``immutable`` tells SQLite nothing writes it meanwhile, which holds until the
+    store reconnects for writing."""
+    return sqlite3.connect(
+        f"file:{path}?immutable=1", uri=True, check_same_thread=False, isolation_level=None
+    )
+
+
 def probe(connection: sqlite3.Connection) -> None:
     """Raise if the database cannot take a write now (read-only): take the write
     lock and give it back, writing nothing."""

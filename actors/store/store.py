@@ -423,16 +423,27 @@ async def open_store(data_dir: Path) -> AsyncIterator[Store]:
     """Open (creating if needed) ``troupe.db`` in ``data_dir``; on exit, everything
     queued is written before the database is closed."""
     path = data_dir / "troupe.db"
+    fault: Exception | None = None
     try:
         connection = await trio.to_thread.run_sync(db.connect, path)
     except _FAULT as error:
-        raise StoreUnavailable(f"cannot open the store {path}: {error}") from error
+        # A data directory read-only from the start: up, reading, writes refused
+        # (and tried again) until it can write. Without a database, no server.
+        fault = error
+        try:
+            connection = await trio.to_thread.run_sync(db.open_read_only, path)
+            await trio.to_thread.run_sync(db.sessions, connection)
+        except _FAULT:
+            raise StoreUnavailable(f"cannot open the store {path}: {error}") from error
     identity = await trio.to_thread.run_sync(db.identity, path)
     store = Store(connection, path, identity)
-    try:  # a data directory read-only from the start: up, reading, writes refused
-        await trio.to_thread.run_sync(db.probe, connection)
-    except _FAULT as error:
-        store._fault(error)
+    if fault is None:
+        try:
+            await trio.to_thread.run_sync(db.probe, connection)
+        except _FAULT as error:
+            fault = error
+    if fault is not None:
+        store._fault(fault)
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(store.run_writer)
