@@ -79,6 +79,8 @@ class SessionSubscription:
         self.session_id: str | None = None
         self._live: EventStream | None = None
         self._last_seq = 0
+        self._told_since = 0.0
+        """When the outage this subscriber was told of began; 0 if none was told."""
 
     async def open(self) -> None:
         """Subscribe to the live stream; raises (no such session) before any frame."""
@@ -149,6 +151,7 @@ class SessionSubscription:
             return
         await self._send_stored(session_id)  # what is stored now, even in an outage
         await self.store.wait_committed(session_id, upto)
+        await self._tell_available()
         await self._send_stored(session_id)
 
     async def _send_stored(self, session_id: str) -> None:
@@ -186,6 +189,7 @@ class SessionSubscription:
                 await self.store.wait_committed(event.session_id, event.seq)
             else:  # its number must never be issued again, even after a crash
                 await self.store.wait_reserved(event.session_id, event.seq)
+            await self._tell_available()
             await self.send(self._frame(event))
             self.cursor = event.seq
 
@@ -193,18 +197,23 @@ class SessionSubscription:
         """Tell the subscriber, live, when its session's writes wait on a store
         that cannot write, and when they go through again."""
         health = self.store.health
-        told_since = 0.0
         while True:
             changed = health.changed
-            if not told_since and not health.available and self.session_id in health.waiting:
-                told_since = health.since
-                await self.send(self._notice(StoreUnavailableEvent(health.reason, told_since)))
-            elif told_since and health.available:
-                down = round(time.time() - told_since, 3)
-                told_since = 0.0
-                await self.send(self._notice(StoreAvailableEvent(down)))
-            else:
+            if not self._told_since and not health.available and self.session_id in health.waiting:
+                self._told_since = health.since
+                await self.send(self._notice(StoreUnavailableEvent(health.reason, health.since)))
+            elif not await self._tell_available():
                 await changed.wait()
+
+    async def _tell_available(self) -> bool:
+        """Send ``store_available`` if this subscriber was told of an outage that
+        is over: before the first event held by it, whichever task gets there first."""
+        if not self._told_since or not self.store.health.available:
+            return False
+        down = round(time.time() - self._told_since, 3)
+        self._told_since = 0.0
+        await self.send(self._notice(StoreAvailableEvent(down)))
+        return True
 
     def _notice(self, data: EventData) -> Event:
         """An out-of-sequence notice (``seq`` 0): it jumps the queue of held events."""

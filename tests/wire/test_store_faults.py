@@ -203,3 +203,59 @@ async def test_read_only_data_dir_serves_reads_then_writes_once_read_write(
                 serve.process.send_signal(signal.SIGTERM)
                 with trio.fail_after(HANG_GUARD):
                     await serve.process.wait()
+
+
+async def test_vanished_data_dir_then_back_resumes_writes(tmp_path: Path) -> None:
+    """The data directory unmounted under the server (a lazy unmount: its files
+    stay open, the path shows an empty directory), then mounted back."""
+    root = Path(await trio.Path(tmp_path).resolve())
+    work = root / "work"
+    work.mkdir()
+    script = msgspec.convert(shell_turns(*["sleep 0.1; echo step"] * ROUNDS), Script)
+    with small_tmpfs(root / "backing", "64m") as backing:
+        kept = backing / "data"
+        kept.mkdir()
+        data_dir = root / "data"
+        data_dir.mkdir()
+        _mount("--bind", str(kept), str(data_dir))
+        try:
+            async with (
+                serve_mock_llm(script) as mock,
+                troupe_serve(data_dir, work, mock.base_url) as serve,
+            ):
+                token = (data_dir / "token").read_text().strip()
+                async with connect(serve.url, token) as client:
+                    session = (await client.request(CreateSession)).session.session_id
+                    await subscribe(client, session)
+                    await client.request(SubmitInput, session=session, text="keep going")
+                    received = await events_until(client, "tool_call_end")
+                    await trio.run_process(["umount", "-l", str(data_dir)])
+                    await events_until(client, "store_unavailable", into=received)
+                    assert "gone" in received[-1].data["message"]
+                    await _refused(client, SubmitInput, session=session, text="more")
+                    assert serve.process.returncode is None
+
+                    _mount("--bind", str(kept), str(data_dir))
+                    await events_until(client, "store_available", into=received)
+                    await events_until(client, "processing_end", into=received)
+                    kinds = [e.kind for e in received]
+                    assert "interrupted" in kinds[kinds.index("store_available") :]
+                    await client.request(SubmitInput, session=session, text="after")
+                    received += await events_until(client, "tool_call_end")
+                    await client.request(InterruptSession, session=session)
+                    received += await events_until(client, "processing_end")
+                    last = received[-1].seq
+
+                    async def all_stored() -> bool:
+                        return (last, "processing_end") in _stored_events(data_dir, session)
+
+                    await wait_until(all_stored, what="the last event to be stored")
+                serve.process.send_signal(signal.SIGTERM)
+                with trio.fail_after(HANG_GUARD):
+                    await serve.process.wait()
+            missing = _acknowledged(received) - _stored_events(kept, session)
+            assert not missing, f"acknowledged but not stored: {sorted(missing)}"
+        finally:
+            await trio.run_process(
+                ["umount", "-l", str(data_dir)], check=False, capture_stderr=True
+            )
