@@ -20,6 +20,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,7 +40,14 @@ from protocol.wire import (
     SubmitInput,
 )
 from tests.waiting import wait_until
-from tests.wire.conftest import HANG_GUARD, events_until, shell_turns, subscribe, troupe_serve
+from tests.wire.conftest import (
+    HANG_GUARD,
+    REPO,
+    events_until,
+    shell_turns,
+    subscribe,
+    troupe_serve,
+)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounts a tmpfs: needs root")
 
@@ -259,3 +267,22 @@ async def test_vanished_data_dir_then_back_resumes_writes(tmp_path: Path) -> Non
             await trio.run_process(
                 ["umount", "-l", str(data_dir)], check=False, capture_stderr=True
             )
+
+
+async def test_no_token_can_be_written_is_one_typed_line(tmp_path: Path) -> None:
+    """A first start on a read-only data directory: nothing can serve without a
+    token a client can read, so ``troupe serve`` says so in one line, exit 1."""
+    root = Path(await trio.Path(tmp_path).resolve())
+    with small_tmpfs(root / "data", "1m") as data_dir:
+        _mount("-o", "remount,ro", str(data_dir))
+        command = [
+            sys.executable, "-m", "actors.cli", "serve", "--port", "0",
+            "--data-dir", str(data_dir), "--workdir", str(root), "--api-key", "test-key",
+        ]  # fmt: skip
+        with trio.fail_after(HANG_GUARD):
+            done = await trio.run_process(
+                command, check=False, capture_stdout=True, capture_stderr=True, cwd=REPO
+            )
+    lines = done.stderr.decode().strip().splitlines()
+    assert done.returncode == 1
+    assert len(lines) == 1 and lines[0].startswith("troupe serve: store_unavailable: "), lines
