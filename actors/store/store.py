@@ -360,8 +360,13 @@ class Store:
     # -- reads ---------------------------------------------------------------
 
     async def _read(self, fn: Any, *args: Any) -> Any:
+        """A read on the store's connection; a failure of the disk under it is the
+        typed fault of the one request that asked, never the server's end."""
         async with self._lock:
-            return await trio.to_thread.run_sync(fn, self._connection, *args)
+            try:
+                return await trio.to_thread.run_sync(fn, self._connection, *args)
+            except _FAULT as error:
+                raise StoreUnavailable(f"the store cannot be read: {error}") from error
 
     async def sessions(self) -> list[SessionRow]:
         return await self._read(db.sessions)
