@@ -347,7 +347,8 @@ class Store:
         if found != self._identity:
             connection = db.reopen(self.path)
             old, self._connection, self._identity = self._connection, connection, found
-            old.close()
+            with contextlib.suppress(sqlite3.Error):
+                old.close()
             log.warning("store reopened %s (the file there changed)", self.path)
 
     def _fault(self, error: Exception) -> None:

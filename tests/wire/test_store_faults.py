@@ -34,9 +34,11 @@ from protocol.events import EPHEMERAL_KINDS
 from protocol.wire import (
     CreateSession,
     Event,
+    FollowUpSession,
     GetSession,
     InterruptSession,
     ListSessions,
+    SteerSession,
     SubmitInput,
 )
 from tests.waiting import wait_until
@@ -113,6 +115,8 @@ async def test_disk_full_then_grown_server_stays_up_and_loses_nothing(tmp_path: 
 
                 # new inputs and sessions are refused with the typed error
                 await _refused(client, SubmitInput, session=session, text="more")
+                await _refused(client, SteerSession, session=session, text="more")
+                await _refused(client, FollowUpSession, session=session, text="more")
                 await _refused(client, CreateSession)
                 # reads and replays of what is stored keep working
                 listed = (await reader.request(ListSessions)).sessions
