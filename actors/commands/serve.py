@@ -20,7 +20,7 @@ from actors.commands.run import check_policy, settings_for
 from actors.commands.session_host import model_settings
 from actors.server.collector import collector_tuned_for_many_sessions
 from actors.server.server import ServerConfig, run_server
-from actors.store import StoreUnavailable
+from actors.store.health import StoreUnavailable
 
 
 def config_from(args: argparse.Namespace) -> ServerConfig:

@@ -30,7 +30,8 @@ from actors.server.peers import Peer
 from actors.server.registry import SessionRegistry
 from actors.server.restarts import report_restarts
 from actors.server.store_faults import interrupt_on_store_faults
-from actors.store import Store, StoreUnavailable, open_store
+from actors.store import Store, open_store
+from actors.store.health import StoreUnavailable
 from actors.web.listener import DualListener
 from actors.web.pages import WebPages
 from protocol.wire import DEFAULT_MAX_FRAME, PROTOCOL_VERSION, Codec, Welcome
