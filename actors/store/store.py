@@ -306,6 +306,11 @@ class Store:
             self.health.recover()
         return True
 
+    def close_connection(self) -> None:
+        """In a worker thread, once the writer has stopped: the connection in use
+        (a fault may have replaced the one the store was opened with)."""
+        self._connection.close()
+
     def _reconnect_and_probe(self) -> None:
         self._reconnect()
         db.probe(self._connection)
@@ -408,9 +413,6 @@ class Store:
 
     def close(self) -> None:
         self._closed = True
-
-    def close_connection(self) -> None:
-        self._connection.close()
 
 
 def default_data_dir(environ: dict[str, str] | None = None) -> Path:
