@@ -291,6 +291,27 @@ class EventsMissedEvent(EventBody, frozen=True):
     next_seq: int = 0
 
 
+class StoreUnavailableEvent(EventBody, frozen=True):
+    """The server's store cannot write (disk full, a read-only or vanished data
+    directory): this session's writes wait, its running input is stopped as
+    interrupted, new inputs are refused with ``store_unavailable``. Sent live, out
+    of sequence (``seq`` 0), while earlier events wait to be stored; never stored."""
+
+    kind = "store_unavailable"
+    durable = False
+    message: str
+    since: float = 0.0
+
+
+class StoreAvailableEvent(EventBody, frozen=True):
+    """The store writes again: the events held back follow, then new inputs are
+    taken. Sent live with ``seq`` 0; never stored."""
+
+    kind = "store_available"
+    durable = False
+    down_seconds: float = 0.0
+
+
 # -- approvals ----------------------------------------------------------------
 
 
@@ -429,6 +450,8 @@ EventData = (
     | InterruptedEvent
     | InputInterruptedEvent
     | EventsMissedEvent
+    | StoreUnavailableEvent
+    | StoreAvailableEvent
     | ApprovalRequestEvent
     | ApprovalResolvedEvent
     | PolicyDecisionEvent
@@ -536,6 +559,8 @@ __all__ = [
     "SessionEvent",
     "SessionStartEvent",
     "SteeringInjectedEvent",
+    "StoreAvailableEvent",
+    "StoreUnavailableEvent",
     "SubagentClosedEvent",
     "SubagentCompletedEvent",
     "SubagentFailedEvent",

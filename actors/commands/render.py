@@ -52,6 +52,8 @@ from protocol.events import (
     ProcessingEndEvent,
     SessionEndEvent,
     SteeringInjectedEvent,
+    StoreAvailableEvent,
+    StoreUnavailableEvent,
     SubagentClosedEvent,
     SubagentCompletedEvent,
     SubagentFailedEvent,
@@ -204,6 +206,10 @@ class TextRenderer:
                 system(f"[approval {verdict}] {data.message or ''}".rstrip())
             case SessionEndEvent():
                 system(f"[session ended: {data.reason}]")
+            case StoreUnavailableEvent():
+                system(f"[store unavailable] {data.message}: input stopped, new input refused")
+            case StoreAvailableEvent():
+                system("[store available] the server's store writes again")
             case _:
                 pass
 

@@ -20,6 +20,7 @@ from actors.commands.run import check_policy, settings_for
 from actors.commands.session_host import model_settings
 from actors.server.collector import collector_tuned_for_many_sessions
 from actors.server.server import ServerConfig, run_server
+from actors.store.health import StoreUnavailable
 
 
 def config_from(args: argparse.Namespace) -> ServerConfig:
@@ -76,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
         in_use = [
             e for e in leaves(error) if isinstance(e, OSError) and e.errno == errno.EADDRINUSE
         ]
+        faults = [e for e in leaves(error) if isinstance(e, StoreUnavailable)]
+        if faults:
+            raise CommandError(f"store_unavailable: {faults[0]}", EXIT_ERROR) from error
         if in_use:
             raise CommandError(
                 f"{config.host}:{config.port} is already in use (another troupe serve?); "

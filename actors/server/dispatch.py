@@ -161,8 +161,27 @@ def error_reply(request_id: RequestId | None, error: Exception) -> ErrorReply:
     return ErrorReply(request_id, "internal", f"{type(error).__name__}: {error}")
 
 
+_WRITES = {
+    CreateSession: "creating a session",
+    SubmitInput: "a new input",
+    SteerSession: "steering",
+    FollowUpSession: "a follow-up",
+    UpdateSessionConfig: "a config change",
+    ExtendSessionLimit: "extending the limit",
+    ResolveApproval: "an approval answer",
+    AddSSHEnvironment: "adding an environment",
+    RemoveEnvironment: "removing an environment",
+}
+"""Requests refused while the store cannot write: each would start work (or change
+what is stored) that could not be recorded. Reads, subscriptions, interrupts and
+aborts still go through."""
+
+
 async def _answer(services: Services, request: Request, serving: ActorRef | None) -> Reply:
     registry = services.registry
+    what = _WRITES.get(type(request))
+    if what is not None:
+        services.store.health.refuse(what)
     match request:
         case CreateSession():
             config = request.config

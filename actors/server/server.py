@@ -29,7 +29,9 @@ from actors.server.models import Models, ModelSettings
 from actors.server.peers import Peer
 from actors.server.registry import SessionRegistry
 from actors.server.restarts import report_restarts
+from actors.server.store_faults import interrupt_on_store_faults
 from actors.store import Store, open_store
+from actors.store.health import StoreUnavailable
 from actors.web.listener import DualListener
 from actors.web.pages import WebPages
 from protocol.wire import DEFAULT_MAX_FRAME, PROTOCOL_VERSION, Codec, Welcome
@@ -109,13 +111,19 @@ async def run_server(
     config: ServerConfig, *, task_status: trio.TaskStatus[RunningServer] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Serve until :meth:`RunningServer.stop` (or cancellation)."""
-    token = load_or_create_token(config.data_dir)
+    try:
+        token = load_or_create_token(config.data_dir)
+    except OSError as error:  # nothing serves without a token a client can read
+        raise StoreUnavailable(f"cannot write the token in {config.data_dir}: {error}") from error
     async with (
         open_store(config.data_dir) as store,
         Runtime(grace=config.grace, kill_grace=config.kill_grace) as runtime,
         trio.open_nursery() as nursery,
     ):
-        ledger = process_ledger(config.data_dir)
+        try:
+            ledger = process_ledger(config.data_dir)
+        except OSError as error:
+            raise StoreUnavailable(f"cannot create the process ledger: {error}") from error
         nursery.start_soon(end_leftover_groups, ledger)  # what a killed predecessor left
         environments = Environments(runtime, config.working_dir, store, ledger)
         models = Models(runtime, config.models)
@@ -126,6 +134,7 @@ async def run_server(
         await environments.restore_ssh()
         await registry.recover()
         report_restarts(runtime, registry, nursery)
+        nursery.start_soon(interrupt_on_store_faults, registry, store)
         server = RunningServer(config, runtime, store, registry)
         server.token = token
         services = Services(registry, environments, store)
@@ -142,7 +151,11 @@ async def run_server(
         )  # fmt: skip
         await nursery.start(trio.serve_listeners, listener.handle, listeners)
         if config.advertise:
-            _write_server_file(server)
+            try:
+                _write_server_file(server)
+            except OSError as error:
+                log.error("store_unavailable: cannot write server.json (%s); retrying", error)
+                nursery.start_soon(_advertise, server)
         task_status.started(server)
         try:
             await server._stop.wait()
@@ -152,11 +165,34 @@ async def run_server(
             nursery.cancel_scope.cancel()
 
 
+async def _advertise(server: RunningServer) -> None:
+    """Write ``server.json``; while the data directory cannot take it (full,
+    read-only, gone), say so once and try again with backoff: the server serves
+    meanwhile (its URL is printed), only ``troupe sessions``/``attach`` cannot find it."""
+    delay = 0.05
+    while True:
+        await trio.sleep(delay)
+        delay = min(delay * 2, 5.0)
+        try:
+            await trio.to_thread.run_sync(_write_server_file, server)
+        except OSError:
+            continue
+        log.warning("server.json written at last")
+        return
+
+
 def _write_server_file(server: RunningServer) -> None:
-    """``server.json`` tells ``troupe sessions`` and ``attach`` where to connect."""
+    """``server.json`` tells ``troupe sessions`` and ``attach`` where to connect;
+    written beside and renamed into place, so a full disk never leaves half of it."""
     path = server.config.data_dir / "server.json"
     info = {"url": server.url, "pid": os.getpid(), "token_file": str(server.token_file)}
-    path.write_text(json.dumps(info) + "\n")
+    temporary = path.with_name(".server.json.tmp")
+    try:
+        temporary.write_text(json.dumps(info) + "\n")
+        os.replace(temporary, path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 class Gateway:

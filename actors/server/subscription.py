@@ -7,19 +7,33 @@ replay already covered. A durable event is sent only once the store has it, so a
 client never holds an event the store could lose. If the live stream overflows
 (``events_missed``), the gap is filled from the store, so durable events are never
 lost; only deltas may be.
+
+While the store cannot write, the durable events after the last stored one wait
+here; the subscriber is told at once, out of sequence (``store_unavailable``,
+``seq`` 0), and again when the store writes (``store_available``), after which
+the held events follow in order.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
+import trio
 
 from actors.kernel import Rejection
 from actors.server.registry import SessionNotFound, SessionRegistry
 from actors.store import Store
-from protocol.events import EventsMissedEvent, SessionEvent, event_fields
+from protocol.events import (
+    EventData,
+    EventsMissedEvent,
+    SessionEvent,
+    StoreAvailableEvent,
+    StoreUnavailableEvent,
+    event_fields,
+)
 from protocol.session import EventStream, Subscribe
 from protocol.wire import Event, RequestId, Subscribed
 
@@ -65,6 +79,8 @@ class SessionSubscription:
         self.session_id: str | None = None
         self._live: EventStream | None = None
         self._last_seq = 0
+        self._told_since = 0.0
+        """When the outage this subscriber was told of began; 0 if none was told."""
 
     async def open(self) -> None:
         """Subscribe to the live stream; raises (no such session) before any frame."""
@@ -75,10 +91,16 @@ class SessionSubscription:
         live = self._live
         await self.send(Subscribed(request_id, self.session, self._last_seq))
         try:
-            await self._replay(self._last_seq)
-            await self._resend_pending()
-            if live is not None:
+            if live is None:
+                await self._replay(self._last_seq)
+                await self._resend_pending()
+                return
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._tell_store_faults)
+                await self._replay(self._last_seq)
+                await self._resend_pending()
                 await self._follow(live)
+                nursery.cancel_scope.cancel()
         finally:
             if live is not None:
                 live.close()
@@ -90,7 +112,7 @@ class SessionSubscription:
             return await self._open_subagent(key)
         record = registry.record(key)
         self.session_id = record.row.id
-        if record.state != "closed":
+        if record.state != "closed" and not record.live and self.store.health.available:
             try:
                 record = await registry.live(key)
             except Rejection:  # cannot resume now (no model key, SSH host gone): replay only
@@ -127,7 +149,12 @@ class SessionSubscription:
         session_id = self.session_id
         if session_id is None or self.registry.issued_seq(session_id) is None:
             return
+        await self._send_stored(session_id)  # what is stored now, even in an outage
         await self.store.wait_committed(session_id, upto)
+        await self._tell_available()
+        await self._send_stored(session_id)
+
+    async def _send_stored(self, session_id: str) -> None:
         while True:
             rows = await self.store.events_after(session_id, self.cursor)
             if not rows:
@@ -162,8 +189,38 @@ class SessionSubscription:
                 await self.store.wait_committed(event.session_id, event.seq)
             else:  # its number must never be issued again, even after a crash
                 await self.store.wait_reserved(event.session_id, event.seq)
+            await self._tell_available()
             await self.send(self._frame(event))
             self.cursor = event.seq
+
+    async def _tell_store_faults(self) -> None:
+        """Tell the subscriber, live, when its session's writes wait on a store
+        that cannot write, and when they go through again."""
+        health = self.store.health
+        while True:
+            changed = health.changed
+            if not self._told_since and not health.available and self.session_id in health.waiting:
+                self._told_since = health.since
+                await self.send(self._notice(StoreUnavailableEvent(health.reason, health.since)))
+            elif not await self._tell_available():
+                await changed.wait()
+
+    async def _tell_available(self) -> bool:
+        """Send ``store_available`` if this subscriber was told of an outage that
+        is over: before the first event held by it, whichever task gets there first."""
+        if not self._told_since or not self.store.health.available:
+            return False
+        down = round(time.time() - self._told_since, 3)
+        self._told_since = 0.0
+        await self.send(self._notice(StoreAvailableEvent(down)))
+        return True
+
+    def _notice(self, data: EventData) -> Event:
+        """An out-of-sequence notice (``seq`` 0): it jumps the queue of held events."""
+        assert self.session_id is not None
+        return Event(
+            self.session, self.session_id, 0, time.time(), data.kind, event_fields(data)
+        )  # fmt: skip
 
     def _frame(self, event: SessionEvent, resent: bool = False) -> Event:
         return Event(

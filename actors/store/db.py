@@ -8,6 +8,7 @@ commits.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
@@ -116,6 +117,45 @@ def connect(path: Path) -> sqlite3.Connection:
     return connection
 
 
+class StoreGone(OSError):
+    """The database file is no longer where it was opened (its directory vanished,
+    was unmounted or replaced): a write now would go to a file nobody will read."""
+
+
+def identity(path: Path) -> tuple[int, int]:
+    """(device, inode) of the database file; raises OSError if it is not there."""
+    found = path.stat()
+    return found.st_dev, found.st_ino
+
+
+def reopen(path: Path) -> sqlite3.Connection:
+    """A new connection to an existing database (never a fresh empty one: a
+    database that is not at its path is waited for, not replaced)."""
+    connection = sqlite3.connect(
+        f"file:{path}?mode=rw", uri=True, check_same_thread=False, isolation_level=None
+    )
+    connection.execute("PRAGMA synchronous=NORMAL")
+    connection.execute("PRAGMA busy_timeout=5000")
+    return connection
+
+
+def open_read_only(path: Path) -> sqlite3.Connection:
+    """The database as it is, for reading only, when it cannot be opened for
+    writing (a read-only data directory without the WAL's shared-memory file):
+    ``immutable`` tells SQLite nothing writes it meanwhile, which holds until the
+    store reconnects for writing."""
+    return sqlite3.connect(
+        f"file:{path}?immutable=1", uri=True, check_same_thread=False, isolation_level=None
+    )
+
+
+def probe(connection: sqlite3.Connection) -> None:
+    """Raise if the database cannot take a write now (read-only): take the write
+    lock and give it back, writing nothing."""
+    connection.execute("BEGIN IMMEDIATE")
+    connection.execute("ROLLBACK")
+
+
 def apply(connection: sqlite3.Connection, ops: list[Op]) -> None:
     """Apply a batch in one transaction: one fsync-free commit for many events."""
     events = [op.args for op in ops if op.kind == "event"]
@@ -152,7 +192,11 @@ def apply(connection: sqlite3.Connection, ops: list[Op]) -> None:
             connection.executemany("INSERT OR IGNORE INTO events VALUES (?,?,?,?,?)", events)
         connection.execute("COMMIT")
     except BaseException:
-        connection.execute("ROLLBACK")
+        # SQLite rolls a transaction back by itself on some errors (disk full, I/O):
+        # a second ROLLBACK would fail and hide the error that matters.
+        if connection.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
         raise
 
 

@@ -61,6 +61,7 @@ export class Stream {
     const started = performance.now();
     while (this.queue.length && performance.now() - started < 12) {
       const frame = this.queue.shift();
+      if (frame.seq === 0) { this.apply(frame.kind, frame.data, frame); continue; }  // a notice, out of sequence
       if (this.stale(frame)) continue;
       if (EPHEMERAL.has(frame.kind)) this.liveSeq = frame.seq;
       else if (!frame.resent) this.cursor = this.liveSeq = frame.seq;
@@ -200,6 +201,12 @@ export class Stream {
         if (child && kind === "subagent_closed" && child.status === "running") child.status = "closed";
         break;
       }
+      case "store_unavailable":
+        this.add(h("li", { class: "alert warn" }, `the server's store cannot write (${data.message}): input stopped, new input refused until it can`));
+        break;
+      case "store_available":
+        this.add(h("li", { class: "note" }, "the server's store writes again"));
+        break;
       case "events_missed":
         this.add(h("li", { class: "alert warn" }, `${data.missed} live events skipped (replayed from the store)`));
         break;

@@ -1,0 +1,292 @@
+"""A store fault is an outage of writes, not of the server (issue 37).
+
+A real ``troupe serve`` keeps its data directory on a small tmpfs this test mounts
+(it needs root; it skips otherwise). Filled by a session's 30 KB tool outputs, the
+store cannot write: the server stays up, the subscriber is told
+(``store_unavailable``), the running input stops as interrupted, new inputs and
+sessions are refused with the same typed error, reads and replays go on. Grown
+again, the store writes what it held (``store_available``) and the session takes a
+new input, with no restart; everything the client was sent is in the store.
+
+Linux refuses to remount a file system read-only while a file on it is open for
+writing (the database is), so the read-only case starts the server on a data
+directory already remounted read-only and remounts it read-write under it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+import pytest
+import trio
+
+from actors.mockllm import Script, serve_mock_llm
+from protocol.client import RequestError, TroupeClient, connect
+from protocol.events import EPHEMERAL_KINDS
+from protocol.wire import (
+    CreateSession,
+    Event,
+    FollowUpSession,
+    GetSession,
+    InterruptSession,
+    ListSessions,
+    SteerSession,
+    SubmitInput,
+)
+from tests.waiting import wait_until
+from tests.wire.conftest import (
+    HANG_GUARD,
+    REPO,
+    events_until,
+    shell_turns,
+    subscribe,
+    troupe_serve,
+)
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounts a tmpfs: needs root")
+
+BIG_OUTPUT = "head -c 22000 /dev/urandom | base64 -w 1000"
+"""About 30 KB of output that no file system compresses."""
+ROUNDS = 80
+
+
+def _mount(*args: str) -> None:
+    subprocess.run(["mount", *args], check=True, capture_output=True)
+
+
+@contextlib.contextmanager
+def small_tmpfs(directory: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` at ``directory``, unmounted on the way out whatever
+    happened (lazily, should a process still hold a file on it)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    _mount("-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(directory))
+    try:
+        yield directory
+    finally:
+        subprocess.run(["umount", "-l", str(directory)], check=False, capture_output=True)
+
+
+def _stored_events(data_dir: Path, session: str) -> set[tuple[int, str]]:
+    with contextlib.closing(
+        sqlite3.connect(f"file:{data_dir / 'troupe.db'}?mode=ro", uri=True)
+    ) as db:
+        rows = db.execute("SELECT seq, kind FROM events WHERE session_id=?", (session,))
+        return set(rows.fetchall())
+
+
+def _acknowledged(events: list[Event]) -> set[tuple[int, str]]:
+    """The durable events the client was sent: each one the store had taken."""
+    return {(e.seq, e.kind) for e in events if e.seq > 0 and e.kind not in EPHEMERAL_KINDS}
+
+
+async def _refused(client: TroupeClient, kind: type, **fields: object) -> None:
+    with pytest.raises(RequestError) as refused:
+        await client.request(kind, **fields)
+    assert refused.value.code == "store_unavailable", refused.value
+
+
+async def test_disk_full_then_grown_server_stays_up_and_loses_nothing(tmp_path: Path) -> None:
+    root = Path(await trio.Path(tmp_path).resolve())
+    work = root / "work"
+    work.mkdir()
+    script = msgspec.convert(shell_turns(*[BIG_OUTPUT] * ROUNDS), Script)
+    with small_tmpfs(root / "data", "1m") as data_dir:
+        async with (
+            serve_mock_llm(script) as mock,
+            troupe_serve(data_dir, work, mock.base_url) as serve,
+        ):
+            token = (data_dir / "token").read_text().strip()
+            async with connect(serve.url, token) as client, connect(serve.url, token) as reader:
+                session = (await client.request(CreateSession)).session.session_id
+                await subscribe(client, session)
+                await client.request(SubmitInput, session=session, text="fill the disk")
+                received = await events_until(client, "store_unavailable")
+                notice = received[-1]
+                assert notice.seq == 0 and "full" in notice.data["message"]
+                assert serve.process.returncode is None
+
+                # new inputs and sessions are refused with the typed error
+                await _refused(client, SubmitInput, session=session, text="more")
+                await _refused(client, SteerSession, session=session, text="more")
+                await _refused(client, FollowUpSession, session=session, text="more")
+                await _refused(client, CreateSession)
+                # reads and replays of what is stored keep working
+                listed = (await reader.request(ListSessions)).sessions
+                assert [s.session_id for s in listed] == [session]
+                detail = await reader.request(GetSession, session=session)
+                assert detail.history
+                await subscribe(reader, session)
+                replayed = await events_until(reader, "tool_call_end")
+                assert next(e.kind for e in replayed if e.seq) == "session_start"
+                assert "store_unavailable" in [e.kind for e in replayed if not e.seq]
+
+                # the store grows back: the held events go in, the session goes on
+                _mount("-o", "remount,size=64m", str(data_dir))
+                await events_until(client, "store_available", into=received)
+                await events_until(client, "processing_end", into=received)
+                assert received[-1].data["state"] == "idle"
+                kinds = [e.kind for e in received]
+                assert "interrupted" in kinds[kinds.index("store_available") :]
+
+                await client.request(SubmitInput, session=session, text="after the outage")
+                after = await events_until(client, "tool_call_end")
+                received += after
+                assert [e.data["content"] for e in after if e.kind == "user_input"] == [
+                    "after the outage"
+                ]
+                await client.request(InterruptSession, session=session)
+                received += await events_until(client, "processing_end")
+                assert serve.process.returncode is None
+                last = received[-1].seq
+
+                async def all_stored() -> bool:
+                    return (last, "processing_end") in _stored_events(data_dir, session)
+
+                await wait_until(all_stored, what="the last event to be stored")
+            serve.process.send_signal(signal.SIGTERM)
+            with trio.fail_after(HANG_GUARD):
+                await serve.process.wait()
+        missing = _acknowledged(received) - _stored_events(data_dir, session)
+        assert not missing, f"acknowledged but not stored: {sorted(missing)}"
+        seqs = sorted(seq for seq, _ in _stored_events(data_dir, session))
+        assert seqs == sorted(set(seqs))
+
+
+async def test_read_only_data_dir_serves_reads_then_writes_once_read_write(
+    tmp_path: Path,
+) -> None:
+    root = Path(await trio.Path(tmp_path).resolve())
+    work = root / "work"
+    work.mkdir()
+    script = msgspec.convert(shell_turns("echo hello"), Script)
+    with small_tmpfs(root / "data", "16m") as data_dir:
+        async with serve_mock_llm(script) as mock:
+            async with troupe_serve(data_dir, work, mock.base_url) as serve:
+                token = (data_dir / "token").read_text().strip()
+                async with connect(serve.url, token) as client:
+                    session = (await client.request(CreateSession)).session.session_id
+                    await subscribe(client, session)
+                    await client.request(SubmitInput, session=session, text="first")
+                    first = await events_until(client, "processing_end")
+                serve.process.send_signal(signal.SIGTERM)
+                with trio.fail_after(HANG_GUARD):
+                    await serve.process.wait()
+            (data_dir / "server.json").unlink()
+            _mount("-o", "remount,ro", str(data_dir))
+
+            async with troupe_serve(data_dir, work, mock.base_url) as serve:
+                async with connect(serve.url, token) as client:
+                    await _refused(client, SubmitInput, session=session, text="second")
+                    await _refused(client, CreateSession)
+                    listed = (await client.request(ListSessions)).sessions
+                    assert [s.session_id for s in listed] == [session]
+                    await subscribe(client, session)
+                    replay = await events_until(client, "processing_end")
+                    assert _acknowledged(replay) == _acknowledged(first)
+                    assert not (data_dir / "server.json").exists()
+                    assert serve.process.returncode is None
+
+                    _mount("-o", "remount,rw", str(data_dir))
+
+                    async def takes_input() -> bool:
+                        try:
+                            await client.request(SubmitInput, session=session, text="second")
+                        except RequestError as error:
+                            assert error.code == "store_unavailable", error
+                            return False
+                        return True
+
+                    await wait_until(takes_input, what="the store to take writes again")
+                    await wait_until((data_dir / "server.json").exists, what="server.json")
+                    async with connect(serve.url, token) as follower:
+                        await subscribe(follower, session, after_seq=first[-1].seq)
+                        after = await events_until(follower, "processing_end")
+                    assert [e.data["content"] for e in after if e.kind == "user_input"] == [
+                        "second"
+                    ]
+                serve.process.send_signal(signal.SIGTERM)
+                with trio.fail_after(HANG_GUARD):
+                    await serve.process.wait()
+
+
+async def test_vanished_data_dir_then_back_resumes_writes(tmp_path: Path) -> None:
+    """The data directory unmounted under the server (a lazy unmount: its files
+    stay open, the path shows an empty directory), then mounted back."""
+    root = Path(await trio.Path(tmp_path).resolve())
+    work = root / "work"
+    work.mkdir()
+    script = msgspec.convert(shell_turns(*["sleep 0.1; echo step"] * ROUNDS), Script)
+    with small_tmpfs(root / "backing", "64m") as backing:
+        kept = backing / "data"
+        kept.mkdir()
+        data_dir = root / "data"
+        data_dir.mkdir()
+        _mount("--bind", str(kept), str(data_dir))
+        try:
+            async with (
+                serve_mock_llm(script) as mock,
+                troupe_serve(data_dir, work, mock.base_url) as serve,
+            ):
+                token = (data_dir / "token").read_text().strip()
+                async with connect(serve.url, token) as client:
+                    session = (await client.request(CreateSession)).session.session_id
+                    await subscribe(client, session)
+                    await client.request(SubmitInput, session=session, text="keep going")
+                    received = await events_until(client, "tool_call_end")
+                    await trio.run_process(["umount", "-l", str(data_dir)])
+                    await events_until(client, "store_unavailable", into=received)
+                    assert "gone" in received[-1].data["message"]
+                    await _refused(client, SubmitInput, session=session, text="more")
+                    assert serve.process.returncode is None
+
+                    _mount("--bind", str(kept), str(data_dir))
+                    await events_until(client, "store_available", into=received)
+                    await events_until(client, "processing_end", into=received)
+                    kinds = [e.kind for e in received]
+                    assert "interrupted" in kinds[kinds.index("store_available") :]
+                    await client.request(SubmitInput, session=session, text="after")
+                    received += await events_until(client, "tool_call_end")
+                    await client.request(InterruptSession, session=session)
+                    received += await events_until(client, "processing_end")
+                    last = received[-1].seq
+
+                    async def all_stored() -> bool:
+                        return (last, "processing_end") in _stored_events(data_dir, session)
+
+                    await wait_until(all_stored, what="the last event to be stored")
+                serve.process.send_signal(signal.SIGTERM)
+                with trio.fail_after(HANG_GUARD):
+                    await serve.process.wait()
+            missing = _acknowledged(received) - _stored_events(kept, session)
+            assert not missing, f"acknowledged but not stored: {sorted(missing)}"
+        finally:
+            await trio.run_process(
+                ["umount", "-l", str(data_dir)], check=False, capture_stderr=True
+            )
+
+
+async def test_no_token_can_be_written_is_one_typed_line(tmp_path: Path) -> None:
+    """A first start on a read-only data directory: nothing can serve without a
+    token a client can read, so ``troupe serve`` says so in one line, exit 1."""
+    root = Path(await trio.Path(tmp_path).resolve())
+    with small_tmpfs(root / "data", "1m") as data_dir:
+        _mount("-o", "remount,ro", str(data_dir))
+        command = [
+            sys.executable, "-m", "actors.cli", "serve", "--port", "0",
+            "--data-dir", str(data_dir), "--workdir", str(root), "--api-key", "test-key",
+        ]  # fmt: skip
+        with trio.fail_after(HANG_GUARD):
+            done = await trio.run_process(
+                command, check=False, capture_stdout=True, capture_stderr=True, cwd=REPO
+            )
+    lines = done.stderr.decode().strip().splitlines()
+    assert done.returncode == 1
+    assert len(lines) == 1 and lines[0].startswith("troupe serve: store_unavailable: "), lines
