@@ -43,6 +43,11 @@ class ReadFile(_Request["FileContent"], frozen=True):
 
     ``exact`` returns the whole text as stored (line endings and final newline kept,
     no numbering), which editing tools need to write it back faithfully.
+
+    ``probe`` marks the session's own reads (instruction files such as AGENTS.md,
+    project configuration), not the model's: a client that serves reads (an
+    editor over ACP) leaves them to the environment, which reads the disk, so
+    looking for files that are usually absent costs the editor nothing.
     """
 
     path: str
@@ -51,6 +56,7 @@ class ReadFile(_Request["FileContent"], frozen=True):
     line_numbers: bool = True
     exact: bool = False
     guard: PathGuard | None = None
+    probe: bool = False
 
 
 class WriteFile(_Request["WriteResult"], frozen=True):
