@@ -38,10 +38,23 @@ async def test_run_waits_for_background_results_and_shows_them(home: Home) -> No
         )
     assert done.returncode == 0, done.stderr
     out = done.stdout.decode()
-    assert "background subagent spawned: " in out
-    assert "[background] still running: a-1 (each result comes back as a follow-up input)" in out
-    assert "> [Background subagent a-1 completed after 2 turns" in out
-    assert out.index("still running: a-1") < out.index("The background job says: seven files.")
+    # The transcript the README shows, in its order.
+    expected = [
+        "→ spawn_agent(task=BACKGROUND: count the files, background=true)",
+        "background subagent spawned: /sessions/",
+        "Started it in the background.",
+        "[background] still running: a-1 (each result comes back as a follow-up input)",
+        "> [Background subagent a-1 completed after 2 turns; its task: BACKGROUND: count the",
+        "seven files",
+        "The background job says: seven files.",
+        "subagent closed: /sessions/",
+        "✓ done · 3 turns",
+    ]
+    at = 0
+    for line in expected:
+        found = out.find(line, at)
+        assert found >= 0, f"{line!r} missing (in order) from:\n{out}"
+        at = found + len(line)
     assert as_json.returncode == 0, as_json.stderr
     result = json.loads(as_json.stdout.decode().strip().splitlines()[-1])
     assert result["status"] == "done"
