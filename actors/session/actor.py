@@ -149,6 +149,7 @@ class SessionActor(Actor):
         self.loop = AgenticLoop(
             self.profile, config, self.hub, TurnLog(history or ()), agent_depth,
             self.agents.close_after_input, self.agents.running_in_background,
+            self.agents.gather_background if agent_depth > 0 else None,
         )  # fmt: skip
         self._tools: ToolRunner | None = None
         self._mcp: McpTools | None = None

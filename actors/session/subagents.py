@@ -16,6 +16,8 @@ input when the parent is idle and queues behind the current one when it is not),
 unless the parent took the result itself (``collect_agent``, ``wait``) or
 cancelled it. It is closed at the end of the input that took its result in; the
 parent's close (an abort, the runtime's shutdown) closes it with everything else.
+A subagent's own background subagents report to it before its input ends, since
+its parent waits for that input's result and for no later one.
 """
 
 from __future__ import annotations
@@ -291,6 +293,17 @@ class AgentManager:
             if agent.status != "running":
                 agent.taken = True
         return [self.result_of(agent) for agent in agents]
+
+    async def gather_background(self) -> list[str]:
+        """Wait for the background subagents still working; their results as
+        follow-up texts, taken (so not delivered again). A subagent's input ends
+        only after this: its parent waits for that input, and nothing would wait
+        for a later one."""
+        running = [a for a in self.open_agents() if a.background and a.status == "running"]
+        if not running:
+            return []
+        await self.wait([agent.id for agent in running], None)
+        return [self._follow_up_text(agent) for agent in running]
 
     async def collect(self, agent_id: str, timeout_ms: int | None) -> SubAgentResult:
         """One subagent's result, waiting up to ``timeout_ms`` (None: until it ends)."""

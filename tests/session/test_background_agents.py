@@ -183,3 +183,36 @@ async def test_a_result_that_arrives_mid_input_waits_for_its_end(start_agent: St
         assert kinds.index("processing_end") > kinds.index("user_input", 1), (
             "one processing run: the follow-up came before the input ended"
         )
+
+
+async def test_a_subagents_background_results_reach_it_before_its_input_ends(
+    start_agent: StartAgent,
+) -> None:
+    script = conversations(
+        [
+            [call("spawn_agent", task="MIDDLE job")],
+            [call("wait", agent_ids=["a-1"], timeout_ms=60_000)],
+            "The middle one reported.",
+        ],
+        MIDDLE=[
+            [call("spawn_agent", task="LEAF job", background=True)],
+            "Leaf started.",
+            "Middle got the leaf's result.",
+        ],
+        LEAF=[waits_for("leaf.go"), "leaf output"],
+    )
+    config = SessionConfig(max_subagent_depth=2)
+    async with start_agent("anthropic", script, config) as agent:
+        await agent.ref.tell(Submit("PARENT: two levels, the lower in the background"))
+        with trio.fail_after(HANG_GUARD):
+            await agent.drain_until("subagent_spawned")
+        await wait_until(
+            lambda: bool(bodies_of(agent, "anthropic", "LEAF")), what="the leaf's first call"
+        )
+        (agent.workdir / "leaf.go").touch()
+        await drain_until_input(agent, 1)
+        waited = output_of(agent, "wait")
+        assert waited.startswith("[a-1] status=completed success=true")
+        assert waited.endswith("Middle got the leaf's result.")
+        middle = bodies_of(agent, "anthropic", "MIDDLE")
+        assert "leaf output" in body_text(middle[-1])
