@@ -239,7 +239,8 @@ class AgentManager:
         self.parent.emit(event(agent.id, agent.address, output, turns))
         if agent.waiters:  # a wait or collect_agent call of the parent takes it
             agent.taken = True
-        elif agent.background and not agent.cancelled:
+        elif agent.background and not agent.cancelled and self.parent.agent_depth == 0:
+            # (A subagent gathers its own before its input ends: gather_background.)
             agent.taken = True
             self.parent.deliver(agent.id, self._follow_up_text(agent))
         agent.finished.set()
@@ -299,11 +300,11 @@ class AgentManager:
         follow-up texts, taken (so not delivered again). A subagent's input ends
         only after this: its parent waits for that input, and nothing would wait
         for a later one."""
-        running = [a for a in self.open_agents() if a.background and a.status == "running"]
-        if not running:
+        pending = [a for a in self.open_agents() if a.background and not a.taken]
+        if not pending:
             return []
-        await self.wait([agent.id for agent in running], None)
-        return [self._follow_up_text(agent) for agent in running]
+        await self.wait([agent.id for agent in pending], None)
+        return [self._follow_up_text(agent) for agent in pending]
 
     async def collect(self, agent_id: str, timeout_ms: int | None) -> SubAgentResult:
         """One subagent's result, waiting up to ``timeout_ms`` (None: until it ends)."""
