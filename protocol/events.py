@@ -67,11 +67,14 @@ class UserInputEvent(EventBody, frozen=True):
 
 class ProcessingEndEvent(EventBody, frozen=True):
     """An input ended; ``state`` is what the session is now. ``interrupted`` is set
-    when the server stopped while the input ran (written on recovery)."""
+    when the server stopped while the input ran (written on recovery).
+    ``background_agents``: the background subagents still working (by id); each
+    one's result comes back later as a follow-up input."""
 
     kind = "processing_end"
     state: SessionState
     interrupted: bool = False
+    background_agents: list[str] = []
 
 
 # -- the model's answer -------------------------------------------------------
@@ -379,12 +382,15 @@ class HookRunEvent(EventBody, frozen=True):
 
 
 class SubagentSpawnedEvent(EventBody, frozen=True):
-    """A subagent started working on ``task``; subscribe to ``address`` to follow it."""
+    """A subagent started working on ``task``; subscribe to ``address`` to follow it.
+    ``background``: it may outlive the parent's input, and its result comes back to
+    the parent as a follow-up input."""
 
     kind = "subagent_spawned"
     agent_id: str
     address: str
     task: str
+    background: bool = False
 
 
 class SubagentInputEvent(EventBody, frozen=True):

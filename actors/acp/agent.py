@@ -27,6 +27,7 @@ from actors.acp.params import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     AcpError,
+    invalid_request,
     prompt_text,
     session_servers,
 )
@@ -168,11 +169,11 @@ class AcpAgent:
         except msgspec.DecodeError as error:
             await self._send({"id": None, "error": {"code": PARSE_ERROR, "message": str(error)}})
             return
-        if not isinstance(message, dict):
-            await self._send(
-                {"id": None, "error": {"code": INVALID_REQUEST, "message": "not an object"}}
-            )
+        problem = invalid_request(message)
+        if problem is not None:
+            await self._send({"id": None, "error": {"code": INVALID_REQUEST, "message": problem}})
             return
+        assert isinstance(message, dict)
         if "method" not in message:
             waiting = self._waiting.get(message.get("id"))  # type: ignore[arg-type]
             if waiting is not None:
@@ -199,7 +200,7 @@ class AcpAgent:
             reply = {"error": {"code": INVALID_PARAMS, "message": f"bad params: {error}"}}
         else:
             reply = {"result": result}
-        if request_id is not None:
+        if "id" in message:  # a request (a notification gets no answer)
             await self._send({"id": request_id, **reply})
 
     def _handlers(self) -> dict[str, Any]:
@@ -246,9 +247,10 @@ class AcpAgent:
         await self.client.request(SubscribeSession, session=session_id)
         return {"sessionId": session_id}
 
-    async def load_session(self, params: dict[str, Any]) -> None:
-        """Replay a stored session's history as updates, then answer (ACP's order).
-        The session keeps the MCP servers it was created with."""
+    async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Replay a stored session's history as updates, then answer (ACP's order)
+        with an empty object (the schema's ``LoadSessionResponse``; ``null`` is not
+        one). The session keeps the MCP servers it was created with."""
         session_id, cwd = params["sessionId"], params["cwd"]
         if not isinstance(session_id, str) or not isinstance(cwd, str):
             raise AcpError(INVALID_PARAMS, "sessionId and cwd must be strings")
@@ -263,6 +265,7 @@ class AcpAgent:
             session.replaying = False
             session.replayed.set()
         await session.replayed.wait()
+        return {}
 
     async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self._session(params["sessionId"])

@@ -3,6 +3,7 @@ servers of ``session/new``, and the JSON-RPC error that refuses bad params."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,35 @@ class AcpError(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+def invalid_request(message: object) -> str | None:
+    """Why ``message`` is not a JSON-RPC 2.0 request, notification or response
+    (JSON-RPC's -32600, answered with a null id), or None when it is one. The
+    shapes are the official ACP SDK's: a response is anything without a method
+    that carries an id, a result or an error (so a malformed answer is never
+    answered back)."""
+    if not isinstance(message, dict):
+        return "not a JSON-RPC object (batches are not supported)"
+    if "method" not in message:
+        if message.keys() & {"id", "result", "error"}:
+            return None
+        return "neither a request, a notification nor a response"
+    if message.get("jsonrpc") != "2.0":
+        return 'jsonrpc must be "2.0"'
+    if not isinstance(message["method"], str):
+        return "method must be a string"
+    if "id" in message and not _is_id(message["id"]):
+        return "id must be a string, a number or null"
+    return None
+
+
+def _is_id(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, str | int)
 
 
 def prompt_text(blocks: list[Any]) -> str:

@@ -5,7 +5,9 @@ session is idle and steers it while it works; a line containing "stop" interrupt
 it once the current step is done (the session stays open); while an approval
 request is open, the next line answers it (yes, always, rule where the request
 offers a wider rule, no, or a reason to say no),
-and "stop" interrupts the run instead.
+and "stop" interrupts the run instead. An input that ends while background
+subagents still work does not end ``troupe run``: it follows on until their
+results have come back as follow-up inputs and been answered.
 
 Events are read through their ``kind`` and ``data`` only, so the follower works
 with any event vocabulary the server sends.
@@ -212,7 +214,10 @@ class Follower:
                 data = None
             self._show(event, data)
             self._account(event, data)
-            if event.kind == "session_end" or (event.kind in self.until and not self.more_input):
+            ended = event.kind in self.until and not self.more_input
+            if ended and isinstance(data, ProcessingEndEvent) and data.background_agents:
+                continue  # their results come back as follow-up inputs: wait for them
+            if event.kind == "session_end" or ended:
                 if event.kind != "session_end" and self._limit is not None:
                     self.renderer.note(extend_question(self._limit))
                     continue

@@ -180,7 +180,10 @@ class TextRenderer:
             case InterruptedEvent():
                 system("[interrupted]")
             case SubagentSpawnedEvent():
-                system(f"subagent spawned: {data.address}: {short(data.task, 80)}")
+                how = "background subagent" if data.background else "subagent"
+                system(f"{how} spawned: {data.address}: {short(data.task, 80)}")
+            case ProcessingEndEvent() if data.background_agents:
+                system(background_note(data.background_agents))
             case SubagentCompletedEvent():
                 system(subagent_report("completed", data.address, data.output, data.turns_used))
             case SubagentFailedEvent():
@@ -320,6 +323,12 @@ class TextRenderer:
         """Take the spinner off the screen (before the command ends or reports)."""
         if self.indicator is not None:
             self.indicator.close()
+
+
+def background_note(agents: list[str]) -> str:
+    """The line an input ends with while background subagents still work."""
+    names = ", ".join(agents)
+    return f"[background] still running: {names} (each result comes back as a follow-up input)"
 
 
 APPROVAL_ANSWERS = ("yes", "always (this exact command)", "no", "or type a reason to say no")

@@ -5,10 +5,12 @@ It stands in front of the session's own environment (a wrapper, as a read-only
 or scoped one does): the operations the client offered in ``create_session``
 (``read_text_file``, ``write_text_file``, ``run_command``) go to the client
 through its connection, everything else (searches, listings, path checks, the
-session's own probes) to the environment. So an editor's agent reads the unsaved
-buffer, the editor sees each write, and the user watches commands in the
-editor's terminals, while the policy's checks, which run in the session before
-any request reaches an environment, are unchanged.
+session's own probes, such as its commands for the git snapshot and its reads of
+instruction files and project configuration) to the environment. So an
+editor's agent reads the unsaved buffer, the editor sees each write, and the
+user watches commands in the editor's terminals, while the policy's checks,
+which run in the session before any request reaches an environment, are
+unchanged.
 
 The client serves while it is connected. A call in flight when it goes fails
 with ``client_unavailable``; later calls go to the environment, since with the
@@ -93,7 +95,7 @@ class ClientEnvironment(ForwardingEnvironment):
 
     async def serve(self, request: EnvironmentRequest) -> object:
         match request:
-            case ReadFile() if self._serves("read_text_file"):
+            case ReadFile() if self._serves("read_text_file") and not request.probe:
                 return await self._read(request)
             case WriteFile() if self._serves("write_text_file"):
                 return await self._write(request)

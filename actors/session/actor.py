@@ -10,6 +10,7 @@ abandoned (which kills their process groups), and the subagents are closed.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Awaitable, Callable
 
@@ -31,7 +32,7 @@ from actors.session.prompt import EnvironmentSnapshot, take_snapshot
 from actors.session.resumed_round import ResumedRound
 from actors.session.skill_wiring import wire_skills
 from actors.session.snapshots import SnapshotCache
-from actors.session.subagents import AgentManager
+from actors.session.subagents import AgentManager, BackgroundResult
 from actors.session.tool_round import ToolRunner
 from actors.session.turns import TurnLog
 from actors.tools.cli_registry import load_cli_tools
@@ -153,7 +154,8 @@ class SessionActor(Actor):
         address: a host adds its sinks there (the server stores its events)."""
         self.loop = AgenticLoop(
             self.profile, config, self.hub, TurnLog(history or ()), agent_depth,
-            self.agents.close_all,
+            self.agents.close_after_input, self.agents.running_in_background,
+            self.agents.gather_background if agent_depth > 0 else None,
         )  # fmt: skip
         self._tools: ToolRunner | None = None
         self._mcp: McpTools | None = None
@@ -325,6 +327,14 @@ class SessionActor(Actor):
             await self.submit(Submit(message.text))
 
     @handler
+    async def background_result(self, message: BackgroundResult) -> None:
+        """A background subagent finished: its result is a follow-up input (none
+        once the session is closing; the runtime's shutdown stops it too)."""
+        if self.loop.state == "closed" or self.ctx.runtime.closing:
+            return
+        await self.follow_up(FollowUp(message.text))
+
+    @handler
     async def interrupt(self, message: Interrupt) -> None:
         await self.loop.interrupt(message.immediate)
 
@@ -454,6 +464,17 @@ class SessionActor(Actor):
 
     def start_soon(self, task: Callable[[], Awaitable[None]]) -> None:
         self.ctx.nursery.start_soon(task)
+
+    def deliver(self, agent_id: str, text: str) -> None:
+        """Through the mailbox, so the follow-up is handled like any request."""
+        if self.loop.state == "closed" or self.ctx.runtime.closing:
+            return
+        message = BackgroundResult(agent_id, text)
+        self.ctx.nursery.start_soon(self._tell_self, message)
+
+    async def _tell_self(self, message: BackgroundResult) -> None:
+        with contextlib.suppress(ActorError):  # stopping: nothing is delivered any more
+            await self.ctx.ref.tell(message)
 
     async def stop_child(self, ref: ActorRef) -> None:
         await self.ctx.stop(ref)

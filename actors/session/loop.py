@@ -98,13 +98,22 @@ class AgenticLoop:
         history: TurnLog,
         agent_depth: int,
         close_subagents: Callable[[], Awaitable[None]],
+        background_agents: Callable[[], list[str]] = list,
+        gather_background: Callable[[], Awaitable[list[str]]] | None = None,
     ) -> None:
+        """``close_subagents`` runs when an input ends (the subagents that do not
+        outlive it); ``background_agents`` names those still working then.
+        ``gather_background`` waits for them and returns their results as
+        follow-up texts: a subagent takes them in before its input ends, since its
+        parent waits for that input's result."""
         self.profile = profile
         self.config = config
         self.hub = hub
         self.history = history
         self.agent_depth = agent_depth
         self._close_subagents = close_subagents
+        self._background_agents = background_agents
+        self._gather_background = gather_background
         self.state: SessionState = "idle"
         self.steering: deque[str] = deque()
         self.follow_ups: deque[str] = deque()
@@ -224,7 +233,15 @@ class AgenticLoop:
                     rounds = 0
                     next_text = self._next_input()
                     if next_text is None and not self._continue_with_steering():
-                        break
+                        # A follow-up (a background result) may arrive while the
+                        # subagents close: it is taken now, not left queued.
+                        await self._close_subagents()
+                        next_text = self._next_input()
+                        if next_text is None and self._gather_background is not None:
+                            self.follow_ups.extend(await self._gather_background())
+                            next_text = self._next_input()
+                        if next_text is None:
+                            break
             if scope.cancelled_caught and self._interrupting:
                 self._stop_reason = "interrupted"
                 self.hub.emit(InterruptedEvent())
@@ -236,7 +253,8 @@ class AgenticLoop:
                 self.state = "idle"
             if self._fatal is None and self.state != "closed":
                 self._set_loop_state(_ENDED_AS[self._stop_reason])
-                self.hub.emit(ProcessingEndEvent(self.state))
+                self.hub.emit(ProcessingEndEvent(
+                    self.state, background_agents=self._background_agents()))  # fmt: skip
             self._idle.set()
         return self._fatal
 

@@ -87,14 +87,16 @@ def directories_from(root: str, leaf: str) -> list[str]:
 async def discover_project_docs(
     environment: ActorRef, root: str, working_dir: str, file_names: tuple[str, ...]
 ) -> str:
-    """Root-level files first, deeper ones after; AGENTS.md always; 32 KB in all."""
+    """Root-level files first, deeper ones after; AGENTS.md always; 32 KB in all.
+    Read as probes: from the environment's disk, never asked of an editor (most of
+    these files do not exist, and each would be a failed request to it)."""
     names = ("AGENTS.md", *[n for n in file_names if n != "AGENTS.md"])
     sections = []
     for directory in directories_from(root, working_dir):
         for name in names:
             path = posixpath.join(directory, name)
             try:
-                content = await environment.ask(ReadFile(path, exact=True))
+                content = await environment.ask(ReadFile(path, exact=True, probe=True))
             except Rejection:
                 continue
             sections.append(f"## {path}\n{content.text.rstrip()}")

@@ -6,7 +6,18 @@ The manager lives in the parent session and runs in the parent's tasks. Depth is
 enforced by the supervisor: a child is spawned with a depth limit that can only
 shrink, so a session past ``max_subagent_depth`` cannot spawn at all, and is not
 offered the tools. A child that fails, crashes or stops becomes a failed result,
-never a failure of the parent, and no child outlives its parent's input.
+never a failure of the parent.
+
+A child spawned in the foreground does not outlive its parent's input. One spawned
+in the background (``spawn_agent`` with ``background: true``) does: the parent's
+input may end while it works, and when it finishes its result comes back to the
+parent as a follow-up input (through the parent's own mailbox, so it starts an
+input when the parent is idle and queues behind the current one when it is not),
+unless the parent took the result itself (``collect_agent``, ``wait``) or
+cancelled it. It is closed at the end of the input that took its result in; the
+parent's close (an abort, the runtime's shutdown) closes it with everything else.
+A subagent's own background subagents report to it before its input ends, since
+its parent waits for that input's result and for no later one.
 """
 
 from __future__ import annotations
@@ -21,6 +32,7 @@ import trio
 
 from actors.kernel import ActorError, ActorRef, DepthLimitError
 from actors.tools.registry import ToolFailure
+from actors.tools.truncation import DEFAULT_CHAR_LIMITS, truncate_output
 from protocol.events import (
     EventData,
     SubagentClosedEvent,
@@ -30,9 +42,12 @@ from protocol.events import (
     SubagentSpawnedEvent,
 )
 from protocol.session import (
+    AssistantTurn,
+    GetSnapshot,
     Interrupt,
     SessionConfig,
     SessionOutcome,
+    SessionSnapshot,
     Steer,
     SubAgentResult,
     SubAgentStatus,
@@ -71,6 +86,25 @@ class ParentSession(Protocol):
         """Run ``task`` in the session's own nursery (it ends with the session)."""
         ...
 
+    def deliver(self, agent_id: str, text: str) -> None:
+        """A background subagent's result, as a follow-up input of the session
+        (dropped when the session is closing)."""
+        ...
+
+
+class BackgroundResult(msgspec.Struct, frozen=True):
+    """A background subagent's result on its way to its parent's mailbox, where it
+    becomes a follow-up input."""
+
+    agent_id: str
+    text: str
+
+
+STATUS_TIMEOUT_S = 5.0
+"""How long ``agent_status`` waits for a running child to describe itself."""
+RESULT_CHARS = DEFAULT_CHAR_LIMITS["spawn_agent"]
+"""The most of a background result that goes into the follow-up input."""
+
 
 @dataclass(eq=False)
 class SubAgent:
@@ -82,6 +116,19 @@ class SubAgent:
     status: SubAgentStatus = "running"
     result: SubAgentResult | None = None
     finished: trio.Event = field(default_factory=trio.Event)
+    task: str = ""
+    background: bool = False
+    """Outlives the parent's input; its result comes back as a follow-up."""
+    taken: bool = False
+    """The parent has its latest result (collected, waited for or delivered)."""
+    waiters: int = 0
+    """Parent tool calls waiting for it now (they take its result when it ends)."""
+    cancelled: bool = False
+    """Being closed on purpose: its end is no result to deliver."""
+
+    def kept_after_input(self) -> bool:
+        """A background child still working, or with a result not taken in yet."""
+        return self.background and (self.status == "running" or not self.taken)
 
 
 class AgentManager:
@@ -99,6 +146,10 @@ class AgentManager:
     def open_agents(self) -> list[SubAgent]:
         return [agent for agent in self.agents.values() if agent.status != "closed"]
 
+    def running_in_background(self) -> list[str]:
+        """The background subagents still working, by id (shown when an input ends)."""
+        return [a.id for a in self.open_agents() if a.background and a.status == "running"]
+
     def get(self, agent_id: str) -> SubAgent:
         agent = self.agents.get(agent_id)
         if agent is None:
@@ -107,9 +158,15 @@ class AgentManager:
         return agent
 
     async def spawn(
-        self, task: str, working_dir: str | None, model: str | None, max_turns: int | None
+        self,
+        task: str,
+        working_dir: str | None,
+        model: str | None,
+        max_turns: int | None,
+        background: bool = False,
     ) -> SubAgentResult:
-        """Start a subagent on ``task``; its result says ``running``."""
+        """Start a subagent on ``task``; its result says ``running``. The depth and
+        count limits hold for background subagents as for the others."""
         parent = self.parent
         config = parent.config
         remaining = config.max_subagent_depth - parent.agent_depth
@@ -125,7 +182,7 @@ class AgentManager:
             )
         self._starting += 1
         try:
-            return await self._spawn(task, working_dir, model, max_turns, remaining)
+            return await self._spawn(task, working_dir, model, max_turns, remaining, background)
         finally:
             self._starting -= 1
 
@@ -136,6 +193,7 @@ class AgentManager:
         model: str | None,
         max_turns: int | None,
         remaining: int,
+        background: bool,
     ) -> SubAgentResult:
         agent_id = f"a-{next(self._ids)}"
         try:
@@ -144,14 +202,15 @@ class AgentManager:
             )
         except DepthLimitError as exc:
             raise ToolFailure(f"Subagent depth limit: {exc}") from None
-        agent = SubAgent(agent_id, ref.address, ref, scope)
+        agent = SubAgent(agent_id, ref.address, ref, scope, task=task, background=background)
         self.agents[agent_id] = agent
-        self.parent.emit(SubagentSpawnedEvent(agent_id, ref.address, task))
+        self.parent.emit(SubagentSpawnedEvent(agent_id, ref.address, task, background))
         await self._start(agent, task)
         return self.result_of(agent)
 
     async def _start(self, agent: SubAgent, text: str) -> None:
         agent.status = "running"
+        agent.taken = False
         agent.finished = trio.Event()
         await agent.ref.tell(Submit(text))
         finished = agent.finished
@@ -178,7 +237,23 @@ class AgentManager:
         )
         event = SubagentCompletedEvent if status == "completed" else SubagentFailedEvent
         self.parent.emit(event(agent.id, agent.address, output, turns))
+        if agent.waiters:  # a wait or collect_agent call of the parent takes it
+            agent.taken = True
+        elif agent.background and not agent.cancelled and self.parent.agent_depth == 0:
+            # (A subagent gathers its own before its input ends: gather_background.)
+            agent.taken = True
+            self.parent.deliver(agent.id, self._follow_up_text(agent))
         agent.finished.set()
+
+    def _follow_up_text(self, agent: SubAgent) -> str:
+        """The follow-up input that brings a background result to the parent."""
+        result = self.result_of(agent)
+        head = (
+            f"[Background subagent {agent.id} {result.status} after {result.turns_used} "
+            f"turn{'s' if result.turns_used != 1 else ''}; its task: {_short(agent.task)}]"
+        )
+        output = truncate_output(result.output, RESULT_CHARS, "head_tail")
+        return f"{head}\n{output}" if output else head
 
     def child_failed(self, address: str, error: str) -> None:
         """The supervisor reported a crash of one of our children."""
@@ -202,12 +277,69 @@ class AgentManager:
         return f"{how} a new input for {agent_id}."
 
     async def wait(self, agent_ids: list[str], timeout_ms: int | None) -> list[SubAgentResult]:
+        """Each subagent's result once all have ended or the timeout passed; the
+        results it returns are taken (a background one is not delivered again)."""
         agents = [self.get(agent_id) for agent_id in agent_ids]
         seconds = timeout_ms / 1000 if timeout_ms else float("inf")
-        with trio.move_on_after(seconds):
+        for agent in agents:
+            agent.waiters += 1
+        try:
+            with trio.move_on_after(seconds):
+                for agent in agents:
+                    await agent.finished.wait()
+        finally:
             for agent in agents:
-                await agent.finished.wait()
+                agent.waiters -= 1
+        for agent in agents:
+            if agent.status != "running":
+                agent.taken = True
         return [self.result_of(agent) for agent in agents]
+
+    async def gather_background(self) -> list[str]:
+        """Wait for the background subagents still working; their results as
+        follow-up texts, taken (so not delivered again). A subagent's input ends
+        only after this: its parent waits for that input, and nothing would wait
+        for a later one."""
+        pending = [a for a in self.open_agents() if a.background and not a.taken]
+        if not pending:
+            return []
+        await self.wait([agent.id for agent in pending], None)
+        return [self._follow_up_text(agent) for agent in pending]
+
+    async def collect(self, agent_id: str, timeout_ms: int | None) -> SubAgentResult:
+        """One subagent's result, waiting up to ``timeout_ms`` (None: until it ends)."""
+        (result,) = await self.wait([agent_id], timeout_ms)
+        return result
+
+    async def status(self, agent_id: str) -> str:
+        """Where a subagent is, in words: its status, and while it runs what it is
+        doing (asked of the child itself, briefly)."""
+        agent = self.get(agent_id)
+        kind = "background" if agent.background else "foreground"
+        lines = [f"[{agent.id}] status={agent.status} ({kind}) task: {_short(agent.task)}"]
+        if agent.status == "running":
+            try:
+                snapshot: SessionSnapshot = await agent.ref.ask(
+                    GetSnapshot(), timeout=STATUS_TIMEOUT_S
+                )
+            except ActorError as exc:
+                lines.append(f"(no answer from it: {exc})")
+            else:
+                steps = sum(isinstance(turn, AssistantTurn) for turn in snapshot.history)
+                doing = snapshot.loop_state or snapshot.state
+                lines.append(f"now: {doing}; model turns so far: {steps}")
+        elif agent.result is not None:
+            taken = "" if agent.taken else " (not collected yet)"
+            lines.append(f"turns_used={agent.result.turns_used}{taken}")
+        return "\n".join(lines)
+
+    async def cancel(self, agent_id: str) -> SubAgentResult:
+        """Stop a subagent's work now (its commands are killed) and close it; no
+        result of it is delivered after this."""
+        agent = self.get(agent_id)
+        agent.cancelled = True
+        agent.taken = True
+        return await self.close(agent_id)
 
     def results(self) -> list[SubAgentResult]:
         """Every subagent this session has had, in the order they were spawned."""
@@ -220,6 +352,7 @@ class AgentManager:
 
     async def close(self, agent_id: str) -> SubAgentResult:
         agent = self.get(agent_id)
+        agent.cancelled = True  # its end is this close, not a result to deliver
         if agent.status != "closed":
             await self.parent.stop_child(agent.ref)
             if agent.scope is not None:
@@ -232,6 +365,18 @@ class AgentManager:
         return self.result_of(agent)
 
     async def close_all(self) -> None:
-        """No subagent outlives its parent's input (or the parent itself)."""
+        """No subagent outlives the parent itself."""
         for agent in self.open_agents():
             await self.close(agent.id)
+
+    async def close_after_input(self) -> None:
+        """At the end of the parent's input: every subagent but the background
+        ones still working or whose result the parent has not taken in yet."""
+        for agent in self.open_agents():
+            if not agent.kept_after_input():
+                await self.close(agent.id)
+
+
+def _short(text: str, limit: int = 120) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -117,7 +117,8 @@ async def load_cli_tools(
     project_file = posixpath.join(working_dir, PROJECT_TOOLS)
     try:
         content = await environment.ask(
-            ReadFile(project_file, limit=None, line_numbers=False, exact=True), timeout=30
+            ReadFile(project_file, limit=None, line_numbers=False, exact=True, probe=True),
+            timeout=30,
         )
         if await trio.to_thread.run_sync(is_trusted, working_dir, environ):
             for spec in parse_tools_text(content.text, project_file):

@@ -2,7 +2,13 @@
 // `troupe acp` as an editor would. Usage: node client.mjs PLAN_JSON
 // The plan: {sdk, command: [...], cwd, prompts: [text...], cancelWhenExists: path,
 //            loadSessionId, permissions: ["reject_once" | "allow_once" | ...],
-//            buffers: {absolute path: text}}
+//            buffers: {absolute path: text}, malformed: [raw lines]}
+// The client is also a conformance probe: every message on the wire is checked
+// against the SDK's own schemas (its zod validators): the agent's answers to the
+// client's requests, its requests and its updates; what does not conform is
+// listed in `schemaErrors`. Requests the client answered with an error are in
+// `failedRequests`. With `malformed`, those lines are written first, raw; the
+// agent's answers with a null id are in `invalidAnswers`.
 // With `buffers`, the client offers its file system (fs.readTextFile and
 // fs.writeTextFile): reads are answered from the buffers (a path not there is
 // "resource not found"), writes go into them; the disk is never touched.
@@ -19,7 +25,81 @@ const acp = await import(pathToFileURL(plan.sdk).href);
 const child = spawn(plan.command[0], plan.command.slice(1), {
   stdio: ["pipe", "pipe", "inherit"],
 });
-const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+const validate = await import(new URL("./schema/zod.gen.js", pathToFileURL(plan.sdk)).href);
+const responseSchemas = {
+  initialize: validate.zInitializeResponse,
+  authenticate: validate.zAuthenticateResponse,
+  "session/new": validate.zNewSessionResponse,
+  "session/load": validate.zLoadSessionResponse,
+  "session/prompt": validate.zPromptResponse,
+};
+const requestSchemas = {
+  "session/request_permission": validate.zRequestPermissionRequest,
+  "fs/read_text_file": validate.zReadTextFileRequest,
+  "fs/write_text_file": validate.zWriteTextFileRequest,
+  "terminal/create": validate.zCreateTerminalRequest,
+  "terminal/output": validate.zTerminalOutputRequest,
+  "terminal/release": validate.zReleaseTerminalRequest,
+  "terminal/wait_for_exit": validate.zWaitForTerminalExitRequest,
+  "terminal/kill": validate.zKillTerminalRequest,
+};
+const notificationSchemas = { "session/update": validate.zSessionNotification };
+const schemaErrors = [];
+const failedRequests = [];
+const invalidAnswers = [];
+const clientSent = new Map(); // request id -> method, the client's requests
+const agentSent = new Map(); // request id -> method, the agent's requests
+
+function check(schema, value, what) {
+  if (!schema) {
+    schemaErrors.push({ what, error: "no such method in ACP v1" });
+    return;
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    schemaErrors.push({ what, value, error: String(parsed.error) });
+  }
+}
+
+function fromAgent(message) {
+  if (message && typeof message === "object" && "method" in message) {
+    if ("id" in message) {
+      agentSent.set(message.id, message.method);
+      check(requestSchemas[message.method], message.params, `request ${message.method}`);
+    } else {
+      check(notificationSchemas[message.method], message.params, `notification ${message.method}`);
+    }
+  } else if (message && message.id === null) {
+    invalidAnswers.push(message);
+  } else if (message && clientSent.has(message.id)) {
+    const method = clientSent.get(message.id);
+    if (!("error" in message)) {
+      check(responseSchemas[method], message.result, `answer to ${method}`);
+    }
+  }
+}
+
+function fromClient(message) {
+  if (message && "method" in message && "id" in message) {
+    clientSent.set(message.id, message.method);
+  } else if (message && "error" in message && agentSent.has(message.id)) {
+    failedRequests.push({ method: agentSent.get(message.id), error: message.error });
+  }
+}
+
+for (const line of plan.malformed || []) {
+  await new Promise((resolve) => child.stdin.write(line + "\n", resolve));
+}
+const wire = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+const tap = (inspect) => new TransformStream({
+  transform(message, controller) {
+    inspect(message);
+    controller.enqueue(message);
+  },
+});
+const outgoing = tap(fromClient);
+void outgoing.readable.pipeTo(wire.writable).catch(() => { /* the agent has gone */ });
+const stream = { readable: wire.readable.pipeThrough(tap(fromAgent)), writable: outgoing.writable };
 const updates = [];
 const permissionRequests = [];
 const answers = [...(plan.permissions || [])];
@@ -124,7 +204,9 @@ try {
     },
   });
   if (plan.loadSessionId) {
-    await connection.loadSession({ sessionId: plan.loadSessionId, cwd: plan.cwd, mcpServers: [] });
+    result.loaded = await connection.loadSession({
+      sessionId: plan.loadSessionId, cwd: plan.cwd, mcpServers: [],
+    });
     sessionId = plan.loadSessionId;
     result.loadedUpdates = updates.length;
   } else {
@@ -144,6 +226,9 @@ result.permissionRequests = permissionRequests;
 result.buffers = buffers;
 result.fsRequests = fsRequests;
 result.terminalRequests = terminalRequests;
+result.schemaErrors = schemaErrors;
+result.failedRequests = failedRequests;
+result.invalidAnswers = invalidAnswers;
 child.stdin.end();
 const code = await new Promise((resolve) => child.on("exit", resolve));
 result.exitCode = code;

@@ -69,7 +69,9 @@ def drive(
         capture_output=True, text=True, timeout=HANG_GUARD, cwd=workdir, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["schemaErrors"] == [], "what the SDK's schemas reject"
+    return result
 
 
 def test_initialize_new_session_and_a_prompt_with_a_tool_call(tmp_path: Path):

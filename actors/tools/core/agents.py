@@ -1,5 +1,8 @@
 """The subagent tools (coding-agent-loop-spec §7.2): spawn_agent, send_input, wait,
-close_agent and list_agents. They act through the session's subagent manager."""
+close_agent and list_agents; and for background subagents (``spawn_agent`` with
+``background: true``, which outlive the input and report back as a follow-up):
+agent_status, collect_agent, steer_agent and cancel_agent. They act through the
+session's subagent manager."""
 
 from __future__ import annotations
 
@@ -34,6 +37,13 @@ class SpawnAgentParams(msgspec.Struct, frozen=True):
     ] = None
     model: Annotated[str | None, msgspec.Meta(description="Model override")] = None
     max_turns: Annotated[int | None, msgspec.Meta(description="Turn limit (0: none)")] = None
+    background: Annotated[
+        bool,
+        msgspec.Meta(
+            description="Run in the background: it may outlive your current turn, and its "
+            "result comes back to you as a new message when it finishes"
+        ),
+    ] = False
 
 
 async def spawn_agent(arguments: SpawnAgentParams, context: ToolContext) -> str:
@@ -43,7 +53,14 @@ async def spawn_agent(arguments: SpawnAgentParams, context: ToolContext) -> str:
         context.path(working_dir) if working_dir else None,
         arguments.model,
         arguments.max_turns,
+        arguments.background,
     )
+    if arguments.background:
+        return (
+            f"Spawned background subagent {agent.agent_id} ({agent.address}). Go on with "
+            "other work: its result comes back to you as a message when it finishes "
+            "(agent_status, collect_agent, steer_agent and cancel_agent act on it meanwhile)."
+        )
     return (
         f"Spawned subagent {agent.agent_id} ({agent.address}). It works in parallel; "
         "use wait to collect its result."
@@ -82,6 +99,42 @@ class CloseAgentParams(msgspec.Struct, frozen=True):
 
 async def close_agent(arguments: CloseAgentParams, context: ToolContext) -> str:
     return _describe(await _manager(context).close(arguments.agent_id))
+
+
+class AgentParams(msgspec.Struct, frozen=True):
+    agent_id: Annotated[str, msgspec.Meta(description="The subagent's id (a-1, ...)")]
+
+
+async def agent_status(arguments: AgentParams, context: ToolContext) -> str:
+    return await _manager(context).status(arguments.agent_id)
+
+
+class CollectAgentParams(msgspec.Struct, frozen=True):
+    agent_id: Annotated[str, msgspec.Meta(description="The subagent's id (a-1, ...)")]
+    timeout_ms: Annotated[
+        Annotated[int, msgspec.Meta(ge=0)] | None,
+        msgspec.Meta(description="Stop waiting after this long (0: do not wait)"),
+    ] = None
+
+
+async def collect_agent(arguments: CollectAgentParams, context: ToolContext) -> str:
+    timeout_ms = arguments.timeout_ms
+    if timeout_ms == 0:
+        timeout_ms = 1  # look without waiting (None waits until it ends)
+    return _describe(await _manager(context).collect(arguments.agent_id, timeout_ms))
+
+
+class SteerAgentParams(msgspec.Struct, frozen=True):
+    agent_id: Annotated[str, msgspec.Meta(description="The subagent's id (a-1, ...)")]
+    message: Annotated[str, msgspec.Meta(description="What to tell it")]
+
+
+async def steer_agent(arguments: SteerAgentParams, context: ToolContext) -> str:
+    return await _manager(context).send_input(arguments.agent_id, arguments.message, False)
+
+
+async def cancel_agent(arguments: AgentParams, context: ToolContext) -> str:
+    return _describe(await _manager(context).cancel(arguments.agent_id))
 
 
 class ListAgentsParams(msgspec.Struct, frozen=True):
@@ -131,5 +184,36 @@ AGENT_TOOLS = (
         list_agents,
         ListAgentsParams,
         category="read",
+    ),
+    Tool(
+        "agent_status",
+        "Show what a subagent is doing now (status, current step, turns so far).",
+        agent_status,
+        AgentParams,
+        category="read",
+    ),
+    Tool(
+        "collect_agent",
+        "Wait for one subagent's result (up to timeout_ms) and return it; a background "
+        "subagent's result collected here is not sent to you again.",
+        collect_agent,
+        CollectAgentParams,
+        category="read",
+    ),
+    Tool(
+        "steer_agent",
+        "Send a subagent a message: a running one sees it after its current step; a "
+        "finished one starts working on it.",
+        steer_agent,
+        SteerAgentParams,
+        category="write",
+    ),
+    Tool(
+        "cancel_agent",
+        "Stop a subagent now (its commands are killed) and close it; no result of it "
+        "comes back after this.",
+        cancel_agent,
+        AgentParams,
+        category="write",
     ),
 )

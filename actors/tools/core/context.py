@@ -27,12 +27,23 @@ class Subagents(Protocol):
     """What the subagent tools ask of the session's subagent manager."""
 
     async def spawn(
-        self, task: str, working_dir: str | None, model: str | None, max_turns: int | None
+        self,
+        task: str,
+        working_dir: str | None,
+        model: str | None,
+        max_turns: int | None,
+        background: bool = False,
     ) -> SubAgentResult: ...
 
     async def send_input(self, agent_id: str, message: str, interrupt: bool) -> str: ...
 
     async def wait(self, agent_ids: list[str], timeout_ms: int | None) -> list[SubAgentResult]: ...
+
+    async def collect(self, agent_id: str, timeout_ms: int | None) -> SubAgentResult: ...
+
+    async def status(self, agent_id: str) -> str: ...
+
+    async def cancel(self, agent_id: str) -> SubAgentResult: ...
 
     async def close(self, agent_id: str) -> SubAgentResult: ...
 

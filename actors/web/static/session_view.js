@@ -153,6 +153,7 @@ export class SessionView {
       const childStream = this.stream(child.address);
       let status = child.status;
       if (status === "running" && childStream.cursor) status = childStream.state === "idle" ? "running" : childStream.state;
+      if (child.background && status !== "closed") status = `${status} · background`;
       const node = item(child.address, `${child.id}: ${child.task.slice(0, 60)}`, status);
       const last = childStream.lastLine();
       if (last) node.append(h("div", { class: "child-tail" }, last));

@@ -183,6 +183,11 @@ export class Stream {
         this.running = 0;
         if (data.interrupted) this.interrupted = true;
         this.closeAssistant();
+        if (data.background_agents?.length) {
+          // The input ended; these subagents go on, and report back as follow-ups.
+          this.add(h("li", { class: "note background" },
+            `still running in the background: ${data.background_agents.join(", ")} (each result comes back as a follow-up)`));
+        }
         break;
       case "session_end":
         this.closed = true;
@@ -192,8 +197,8 @@ export class Stream {
         break;
       case "subagent_spawned":
         this.onSpawn(data.address);  // follow the child at once: its events are live only
-        this.children.set(data.address, { id: data.agent_id, address: data.address, task: data.task, status: "running" });
-        this.add(h("li", { class: "note" }, `subagent ${data.agent_id} started: ${data.task}`));
+        this.children.set(data.address, { id: data.agent_id, address: data.address, task: data.task, status: "running", background: Boolean(data.background) });
+        this.add(h("li", { class: "note" }, `${data.background ? "background subagent" : "subagent"} ${data.agent_id} started: ${data.task}`));
         break;
       case "subagent_completed": case "subagent_failed": case "subagent_closed": {
         const child = this.children.get(data.address);
