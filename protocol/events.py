@@ -233,6 +233,30 @@ class WarningEvent(EventBody, frozen=True):
     category: str = msgspec.field(default="", name="kind")
 
 
+class CompactionStartEvent(EventBody, frozen=True):
+    """The conversation is about to be compacted: ``reason`` is ``threshold`` (the
+    next request would fill too much of the context window), ``overflow`` (the
+    provider refused the request as too long) or ``manual``; ``tokens_before`` is
+    the context's estimated size."""
+
+    kind = "compaction_start"
+    reason: str
+    tokens_before: int
+
+
+class CompactionEndEvent(EventBody, frozen=True):
+    """The compaction ended: ``compaction`` is ``prune`` (old tool outputs became
+    stubs), ``summary`` (older turns were summarized; ``replaced_turns`` of them) or
+    ``none``; ``error`` says why a summary could not be made."""
+
+    kind = "compaction_end"
+    compaction: str
+    tokens_before: int
+    tokens_after: int
+    replaced_turns: int = 0
+    error: str | None = None
+
+
 class ServiceRestartedEvent(EventBody, frozen=True):
     """A service the session depends on (its environment, the SSH bridge) failed
     and was restarted in place by its supervisor; ``restarts`` counts them."""
@@ -405,6 +429,8 @@ EventData = (
     | AgenticEndEvent
     | LoopDetectionEvent
     | WarningEvent
+    | CompactionStartEvent
+    | CompactionEndEvent
     | ServiceRestartedEvent
     | ModelFallbackEvent
     | ErrorEvent
@@ -502,6 +528,8 @@ __all__ = [
     "AssistantTextEndEvent",
     "AssistantTextStartEvent",
     "CalledTool",
+    "CompactionEndEvent",
+    "CompactionStartEvent",
     "ErrorEvent",
     "EventBody",
     "EventData",

@@ -27,6 +27,9 @@ request, ``deny`` refuses it at once, ``allow-workspace`` lets file changes insi
 the working directory through (commands still ask), ``never-ask`` lets every
 such call through (what the policy denies stays denied)."""
 
+CompactionMode = Literal["auto", "manual", "off"]
+"""When the conversation is compacted (see ``SessionConfig.compaction``)."""
+
 LoopState = Literal[
     "thinking", "executing_tool", "waiting_approval", "completed", "error", "interrupted"
 ]
@@ -67,7 +70,28 @@ class SteeringTurn(msgspec.Struct, frozen=True, tag="steering", tag_field="turn"
     timestamp: float
 
 
-Turn = UserTurn | AssistantTurn | ToolResultsTurn | SystemTurn | SteeringTurn
+class CompactionTurn(msgspec.Struct, frozen=True, tag="compaction", tag_field="turn"):
+    """A compaction of the conversation, kept in the history like any turn so that a
+    resumed or replayed session rebuilds exactly the context the model saw, without
+    asking the model again (see :mod:`actors.session.context_view`).
+
+    ``summary`` (None for a pruning only) stands for the turns ``start`` to ``end``
+    (history indices, end excluded), except the ``pinned`` ones, kept verbatim after
+    it. Tool outputs of turns before ``pruned_before`` are one-line stubs."""
+
+    summary: str | None
+    start: int
+    end: int
+    pruned_before: int
+    tokens_before: int
+    tokens_after: int
+    timestamp: float
+    pinned: list[int] = []
+    reason: str = "threshold"
+    """``threshold``, ``overflow`` (the provider said the context was too long) or ``manual``."""
+
+
+Turn = UserTurn | AssistantTurn | ToolResultsTurn | SystemTurn | SteeringTurn | CompactionTurn
 
 
 class SessionConfig(msgspec.Struct, frozen=True):
@@ -130,6 +154,18 @@ class SessionConfig(msgspec.Struct, frozen=True):
     """Tokens the whole session may spend before its inputs stop (0: unlimited)."""
     token_budget_warning_ratio: float = 0.8
     """Warn the user and the model once a budget is this far spent (0: never)."""
+    compaction: CompactionMode = "auto"
+    """``auto``: compact before a request that would cross ``compaction_threshold`` of
+    the context window, and once after a context-overflow error; ``manual``: only
+    when asked (``compact``); ``off``: never."""
+    compaction_threshold: float = 0.85
+    """The share of the context window a request may fill before ``auto`` compacts."""
+    context_window: int = 0
+    """The context window in tokens (0: the model catalog's, else the profile's)."""
+    compaction_keep_rounds: int = 3
+    """Tool outputs of the last this many rounds are never pruned to a stub."""
+    compaction_keep_turns: int = 4
+    """The last this many model answers (with their results) are never summarized."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
@@ -208,6 +244,23 @@ class ExtendLimit(msgspec.Struct, Asks[SessionConfig], frozen=True, tag=True, ta
     refused when the session is busy or its last input did not stop at a limit."""
 
     by: int
+
+
+class CompactionOutcome(msgspec.Struct, frozen=True):
+    """What a compaction did: ``kind`` is ``prune``, ``summary`` or ``none`` (nothing
+    old enough to compact), with the context's estimated tokens before and after."""
+
+    kind: Literal["prune", "summary", "none"]
+    tokens_before: int
+    tokens_after: int
+    error: str | None = None
+
+
+class Compact(msgspec.Struct, Asks[CompactionOutcome], frozen=True, tag=True, tag_field="type"):
+    """Compact the conversation now (prune, then summarize the older turns), with
+    optional ``instructions`` for the summary. Refused while the session is busy."""
+
+    instructions: str | None = None
 
 
 class WaitIdle(msgspec.Struct, Asks["SessionOutcome"], frozen=True, tag=True, tag_field="type"):

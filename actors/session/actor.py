@@ -54,6 +54,8 @@ from protocol.session import (
     Abort,
     AnswerApproval,
     CloseSession,
+    Compact,
+    CompactionOutcome,
     ExtendLimit,
     FollowUp,
     GetSnapshot,
@@ -75,6 +77,12 @@ from protocol.supervision import ChildFailed, ServiceRestarted
 
 class SessionClosed(Rejection):
     code = "session_closed"
+
+
+class SessionBusy(Rejection):
+    """A request that needs an idle session (``compact``) while it processes."""
+
+    code = "invalid_request"
 
 
 SubagentHook = Callable[["SessionActor", str], None]
@@ -330,6 +338,23 @@ class SessionActor(Actor):
         self.loop.begin()
         self.ctx.nursery.start_soon(self._continue, rounds)
         return self.loop.config
+
+    @handler(concurrent=True)
+    async def compact(self, message: Compact) -> CompactionOutcome:
+        """Compact the conversation now (see :mod:`actors.session.compaction`). The
+        session is busy meanwhile: an input submitted then waits for it."""
+        self._refuse_if_closed()
+        if self.loop.state == "processing":
+            raise SessionBusy("the session is busy; compact it once the input has ended")
+        self.loop.begin()
+        try:
+            await self._prepare()
+            return await self.loop.compact(message.instructions)
+        finally:
+            self.loop.settle()
+            if self.loop.follow_ups and self.loop.state != "closed":
+                self.loop.begin()
+                self.ctx.nursery.start_soon(self._process, self.loop.follow_ups.popleft())
 
     @handler(concurrent=True)
     async def wait_idle(self, message: WaitIdle) -> SessionOutcome:

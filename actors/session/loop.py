@@ -20,6 +20,7 @@ import trio
 from actors.models.fallback import FallbackModel
 from actors.models.session import ModelSession
 from actors.session.agentic_mode import KEEP_GOING, AgenticMode
+from actors.session.compaction import Compactor
 from actors.session.events import EventHub
 from actors.session.input_limits import InputLimits, NothingToExtend
 from actors.session.loop_detection import LoopWatch
@@ -43,6 +44,7 @@ from protocol.events import (
 )
 from protocol.llm import Response, ToolCall, ToolResult
 from protocol.session import (
+    CompactionOutcome,
     CompletionStatus,
     LoopState,
     SessionConfig,
@@ -112,6 +114,7 @@ class AgenticLoop:
         self._loops = LoopWatch()
         self._fatal: str | None = None
         self.model = ModelCalls(profile, hub, history)
+        self.compactor = Compactor(profile, hub, history, self.model.view)
         self._stop_reason: StopReason = "completed"
         self._last_text = ""
         self.tool_calling = ToolCallingMode(config.tool_calling or profile.tool_calling)
@@ -271,6 +274,7 @@ class AgenticLoop:
                 return
             self._last_text = response.text
             self.model.record(response, self.model_name)
+            self.compactor.answered(response.usage, response.provider, self.history[-1])
             budget_notes = self._spend(response)
             if not context_warned:
                 context_warned = self.model.warn_about_context(self.config)
@@ -370,15 +374,47 @@ class AgenticLoop:
         """The model's answer (in agentic mode, with this iteration's state block),
         or None once the input has been ended by the failure."""
         parts = self._parts()
+        await self.compactor.before_request(parts.model, self.config, self.model_name)
         block = self.agentic.begin_iteration(self.config.agentic_max_iterations)
         request = self.model.request(self.config, parts.snapshot, block)
+        self.compactor.sent(request)
         answer = await self.model.ask(parts.model, request, self.tool_calling)
+        if isinstance(answer, ModelFailure) and answer.context_length:
+            answer = await self._compact_and_retry(block) or answer
         if not isinstance(answer, ModelFailure):
             return answer
         self._stop_reason, self._last_error = "error", answer.error
         if answer.fatal:
             self._fatal = answer.error
         return None
+
+    async def _compact_and_retry(self, block: str | None) -> Response | ModelFailure | None:
+        """The provider said the request was too long: compact once and send it
+        again (``auto`` only); None when there was nothing to compact."""
+        if self.config.compaction != "auto":
+            return None
+        parts = self._parts()
+        outcome = await self.compactor.compact(
+            parts.model, self.config, self.model_name, "overflow"
+        )
+        if outcome.kind == "none":
+            return None
+        request = self.model.request(self.config, parts.snapshot, block)
+        self.compactor.sent(request)
+        return await self.model.ask(parts.model, request, self.tool_calling)
+
+    async def compact(self, instructions: str | None) -> CompactionOutcome:
+        """A compaction asked for (``compact``, ``/compact``), between inputs."""
+        parts = self._parts()
+        with trio.CancelScope() as scope:
+            self._work = scope
+            try:
+                return await self.compactor.compact(
+                    parts.model, self.config, self.model_name, "manual", instructions
+                )
+            finally:
+                self._work = None
+        return CompactionOutcome("none", 0, 0, "cancelled")
 
     # -- between rounds ------------------------------------------------------
 
