@@ -13,7 +13,7 @@ import msgspec
 
 from protocol.environment import ExecResult, FileContent, WriteResult
 from protocol.events import EventData, UnknownEventKind, event_data
-from protocol.session import SessionConfig, Turn
+from protocol.session import CompactionOutcome, SessionConfig, Turn
 from protocol.wire_client_calls import ClientCall, ClientCallCancel
 
 RequestId = int | str
@@ -123,6 +123,12 @@ class ConfigUpdated(_Reply, frozen=True, tag="config_updated"):
     config: SessionConfig
 
 
+class Compacted(_Reply, frozen=True, tag="compacted"):
+    """What ``compact`` did (also reported as ``compaction_start``/``compaction_end``)."""
+
+    outcome: CompactionOutcome
+
+
 class ExecReply(_Reply, frozen=True, tag="exec_result"):
     result: ExecResult
 
@@ -215,6 +221,7 @@ Reply = (
     | SessionDetail
     | Subscribed
     | ConfigUpdated
+    | Compacted
     | ExecReply
     | FileReply
     | WriteReply

@@ -25,7 +25,14 @@ from actors.commands.stored import stored_sessions
 from actors.policy.presets import UnknownPreset, policy_preset
 from environments.safe_git import SAFE_GIT_ENV, safe_git_argv
 from protocol.client import RequestError
-from protocol.wire import ConfigUpdated, GetSession, SessionDetail, UpdateSessionConfig
+from protocol.wire import (
+    Compacted,
+    CompactSession,
+    ConfigUpdated,
+    GetSession,
+    SessionDetail,
+    UpdateSessionConfig,
+)
 
 if TYPE_CHECKING:
     from actors.commands.interactive import Conversation
@@ -38,10 +45,11 @@ HELP = (
     ("/resume ID", "go on with another session"),
     ("/clear", "start a new session (this one is kept)"),
     ("/cost", "tokens and cost of this session so far"),
+    ("/compact [INSTRUCTIONS]", "summarize the older part of the conversation now"),
     ("/diff", "what the session changed (git diff of the workspace, else its edits)"),
     ("/exit", "leave (also Ctrl-D); the session is kept"),
 )
-IDLE_ONLY = frozenset({"clear", "resume"})
+IDLE_ONLY = frozenset({"clear", "resume", "compact"})
 """Commands that change the session: not while it works (Ctrl-C first)."""
 SESSIONS_SHOWN = 10
 
@@ -188,6 +196,24 @@ class SlashCommands:
             f"cost: {tokens_in:,} in / {tokens_out:,} out tokens · {price} · "
             f"{max(info.iterations, outcome.iterations)} model calls ({info.model})"
         )
+
+    async def do_compact(self, instructions: str) -> None:
+        conversation = self.conversation
+        self.say("compacting the conversation …")
+        reply = await conversation.host.client.request(
+            CompactSession, session=conversation.session.session, instructions=instructions or None
+        )
+        outcome = cast(Compacted, reply).outcome
+        if outcome.error is not None:
+            self.say(f"compaction: {outcome.error}")
+        elif outcome.kind == "none":
+            self.say("compaction: nothing old enough to compact yet")
+        else:
+            what = "summarized" if outcome.kind == "summary" else "pruned old tool outputs"
+            self.say(
+                f"compaction: {what}; context ~{outcome.tokens_before:,} → "
+                f"~{outcome.tokens_after:,} tokens"
+            )
 
     async def do_diff(self, _: str) -> None:
         conversation = self.conversation
