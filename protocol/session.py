@@ -166,6 +166,11 @@ class SessionConfig(msgspec.Struct, frozen=True):
     """Tool outputs of the last this many rounds are never pruned to a stub."""
     compaction_keep_turns: int = 4
     """The last this many model answers (with their results) are never summarized."""
+    max_cost: float = 0.0
+    """Dollars the whole session may spend, its subagents' included, at the model
+    catalog's prices (cache reads and writes at theirs) before its inputs stop (0: no cap)."""
+    max_input_cost: float = 0.0
+    """Dollars one input may spend, its subagents' included (0: no cap)."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
