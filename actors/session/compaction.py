@@ -104,6 +104,7 @@ class Compactor:
         self._chars_sent = 0
         self._generation_at_report = 0
         self._overhead_chars = 0
+        self._overhead_key: tuple[int, tuple[str, ...]] = (0, ())
         self._ratio = 1.0
         """The provider's tokens over the ~4-characters estimate, as last measured."""
 
@@ -113,10 +114,13 @@ class Compactor:
         """The loop sent ``request`` (built from the view as it is now)."""
         self._chars_sent = self.view.chars
         system = request.messages[0].text if request.messages else ""
-        self._overhead_chars = len(system) + sum(
-            len(tool.name) + len(tool.description) + len(msgspec.json.encode(tool.parameters))
-            for tool in request.tools
-        )
+        key = (len(system), tuple(tool.name for tool in request.tools))
+        if key != self._overhead_key:  # the tools' schemas are encoded once, not each round
+            self._overhead_key = key
+            self._overhead_chars = len(system) + sum(
+                len(tool.name) + len(tool.description) + len(msgspec.json.encode(tool.parameters))
+                for tool in request.tools
+            )
 
     def answered(self, usage: Usage, provider: str | None, answer: AssistantTurn) -> None:
         """The provider's count for the request just sent, and its answer."""
