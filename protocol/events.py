@@ -173,7 +173,8 @@ class SteeringInjectedEvent(EventBody, frozen=True):
 class TurnLimitEvent(EventBody, frozen=True):
     """A limit stopped the input: ``round`` is set for ``max_tool_rounds_per_input``
     and ``agentic_max_iterations`` (the iterations used), ``total_turns`` for
-    ``max_turns``, ``tokens_used`` for the token budgets."""
+    ``max_turns``, ``tokens_used`` for the token budgets, ``cost_usd`` for the
+    dollar caps (``max_input_cost``, ``max_cost``)."""
 
     kind = "turn_limit"
     limit: Literal[
@@ -182,10 +183,13 @@ class TurnLimitEvent(EventBody, frozen=True):
         "agentic_max_iterations",
         "input_token_budget",
         "session_token_budget",
+        "max_input_cost",
+        "max_cost",
     ]
     round: int | None = None
     total_turns: int | None = None
     tokens_used: int | None = None
+    cost_usd: float | None = None
 
 
 class AgenticStartEvent(EventBody, frozen=True):

@@ -89,6 +89,8 @@ class CompactionTurn(msgspec.Struct, frozen=True, tag="compaction", tag_field="t
     pinned: list[int] = []
     reason: str = "threshold"
     """``threshold``, ``overflow`` (the provider said the context was too long) or ``manual``."""
+    usage: Usage | None = None
+    """What the summary's model call used (it counts in the cost ledger)."""
 
 
 Turn = UserTurn | AssistantTurn | ToolResultsTurn | SystemTurn | SteeringTurn | CompactionTurn
@@ -318,6 +320,34 @@ CompletionStatus = Literal["success", "failure", "partial"]
 StopReason = Literal["completed", "turn_limit", "error", "interrupted", "closed"]
 
 
+class Spend(msgspec.Struct, frozen=True):
+    """What model calls cost: tokens by kind and dollars at the model catalog's list
+    prices (cache reads and writes at theirs). ``unpriced_calls`` counts calls of a
+    model the catalog has no price for: ``cost_usd`` leaves them out."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
+
+    @classmethod
+    def of(cls, usage: Usage, cost_usd: float | None) -> Spend:
+        """One model call's spend."""
+        return cls(
+            1, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens or 0,
+            usage.cache_write_tokens or 0, usage.reasoning_tokens or 0, cost_usd or 0.0,
+            int(cost_usd is None),
+        )  # fmt: skip
+
+    def __add__(self, other: Spend) -> Spend:
+        pairs = zip(msgspec.structs.astuple(self), msgspec.structs.astuple(other), strict=True)
+        return Spend(*(a + b for a, b in pairs))
+
+
 class SessionOutcome(msgspec.Struct, frozen=True):
     """How the last input ended: the final text, whether it completed naturally, and
     the model turns used in the whole session."""
@@ -331,6 +361,10 @@ class SessionOutcome(msgspec.Struct, frozen=True):
     completion_status: CompletionStatus | None = None
     """The status ``complete`` gave, when the input ended an agentic loop with it
     (``success`` is false for ``failure`` and ``partial``)."""
+    spend: Spend | None = None
+    """The whole session's spend, its subagents' included (:class:`Spend`)."""
+    subagent_spend: dict[str, Spend] = {}
+    """Each direct subagent's spend (its own subagents' included), by agent id."""
 
 
 class SessionSnapshot(msgspec.Struct, frozen=True):

@@ -472,6 +472,7 @@ class SessionActor(Actor):
             snapshots=self.snapshots,
         )
         child.subagent_hook = self.subagent_hook
+        child.loop.cost.attach(self.loop.cost, agent_id)  # its spend counts toward our caps
         child.fenced_paths = self.fenced_paths
         if self.subagent_hook is not None:
             self.subagent_hook(child, f"{self.ctx.address}/agents/{agent_id}")

@@ -38,6 +38,7 @@ from actors.session.context_view import (
     first_input_end,
     shown_turns,
 )
+from actors.session.cost_ledger import CostLedger
 from actors.session.events import EventHub
 from actors.session.history import history_chars
 from actors.session.profiles import ProviderProfile
@@ -92,9 +93,15 @@ class Compactor:
     """Decides when to compact, and compacts; owns nothing but its estimates."""
 
     def __init__(
-        self, profile: ProviderProfile, hub: EventHub, history: TurnLog, view: ContextView
+        self,
+        profile: ProviderProfile,
+        hub: EventHub,
+        history: TurnLog,
+        view: ContextView,
+        cost: CostLedger | None = None,
     ) -> None:
         self.profile = profile
+        self.cost = cost
         self.hub = hub
         self.history = history
         self.view = view
@@ -185,7 +192,9 @@ class Compactor:
             return self._end("prune" if pruned else "none", before)
         start, end, pinned = cut
         try:
-            summary = await self._summarize(model, config, model_name, start, end, instructions)
+            summary, usage = await self._summarize(
+                model, config, model_name, start, end, instructions
+            )
         except ModelError as error:
             message = f"compaction failed: {type(error).__name__}: {error}"
             self.hub.emit(WarningEvent(message, "compaction"))
@@ -200,6 +209,7 @@ class Compactor:
             timestamp=time.time(),
             pinned=pinned,
             reason=reason,
+            usage=usage,
         )
         previous = self.view.summary
         self.history.append(turn)
@@ -270,7 +280,7 @@ class Compactor:
         start: int,
         end: int,
         instructions: str | None,
-    ) -> str:
+    ) -> tuple[str, Usage]:
         window = context_window(self.profile, config, model_name)
         transcript = self._transcript(start, end, budget=window * 2)
         text = f"{TRANSCRIPT_MARKER}\n\n{transcript}"
@@ -282,10 +292,12 @@ class Compactor:
             provider_options=self.profile.provider_options(),
         )
         response = await model.complete(request)
+        if self.cost is not None:
+            self.cost.record(response.usage, response.model, model_name)
         summary = response.text.strip()
         if not summary:
             raise ModelError("the model answered the compaction request with no text")
-        return summary
+        return summary, response.usage
 
     def _transcript(self, start: int, end: int, budget: int) -> str:
         """The turns to summarize as plain text (the earlier summary first), at most

@@ -21,6 +21,7 @@ from actors.models.fallback import FallbackModel
 from actors.models.session import ModelSession
 from actors.session.agentic_mode import KEEP_GOING, AgenticMode
 from actors.session.compaction import Compactor
+from actors.session.cost_ledger import CostLedger
 from actors.session.events import EventHub
 from actors.session.input_limits import InputLimits, NothingToExtend
 from actors.session.loop_detection import LoopWatch
@@ -114,7 +115,8 @@ class AgenticLoop:
         self._loops = LoopWatch()
         self._fatal: str | None = None
         self.model = ModelCalls(profile, hub, history)
-        self.compactor = Compactor(profile, hub, history, self.model.view)
+        self.cost = CostLedger(history, ModelCalls.model_name(profile, config))
+        self.compactor = Compactor(profile, hub, history, self.model.view, self.cost)
         self._stop_reason: StopReason = "completed"
         self._last_text = ""
         self.tool_calling = ToolCallingMode(config.tool_calling or profile.tool_calling)
@@ -194,6 +196,8 @@ class AgenticLoop:
             stop_reason="closed" if closed else self._stop_reason,
             error=self._last_error,
             completion_status=self._completion,
+            spend=self.cost.total,
+            subagent_spend=dict(self.cost.subagents),
         )
 
     # -- inputs --------------------------------------------------------------
@@ -250,6 +254,7 @@ class AgenticLoop:
         if text is not None:
             self.agentic.leave()  # a new request; a continued one keeps its agentic loop
             self.budget.new_input()
+            self.cost.new_input()
             self.history.append(UserTurn(text, time.time()))
             self.hub.emit(UserInputEvent(text))
         self._drain_steering()
@@ -335,12 +340,17 @@ class AgenticLoop:
         warnings = self.budget.record(response.usage, response.provider, self.config)
         for message in warnings:
             self.hub.emit(WarningEvent(message, "token_budget_near"))
+        self.cost.record(response.usage, response.model, self.model_name)
+        for message in self.cost.warnings(self.config):
+            self.hub.emit(WarningEvent(message, "cost_cap_near"))
+            warnings.append(message)
         return warnings
 
     def _limit_reached(self, rounds: int) -> bool:
         stop_text = self.limits.check(
-            self.config, rounds, self.model.turns, self.agentic, self.budget, self._last_text
-        )
+            self.config, rounds, self.model.turns, self.agentic, self.budget, self._last_text,
+            self.cost,
+        )  # fmt: skip
         if stop_text is None:
             return False
         self._stop_reason, self._last_text = "turn_limit", stop_text
