@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from protocol.llm import Usage
-from protocol.session import LoopState, SessionState
+from protocol.session import LoopState, SessionState, Spend
 
 
 class EventBody(msgspec.Struct, frozen=True):
@@ -72,6 +72,8 @@ class ProcessingEndEvent(EventBody, frozen=True):
     kind = "processing_end"
     state: SessionState
     interrupted: bool = False
+    spend: Spend | None = None
+    """The session's cost ledger so far, its subagents' included."""
 
 
 # -- the model's answer -------------------------------------------------------

@@ -13,7 +13,7 @@ import msgspec
 
 from protocol.environment import ExecResult, FileContent, WriteResult
 from protocol.events import EventData, UnknownEventKind, event_data
-from protocol.session import CompactionOutcome, SessionConfig, Turn
+from protocol.session import CompactionOutcome, SessionConfig, Spend, Turn
 from protocol.wire_client_calls import ClientCall, ClientCallCancel
 
 RequestId = int | str
@@ -95,6 +95,9 @@ class SessionInfo(msgspec.Struct, frozen=True):
     cost_usd: float | None = 0.0
     """List-price USD for ``input_tokens``/``output_tokens`` from the model catalog;
     None once a model call was answered by a model whose price is not known."""
+    spend: Spend | None = None
+    """The cost ledger as of the session's last input: tokens by kind (cache and
+    reasoning included) and dollars, its subagents and compactions included."""
 
 
 class SessionCreated(_Reply, frozen=True, tag="session_created"):

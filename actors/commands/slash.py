@@ -25,6 +25,7 @@ from actors.commands.stored import stored_sessions
 from actors.policy.presets import UnknownPreset, policy_preset
 from environments.safe_git import SAFE_GIT_ENV, safe_git_argv
 from protocol.client import RequestError
+from protocol.session import Spend
 from protocol.wire import (
     Compacted,
     CompactSession,
@@ -191,6 +192,10 @@ class SlashCommands:
         tokens_in = max(info.input_tokens, outcome.usage.get("input_tokens", 0))
         tokens_out = max(info.output_tokens, outcome.usage.get("output_tokens", 0))
         cost = info.cost_usd if info.cost_usd is not None else outcome.cost_usd
+        spend = info.spend
+        if spend is not None and spend.calls:
+            self.say(ledger_lines(spend, info.model))
+            return
         price = "price unknown (a model without a listed price)" if cost is None else dollars(cost)
         self.say(
             f"cost: {tokens_in:,} in / {tokens_out:,} out tokens · {price} · "
@@ -263,3 +268,16 @@ async def _git_diff(workdir: object) -> list[DiffLine] | None:
 
 
 __all__ = ["HELP", "SlashCommands", "is_command"]
+
+
+def ledger_lines(spend: Spend, model: str) -> str:
+    """``/cost`` from the session's ledger: dollars, then the tokens by kind."""
+    price = dollars(spend.cost_usd)
+    if spend.unpriced_calls:
+        price += f" (+ {spend.unpriced_calls} calls of a model without a listed price)"
+    return (
+        f"cost: {price} · {spend.calls} model calls ({model}; subagents and compactions "
+        f"included)\n  tokens: {spend.input_tokens:,} in · {spend.output_tokens:,} out · "
+        f"{spend.cache_read_tokens:,} cache read · {spend.cache_write_tokens:,} cache write · "
+        f"{spend.reasoning_tokens:,} reasoning"
+    )

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Literal
 
+import msgspec
+
 from actors.models.client.catalog import usage_cost
 from protocol.llm import Usage
 from protocol.session import AssistantTurn, CompactionTurn, SessionConfig, Spend, Turn
@@ -67,6 +69,15 @@ class CostLedger:
                 isinstance(turn, CompactionTurn) and turn.usage is not None
             ):
                 self.own += Spend.of(turn.usage, call_cost(turn.usage, model))
+
+    def carry_over(self, stored: Spend) -> None:
+        """A resumed session's stored ledger: what it holds beyond the calls in the
+        history (its subagents', before the restart) is kept under ``earlier``."""
+        extra = Spend(*(max(a - b, 0) for a, b in zip(
+            msgspec.structs.astuple(stored), msgspec.structs.astuple(self.total), strict=True
+        )))  # fmt: skip
+        if extra.calls or extra.cost_usd:
+            self.subagents["earlier"] = extra
 
     def attach(self, parent: CostLedger, agent_id: str) -> None:
         """This ledger is a subagent's: spend counts in ``parent`` too."""

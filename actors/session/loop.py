@@ -234,7 +234,7 @@ class AgenticLoop:
                 self.state = "idle"
             if self._fatal is None and self.state != "closed":
                 self._set_loop_state(_ENDED_AS[self._stop_reason])
-                self.hub.emit(ProcessingEndEvent(self.state))
+                self.hub.emit(ProcessingEndEvent(self.state, spend=self.cost.total))
             self._idle.set()
         return self._fatal
 
