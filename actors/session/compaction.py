@@ -129,7 +129,7 @@ class Compactor:
                 for tool in request.tools
             )
 
-    def answered(self, usage: Usage, provider: str | None, answer: AssistantTurn) -> None:
+    def answered(self, usage: Usage, provider: str | None, answer: Turn) -> None:
         """The provider's count for the request just sent, and its answer."""
         spent = tokens_spent(usage, provider)
         self._reported = spent if spent > 0 else None

@@ -65,10 +65,9 @@ class CostLedger:
         """(max_input_cost, max_cost) as last checked: what a subagent checks against."""
         self._warned: set[CapName] = set()
         for turn in history:
-            if isinstance(turn, AssistantTurn) or (
-                isinstance(turn, CompactionTurn) and turn.usage is not None
-            ):
-                self.own += Spend.of(turn.usage, call_cost(turn.usage, model))
+            usage = turn.usage if isinstance(turn, AssistantTurn | CompactionTurn) else None
+            if usage is not None:
+                self.own += Spend.of(usage, call_cost(usage, model))
 
     def carry_over(self, stored: Spend) -> None:
         """A resumed session's stored ledger: what it holds beyond the calls in the
