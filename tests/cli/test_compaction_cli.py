@@ -1,6 +1,7 @@
 """Compaction from the command line: ``/compact [instructions]`` in an interactive
-conversation (a real pty), and ``troupe run --context-window N`` compacting a
-long headless run on its own against a mock with that window."""
+conversation (a real pty, then ``/cost`` shows the ledger), and ``troupe run
+--context-window N`` compacting a long headless run on its own against a mock with
+that window."""
 
 from __future__ import annotations
 
@@ -46,6 +47,10 @@ async def test_slash_compact_with_instructions(home: Home) -> None:
                 await screen.prompt()
                 await terminal.type("and now?" + ENTER)
                 await screen.expect("done")
+                await screen.prompt()
+                await terminal.type("/cost" + ENTER)  # the ledger: compactions included
+                await screen.expect("subagents and compactions included")
+                await screen.expect("cache read")
                 await screen.prompt()
                 await terminal.type("/exit" + ENTER)
                 assert await terminal.finish() == 0
