@@ -5,8 +5,8 @@ rebuilt from the stored compaction turns without asking for a summary again.
 Two runs with the same script, working directory and settings: one is never
 interrupted; the other's server is killed with SIGKILL after the first input
 (which pruned and summarized), then started again on the same data directory.
-The second input's requests (built on the stored summary and pruning stubs) are
-compared as the mock received them."""
+The second input's requests (built on the stored summary and pruning stubs, and
+compacting again as it goes) are compared as the mock received them."""
 
 from __future__ import annotations
 
@@ -22,12 +22,13 @@ from actors.session.context_view import SUMMARY_HEADER
 from protocol.client import TroupeClient, connect
 from protocol.session import CompactionTurn, SessionConfig
 from protocol.wire import CreateSession, GetSession, SessionCreated, SessionDetail, SubmitInput
-from tests.wire.conftest import HANG_GUARD, events_until, subscribe, troupe_serve
+from tests.event_schema import check_event_frame
+from tests.wire.conftest import HANG_GUARD, subscribe, troupe_serve
 
 WINDOW = 12_000
 SCRIPT = msgspec.convert(
     {
-        "rounds": 60,
+        "rounds": 80,
         "rounds_tool": "read_file",
         "rounds_arguments": {"file_path": "big.txt"},
         "context_window": WINDOW,
@@ -36,8 +37,21 @@ SCRIPT = msgspec.convert(
     Script,
 )
 CONFIG = SessionConfig(
-    policy="permissive", enable_loop_detection=False, context_window=WINDOW, max_turns=0
-)
+    policy="permissive", enable_loop_detection=False, context_window=WINDOW,
+    max_tool_rounds_per_input=40,
+)  # fmt: skip
+"""The first input stops at 40 rounds (a limit), the second does the other 40:
+the server is killed in the middle of the 80-round task."""
+
+
+async def events_until(client: TroupeClient, kind: str) -> None:
+    """Up to the first ``kind`` event (a 40-round input: a longer hang guard)."""
+    with trio.fail_after(HANG_GUARD * 6):
+        async for event in client.events():
+            check_event_frame(event)
+            if event.kind == kind:
+                return
+    raise AssertionError(f"the connection ended before {kind}")
 
 
 async def first_input(client: TroupeClient) -> str:
@@ -106,7 +120,8 @@ async def test_a_resume_after_sigkill_sends_the_requests_of_an_uninterrupted_run
             assert any(isinstance(t, CompactionTurn) and t.summary for t in detail.history)
             resumed = await second_input(client, session, mock, after_seq=detail.session.last_seq)
 
-    assert len(resumed) == len(kept) > 0
+    assert len(resumed) == len(kept) > 40
+    assert summaries(kept) > 0, "the second input compacted again"
     assert SUMMARY_HEADER.encode() in resumed[-1] and b"output elided" in resumed[-1]
     same = [body.replace(kept_session.encode(), session.encode()) for body in kept]
     assert resumed == same
