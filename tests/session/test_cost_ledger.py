@@ -124,3 +124,20 @@ def test_a_resumed_ledger_counts_the_stored_calls() -> None:
     assert ledger.total.cost_usd == pytest.approx(CALL_COST) and ledger.total.calls == 1
     unknown = CostLedger(history, "no-such-model")
     assert unknown.total.unpriced_calls == 1 and unknown.total.cost_usd == 0
+
+
+def test_a_resumed_ledger_carries_its_stored_subagents_spend() -> None:
+    """The store's ledger holds a subagent's calls the history does not: a resumed
+    session keeps them (under ``earlier``), so its caps still count them."""
+    from protocol.session import AssistantTurn, UserTurn
+
+    usage = Usage(100_000, 1_000, cache_read_tokens=50_000, cache_write_tokens=10_000)
+    history = [UserTurn("x", 0.0), AssistantTurn("a", [], None, usage, None, 0.0)]
+    ledger = CostLedger(history, MODEL)
+    stored = ledger.total + Spend.of(Usage(2_000, 100), 0.0075)
+    ledger.carry_over(stored)
+    assert ledger.subagents["earlier"].calls == 1
+    assert ledger.total.cost_usd == pytest.approx(stored.cost_usd)
+    again = CostLedger(history, MODEL)
+    again.carry_over(again.total)  # nothing beyond the history: nothing carried
+    assert again.subagents == {}
