@@ -208,6 +208,28 @@ def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--session-token-budget", type=int, metavar="N", help="tokens the whole session may spend"
     )
     run.add_argument(
+        "--compaction",
+        metavar="auto|manual|off",
+        help="compact the conversation before it fills the context window (auto, the "
+        "default), only on /compact (manual), or never (off)",
+    )
+    run.add_argument(
+        "--context-window",
+        type=int,
+        metavar="N",
+        help="the model's context window in tokens (default: the model catalog's)",
+    )
+    run.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="DOLLARS",
+        help="dollars the session may spend (catalog prices, cache included); warned at "
+        "80 %%, stopped past it",
+    )
+    run.add_argument(
+        "--max-input-cost", type=float, metavar="DOLLARS", help="dollars one input may spend"
+    )
+    run.add_argument(
         "--tool-calling",
         metavar="native|text|auto",
         help="how tools reach the model: the provider's tool calls, a call format in the "

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from protocol.llm import Usage
-from protocol.session import LoopState, SessionState
+from protocol.session import LoopState, SessionState, Spend
 
 
 class EventBody(msgspec.Struct, frozen=True):
@@ -75,6 +75,8 @@ class ProcessingEndEvent(EventBody, frozen=True):
     state: SessionState
     interrupted: bool = False
     background_agents: list[str] = []
+    spend: Spend | None = None
+    """The session's cost ledger so far, its subagents' included."""
 
 
 # -- the model's answer -------------------------------------------------------
@@ -176,7 +178,8 @@ class SteeringInjectedEvent(EventBody, frozen=True):
 class TurnLimitEvent(EventBody, frozen=True):
     """A limit stopped the input: ``round`` is set for ``max_tool_rounds_per_input``
     and ``agentic_max_iterations`` (the iterations used), ``total_turns`` for
-    ``max_turns``, ``tokens_used`` for the token budgets."""
+    ``max_turns``, ``tokens_used`` for the token budgets, ``cost_usd`` for the
+    dollar caps (``max_input_cost``, ``max_cost``)."""
 
     kind = "turn_limit"
     limit: Literal[
@@ -185,10 +188,13 @@ class TurnLimitEvent(EventBody, frozen=True):
         "agentic_max_iterations",
         "input_token_budget",
         "session_token_budget",
+        "max_input_cost",
+        "max_cost",
     ]
     round: int | None = None
     total_turns: int | None = None
     tokens_used: int | None = None
+    cost_usd: float | None = None
 
 
 class AgenticStartEvent(EventBody, frozen=True):
@@ -234,6 +240,30 @@ class WarningEvent(EventBody, frozen=True):
     kind = "warning"
     message: str
     category: str = msgspec.field(default="", name="kind")
+
+
+class CompactionStartEvent(EventBody, frozen=True):
+    """The conversation is about to be compacted: ``reason`` is ``threshold`` (the
+    next request would fill too much of the context window), ``overflow`` (the
+    provider refused the request as too long) or ``manual``; ``tokens_before`` is
+    the context's estimated size."""
+
+    kind = "compaction_start"
+    reason: str
+    tokens_before: int
+
+
+class CompactionEndEvent(EventBody, frozen=True):
+    """The compaction ended: ``compaction`` is ``prune`` (old tool outputs became
+    stubs), ``summary`` (older turns were summarized; ``replaced_turns`` of them) or
+    ``none``; ``error`` says why a summary could not be made."""
+
+    kind = "compaction_end"
+    compaction: str
+    tokens_before: int
+    tokens_after: int
+    replaced_turns: int = 0
+    error: str | None = None
 
 
 class ServiceRestartedEvent(EventBody, frozen=True):
@@ -450,6 +480,8 @@ EventData = (
     | AgenticEndEvent
     | LoopDetectionEvent
     | WarningEvent
+    | CompactionStartEvent
+    | CompactionEndEvent
     | ServiceRestartedEvent
     | ModelFallbackEvent
     | ErrorEvent
@@ -550,6 +582,8 @@ __all__ = [
     "AssistantTextEndEvent",
     "AssistantTextStartEvent",
     "CalledTool",
+    "CompactionEndEvent",
+    "CompactionStartEvent",
     "ErrorEvent",
     "EventBody",
     "EventData",

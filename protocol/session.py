@@ -27,6 +27,9 @@ request, ``deny`` refuses it at once, ``allow-workspace`` lets file changes insi
 the working directory through (commands still ask), ``never-ask`` lets every
 such call through (what the policy denies stays denied)."""
 
+CompactionMode = Literal["auto", "manual", "off"]
+"""When the conversation is compacted (see ``SessionConfig.compaction``)."""
+
 LoopState = Literal[
     "thinking", "executing_tool", "waiting_approval", "completed", "error", "interrupted"
 ]
@@ -67,7 +70,30 @@ class SteeringTurn(msgspec.Struct, frozen=True, tag="steering", tag_field="turn"
     timestamp: float
 
 
-Turn = UserTurn | AssistantTurn | ToolResultsTurn | SystemTurn | SteeringTurn
+class CompactionTurn(msgspec.Struct, frozen=True, tag="compaction", tag_field="turn"):
+    """A compaction of the conversation, kept in the history like any turn so that a
+    resumed or replayed session rebuilds exactly the context the model saw, without
+    asking the model again (see :mod:`actors.session.context_view`).
+
+    ``summary`` (None for a pruning only) stands for the turns ``start`` to ``end``
+    (history indices, end excluded), except the ``pinned`` ones, kept verbatim after
+    it. Tool outputs of turns before ``pruned_before`` are one-line stubs."""
+
+    summary: str | None
+    start: int
+    end: int
+    pruned_before: int
+    tokens_before: int
+    tokens_after: int
+    timestamp: float
+    pinned: list[int] = []
+    reason: str = "threshold"
+    """``threshold``, ``overflow`` (the provider said the context was too long) or ``manual``."""
+    usage: Usage | None = None
+    """What the summary's model call used (it counts in the cost ledger)."""
+
+
+Turn = UserTurn | AssistantTurn | ToolResultsTurn | SystemTurn | SteeringTurn | CompactionTurn
 
 
 class SessionConfig(msgspec.Struct, frozen=True):
@@ -130,6 +156,23 @@ class SessionConfig(msgspec.Struct, frozen=True):
     """Tokens the whole session may spend before its inputs stop (0: unlimited)."""
     token_budget_warning_ratio: float = 0.8
     """Warn the user and the model once a budget is this far spent (0: never)."""
+    compaction: CompactionMode = "auto"
+    """``auto``: compact before a request that would cross ``compaction_threshold`` of
+    the context window, and once after a context-overflow error; ``manual``: only
+    when asked (``compact``); ``off``: never."""
+    compaction_threshold: float = 0.85
+    """The share of the context window a request may fill before ``auto`` compacts."""
+    context_window: int = 0
+    """The context window in tokens (0: the model catalog's, else the profile's)."""
+    compaction_keep_rounds: int = 3
+    """Tool outputs of the last this many rounds are never pruned to a stub."""
+    compaction_keep_turns: int = 4
+    """The last this many model answers (with their results) are never summarized."""
+    max_cost: float = 0.0
+    """Dollars the whole session may spend, its subagents' included, at the model
+    catalog's prices (cache reads and writes at theirs) before its inputs stop (0: no cap)."""
+    max_input_cost: float = 0.0
+    """Dollars one input may spend, its subagents' included (0: no cap)."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
@@ -210,6 +253,23 @@ class ExtendLimit(msgspec.Struct, Asks[SessionConfig], frozen=True, tag=True, ta
     by: int
 
 
+class CompactionOutcome(msgspec.Struct, frozen=True):
+    """What a compaction did: ``kind`` is ``prune``, ``summary`` or ``none`` (nothing
+    old enough to compact), with the context's estimated tokens before and after."""
+
+    kind: Literal["prune", "summary", "none"]
+    tokens_before: int
+    tokens_after: int
+    error: str | None = None
+
+
+class Compact(msgspec.Struct, Asks[CompactionOutcome], frozen=True, tag=True, tag_field="type"):
+    """Compact the conversation now (prune, then summarize the older turns), with
+    optional ``instructions`` for the summary. Refused while the session is busy."""
+
+    instructions: str | None = None
+
+
 class WaitIdle(msgspec.Struct, Asks["SessionOutcome"], frozen=True, tag=True, tag_field="type"):
     """Answered, with a :class:`SessionOutcome`, when the session is no longer
     processing (idle, awaiting input, or closed)."""
@@ -260,6 +320,34 @@ CompletionStatus = Literal["success", "failure", "partial"]
 StopReason = Literal["completed", "turn_limit", "error", "interrupted", "closed"]
 
 
+class Spend(msgspec.Struct, frozen=True):
+    """What model calls cost: tokens by kind and dollars at the model catalog's list
+    prices (cache reads and writes at theirs). ``unpriced_calls`` counts calls of a
+    model the catalog has no price for: ``cost_usd`` leaves them out."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
+
+    @classmethod
+    def of(cls, usage: Usage, cost_usd: float | None) -> Spend:
+        """One model call's spend."""
+        return cls(
+            1, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens or 0,
+            usage.cache_write_tokens or 0, usage.reasoning_tokens or 0, cost_usd or 0.0,
+            int(cost_usd is None),
+        )  # fmt: skip
+
+    def __add__(self, other: Spend) -> Spend:
+        pairs = zip(msgspec.structs.astuple(self), msgspec.structs.astuple(other), strict=True)
+        return Spend(*(a + b for a, b in pairs))
+
+
 class SessionOutcome(msgspec.Struct, frozen=True):
     """How the last input ended: the final text, whether it completed naturally, and
     the model turns used in the whole session."""
@@ -273,6 +361,10 @@ class SessionOutcome(msgspec.Struct, frozen=True):
     completion_status: CompletionStatus | None = None
     """The status ``complete`` gave, when the input ended an agentic loop with it
     (``success`` is false for ``failure`` and ``partial``)."""
+    spend: Spend | None = None
+    """The whole session's spend, its subagents' included (:class:`Spend`)."""
+    subagent_spend: dict[str, Spend] = {}
+    """Each direct subagent's spend (its own subagents' included), by agent id."""
 
 
 class SessionSnapshot(msgspec.Struct, frozen=True):

@@ -31,6 +31,7 @@ from protocol.wire_limits import (
     out_of_range_integers,
 )
 from protocol.wire_replies import (
+    Compacted,
     ConfigUpdated,
     EnvironmentAdded,
     EnvironmentList,
@@ -56,6 +57,7 @@ from protocol.wire_requests import (
     AbortSession,
     AddSSHEnvironment,
     ClientFrame,
+    CompactSession,
     CreateSession,
     Encoding,
     ExecInEnvironment,
@@ -278,6 +280,8 @@ __all__ = [
     "ClientCallResult",
     "ClientFrame",
     "Codec",
+    "CompactSession",
+    "Compacted",
     "ConfigUpdated",
     "CreateSession",
     "Encoding",

@@ -13,7 +13,7 @@ import msgspec
 
 from protocol.environment import ExecResult, FileContent, WriteResult
 from protocol.events import EventData, UnknownEventKind, event_data
-from protocol.session import SessionConfig, Turn
+from protocol.session import CompactionOutcome, SessionConfig, Spend, Turn
 from protocol.wire_client_calls import ClientCall, ClientCallCancel
 
 RequestId = int | str
@@ -95,6 +95,9 @@ class SessionInfo(msgspec.Struct, frozen=True):
     cost_usd: float | None = 0.0
     """List-price USD for ``input_tokens``/``output_tokens`` from the model catalog;
     None once a model call was answered by a model whose price is not known."""
+    spend: Spend | None = None
+    """The cost ledger as of the session's last input: tokens by kind (cache and
+    reasoning included) and dollars, its subagents and compactions included."""
 
 
 class SessionCreated(_Reply, frozen=True, tag="session_created"):
@@ -121,6 +124,12 @@ class Subscribed(_Reply, frozen=True, tag="subscribed"):
 
 class ConfigUpdated(_Reply, frozen=True, tag="config_updated"):
     config: SessionConfig
+
+
+class Compacted(_Reply, frozen=True, tag="compacted"):
+    """What ``compact`` did (also reported as ``compaction_start``/``compaction_end``)."""
+
+    outcome: CompactionOutcome
 
 
 class ExecReply(_Reply, frozen=True, tag="exec_result"):
@@ -215,6 +224,7 @@ Reply = (
     | SessionDetail
     | Subscribed
     | ConfigUpdated
+    | Compacted
     | ExecReply
     | FileReply
     | WriteReply

@@ -17,6 +17,7 @@ from protocol.asks import Asks
 from protocol.session import ApprovalMode, SessionConfig
 from protocol.wire_client_calls import ClientCallResult, ClientOperation
 from protocol.wire_replies import (
+    Compacted,
     ConfigUpdated,
     Encoding,
     EnvironmentAdded,
@@ -134,6 +135,15 @@ class ExtendSessionLimit(_Request[ConfigUpdated], frozen=True, tag="extend_limit
     by: int
 
 
+class CompactSession(_Request[Compacted], frozen=True, tag="compact"):
+    """Compact the session's conversation now: prune old tool outputs, then summarize
+    the older turns with the model, following ``instructions`` if given. Answered
+    once done; ``invalid_request`` while the session is processing an input."""
+
+    session: str
+    instructions: str | None = None
+
+
 class SubscribeSession(_Request[Subscribed], frozen=True, tag="subscribe"):
     """Replay the durable events with ``seq > after_seq``, then follow live.
 
@@ -223,6 +233,7 @@ Request = (
     | InterruptSession
     | UpdateSessionConfig
     | ExtendSessionLimit
+    | CompactSession
     | SubscribeSession
     | UnsubscribeSession
     | ResolveApproval

@@ -8,15 +8,20 @@ EXTEND_BY = 20
 """Turns, tool rounds or agentic iterations a plain "yes" adds."""
 EXTEND_TOKENS_BY = 50_000
 """Tokens a plain "yes" adds to a token budget."""
+EXTEND_DOLLARS_BY = 1
+"""Dollars a plain "yes" adds to a cost cap (``max_cost``, ``max_input_cost``)."""
 
 
 def default_amount(limit: str) -> int:
+    if limit.endswith("_cost"):
+        return EXTEND_DOLLARS_BY
     return EXTEND_TOKENS_BY if limit.endswith("token_budget") else EXTEND_BY
 
 
 def extend_question(limit: str) -> str:
+    unit = "$" if limit.endswith("_cost") else ""
     return (
-        f"[{limit} reached] extend it by {default_amount(limit):,} and continue? "
+        f"[{limit} reached] extend it by {unit}{default_amount(limit):,} and continue? "
         "(yes, a number to add, or no)"
     )
 

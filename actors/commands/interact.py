@@ -44,6 +44,7 @@ from protocol.events import (
     TurnLimitEvent,
     UserInputEvent,
 )
+from protocol.session import Spend
 from protocol.wire import (
     Event,
     ExtendSessionLimit,
@@ -78,6 +79,8 @@ class Outcome:
     runtime: str = ""
     """Where the session ran: ``embedded`` or the server's URL."""
     pending_approvals: list[ApprovalRequestEvent] = field(default_factory=list)
+    spend: Spend | None = None
+    """The session's cost ledger at the end of the input (subagents included)."""
 
     def status_line(self) -> str:
         """The run's last line at a terminal: how it ended, turns, tokens, cost, time."""
@@ -111,6 +114,7 @@ class Outcome:
             "events": self.events,
             "usage": self.usage,
             "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 8),
+            "spend": None if self.spend is None else msgspec.to_builtins(self.spend),
             "duration_ms": round((time.monotonic() - self.started) * 1000),
         }
 
@@ -250,6 +254,8 @@ class Follower:
                     )
             case AgenticEndEvent():
                 outcome.result = data.result
+            case ProcessingEndEvent(spend=spend) if spend is not None:
+                outcome.spend = spend
             case TurnLimitEvent() if not outcome.stopped_by_user:
                 outcome.status, outcome.exit_code = "turn_limit", EXIT_TURN_LIMIT
                 if self.offer_extend and event.seq > self.known_until:

@@ -74,7 +74,8 @@ run's own code, which reads them (the rest default to None)."""
 RUN_FLAGS = ("task", "prompt", "ssh_host", "preset", "workdir", "policy", "resume", "verbose",
              "approval", "sandbox", "agentic", "max_iterations", "tool_calling", "max_turns",
              "input_token_budget", "session_token_budget", "reasoning_effort", "instructions",
-             "output_last_message", "fallback")  # fmt: skip
+             "output_last_message", "fallback", "compaction", "context_window", "max_cost",
+             "max_input_cost")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:

@@ -44,6 +44,7 @@ from protocol.events import (
     AssistantReasoningDeltaEvent,
     AssistantTextDeltaEvent,
     AssistantTextEndEvent,
+    CompactionEndEvent,
     ErrorEvent,
     EventData,
     InputInterruptedEvent,
@@ -213,6 +214,8 @@ class TextRenderer:
                 system(f"[store unavailable] {data.message}: input stopped, new input refused")
             case StoreAvailableEvent():
                 system("[store available] the server's store writes again")
+            case CompactionEndEvent():
+                system(compaction_line(data))
             case _:
                 pass
 
@@ -403,3 +406,13 @@ def offered_rule(details: dict[str, object]) -> str | None:
     """The wider rule the request offers, or None when it offers none."""
     rule = details.get("rule")
     return rule if isinstance(rule, str) and rule.strip() else None
+
+
+def compaction_line(data: CompactionEndEvent) -> str:
+    """``[compaction] summary: context ~N → ~M tokens`` (or why none could be made)."""
+    if data.error is not None:
+        return f"[compaction] {data.error}"
+    return (
+        f"[compaction] {data.compaction}: context ~{data.tokens_before:,} → "
+        f"~{data.tokens_after:,} tokens"
+    )

@@ -57,7 +57,8 @@ from protocol.wire import (
 )
 
 SETTING_FLAGS = ("provider", "wire", "model", "base_url", "api_key", "reasoning_effort",
-                 "max_turns", "instructions", "policy", "connect")  # fmt: skip
+                 "max_turns", "instructions", "policy", "connect", "compaction",
+                 "context_window", "max_cost", "max_input_cost")  # fmt: skip
 
 
 @dataclass

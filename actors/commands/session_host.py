@@ -82,6 +82,10 @@ def session_defaults(settings: Settings) -> SessionConfig:
         reasoning_effort=settings.get("reasoning_effort"),
         user_instructions=read_instructions(settings.get("instructions")),
         mcp_servers=settings.mcp_servers,
+        compaction=settings.get("compaction") or "auto",
+        context_window=settings.get("context_window") or 0,
+        max_cost=float(settings.get("max_cost") or 0.0),
+        max_input_cost=float(settings.get("max_input_cost") or 0.0),
     )
 
 

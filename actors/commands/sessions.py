@@ -22,7 +22,7 @@ from actors.commands.common import connect_to, data_dir, read_token, server_url
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
 from actors.commands.stored import StoredSession, stored_sessions
 from protocol.client import TroupeClient
-from protocol.session import UserTurn
+from protocol.session import Spend, UserTurn
 from protocol.wire import GetSession, ListSessions, SessionDetail, SessionInfo, SessionList
 
 MAX_ASKED = 200
@@ -44,6 +44,8 @@ class Listed(msgspec.Struct, frozen=True):
     updated: float
     last_seq: int
     interrupted: bool = False
+    spend: Spend | None = None
+    """The cost ledger (tokens by kind, dollars; subagents included) as of the last input."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,7 +73,7 @@ def _print(args: argparse.Namespace, sessions: list[Listed]) -> int:
     if not sessions:
         print("no sessions")
         return 0
-    print(f"{'SESSION':<12} {'STATE':<13} {'UPDATED':<16}  {'DIRECTORY':<28} TASK")
+    print(f"{'SESSION':<12} {'STATE':<13} {'UPDATED':<16}  {'DIRECTORY':<28} {'COST':>9}  TASK")
     for item in sessions:
         updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.updated))
         state = item.state if item.status != "live" else f"{item.state}*"
@@ -79,11 +81,19 @@ def _print(args: argparse.Namespace, sessions: list[Listed]) -> int:
             state = "interrupted"
         print(
             f"{item.session_id:<12} {state:<13} {updated:<16}  "
-            f"{_tail(item.working_dir or '-', 28):<28} {_head(item.task, 60)}"
+            f"{_tail(item.working_dir or '-', 28):<28} {_cost(item.spend):>9}  "
+            f"{_head(item.task, 60)}"
         )
     if any(item.status == "live" for item in sessions):
         print("(* live on the running server)")
     return 0
+
+
+def _cost(spend: Spend | None) -> str:
+    """Dollars at list price; ``?`` marks a total that leaves out unpriced calls."""
+    if spend is None or not spend.calls:
+        return "-"
+    return f"${spend.cost_usd:.4f}" + ("?" if spend.unpriced_calls else "")
 
 
 def _head(text: str, width: int) -> str:
@@ -132,11 +142,12 @@ def _merge(stored: StoredSession | None, info: SessionInfo | None, task: str = "
         return Listed(
             stored.session_id, status, stored.state, stored.task, stored.working_dir,
             stored.profile, stored.model, stored.created, stored.updated, stored.last_seq,
-            stored.interrupted or stored.state == "processing",
+            stored.interrupted or stored.state == "processing", stored.spend,
         )  # fmt: skip
     updated = max(stored.updated if stored is not None else 0.0, info.updated)
     return Listed(
         info.session_id, info.status, info.state, stored.task if stored else task,
         stored.working_dir if stored else None, info.profile, info.model, info.created,
         max(updated, info.created), info.last_seq, info.interrupted,
+        info.spend or (stored.spend if stored else None),
     )  # fmt: skip

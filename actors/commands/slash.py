@@ -29,7 +29,15 @@ from actors.skills.catalog import discover_local
 from actors.skills.commands import discover_commands_local
 from environments.safe_git import SAFE_GIT_ENV, safe_git_argv
 from protocol.client import RequestError
-from protocol.wire import ConfigUpdated, GetSession, SessionDetail, UpdateSessionConfig
+from protocol.session import Spend
+from protocol.wire import (
+    Compacted,
+    CompactSession,
+    ConfigUpdated,
+    GetSession,
+    SessionDetail,
+    UpdateSessionConfig,
+)
 
 if TYPE_CHECKING:
     from actors.commands.interactive import Conversation
@@ -42,11 +50,12 @@ HELP = (
     ("/resume ID", "go on with another session"),
     ("/clear", "start a new session (this one is kept)"),
     ("/cost", "tokens and cost of this session so far"),
+    ("/compact [INSTRUCTIONS]", "summarize the older part of the conversation now"),
     ("/diff", "what the session changed (git diff of the workspace, else its edits)"),
     ("/skills", "the skills the model can load (docs/skills.md)"),
     ("/exit", "leave (also Ctrl-D); the session is kept"),
 )
-IDLE_ONLY = frozenset({"clear", "resume"})
+IDLE_ONLY = frozenset({"clear", "resume", "compact"})
 """Commands that change the session: not while it works (Ctrl-C first)."""
 SESSIONS_SHOWN = 10
 
@@ -212,11 +221,33 @@ class SlashCommands:
         tokens_in = max(info.input_tokens, outcome.usage.get("input_tokens", 0))
         tokens_out = max(info.output_tokens, outcome.usage.get("output_tokens", 0))
         cost = info.cost_usd if info.cost_usd is not None else outcome.cost_usd
+        spend = info.spend
+        if spend is not None and spend.calls:
+            self.say(ledger_lines(spend, info.model))
+            return
         price = "price unknown (a model without a listed price)" if cost is None else dollars(cost)
         self.say(
             f"cost: {tokens_in:,} in / {tokens_out:,} out tokens · {price} · "
             f"{max(info.iterations, outcome.iterations)} model calls ({info.model})"
         )
+
+    async def do_compact(self, instructions: str) -> None:
+        conversation = self.conversation
+        self.say("compacting the conversation …")
+        reply = await conversation.host.client.request(
+            CompactSession, session=conversation.session.session, instructions=instructions or None
+        )
+        outcome = cast(Compacted, reply).outcome
+        if outcome.error is not None:
+            self.say(f"compaction: {outcome.error}")
+        elif outcome.kind == "none":
+            self.say("compaction: nothing old enough to compact yet")
+        else:
+            what = "summarized" if outcome.kind == "summary" else "pruned old tool outputs"
+            self.say(
+                f"compaction: {what}; context ~{outcome.tokens_before:,} → "
+                f"~{outcome.tokens_after:,} tokens"
+            )
 
     async def do_diff(self, _: str) -> None:
         conversation = self.conversation
@@ -266,3 +297,16 @@ async def _git_diff(workdir: object) -> list[DiffLine] | None:
 
 
 __all__ = ["HELP", "SlashCommands", "is_command"]
+
+
+def ledger_lines(spend: Spend, model: str) -> str:
+    """``/cost`` from the session's ledger: dollars, then the tokens by kind."""
+    price = dollars(spend.cost_usd)
+    if spend.unpriced_calls:
+        price += f" (+ {spend.unpriced_calls} calls of a model without a listed price)"
+    return (
+        f"cost: {price} · {spend.calls} model calls ({model}; subagents and compactions "
+        f"included)\n  tokens: {spend.input_tokens:,} in · {spend.output_tokens:,} out · "
+        f"{spend.cache_read_tokens:,} cache read · {spend.cache_write_tokens:,} cache write · "
+        f"{spend.reasoning_tokens:,} reasoning"
+    )

@@ -14,6 +14,10 @@ from pathlib import Path
 import msgspec
 import trio
 
+from protocol.session import Spend
+
+_spend = msgspec.json.Decoder(Spend)
+
 QUERY = """
 SELECT s.id, s.profile, s.model, s.working_dir, s.state, s.interrupted,
        s.created, s.updated,
@@ -38,6 +42,8 @@ class StoredSession(msgspec.Struct, frozen=True):
     last_seq: int
     task: str
     """The first input, which is what the session was started for."""
+    spend: Spend | None = None
+    """Its cost ledger as of its last input (None before any)."""
 
 
 def _read(path: Path) -> list[StoredSession]:
@@ -46,6 +52,7 @@ def _read(path: Path) -> list[StoredSession]:
     connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
     try:
         rows = connection.execute(QUERY).fetchall()
+        ledgers = _ledgers(connection)
     except sqlite3.OperationalError as error:
         if "no such table" in str(error):
             return []
@@ -71,8 +78,24 @@ def _read(path: Path) -> list[StoredSession]:
                 max(updated, last_time or 0.0),
                 last_seq or 0,
                 task,
+                ledgers.get(sid),
             )
         )
+    return found
+
+
+def _ledgers(connection: sqlite3.Connection) -> dict[str, Spend]:
+    """Each session's stored cost ledger (none in a store older than ledgers)."""
+    try:
+        rows = connection.execute("SELECT session_id, spend FROM ledgers").fetchall()
+    except sqlite3.OperationalError:
+        return {}
+    found: dict[str, Spend] = {}
+    for session_id, blob in rows:
+        try:
+            found[session_id] = _spend.decode(blob)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
     return found
 
 

@@ -11,6 +11,9 @@ is reported instead of silently ignored)::
     reasoning_effort = "high"
     max_turns = 40
     instructions = "Answer in British English."
+    compaction = "auto"              # auto, manual or off
+    context_window = 200000          # tokens; 0: the model catalog's
+    max_cost = 5.0                   # dollars a session may spend (0: no cap)
 
     [providers.anthropic]            # used when that provider is chosen
     model = "claude-sonnet-4-5"
@@ -67,6 +70,14 @@ class ConfigFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reasoning_effort: str | None = None
     max_turns: int | None = None
     instructions: str | None = None
+    compaction: str | None = None
+    """``auto``, ``manual`` or ``off`` (see ``SessionConfig.compaction``)."""
+    context_window: int | None = None
+    """The context window in tokens, for models the catalog does not know (0: its)."""
+    max_cost: float | None = None
+    """Dollars a session may spend (0: no cap)."""
+    max_input_cost: float | None = None
+    """Dollars one input may spend (0: no cap)."""
     connect: str | None = None
     """A server to use by default (``ws://...``)."""
     policy: str | None = None

@@ -59,7 +59,9 @@ URL_VARIABLES = {
     "gemini": "GEMINI_BASE_URL",
 }
 FIELDS = ("provider", "wire", "model", "base_url", "reasoning_effort", "max_turns",
-          "instructions", "policy", "connect")  # fmt: skip
+          "instructions", "policy", "connect", "compaction", "context_window", "max_cost",
+          "max_input_cost")  # fmt: skip
+COMPACTION_MODES = ("auto", "manual", "off")
 
 
 class Setting(msgspec.Struct, frozen=True):
@@ -195,6 +197,20 @@ def resolve(
     values["instructions"] = pick("instructions", None)
     values["policy"] = pick("policy", "interactive")
     values["connect"] = pick("connect", None, "default (a running local server, else embedded)")
+    values["compaction"] = pick("compaction", "auto")
+    if values["compaction"].value not in COMPACTION_MODES:
+        raise ConfigError(_choice("compaction", values["compaction"], COMPACTION_MODES))
+    values["context_window"] = pick("context_window", 0, "default (0 = the model catalog's)")
+    for cap in ("max_cost", "max_input_cost"):
+        values[cap] = pick(cap, 0.0, "default (0 = no cap)")
+        if not isinstance(values[cap].value, int | float) or values[cap].value < 0:
+            raise ConfigError(
+                f"{cap} must be a number of dollars, 0 or more ({values[cap].source})"
+            )
+    if not isinstance(values["context_window"].value, int) or values["context_window"].value < 0:
+        raise ConfigError(
+            f"context_window must be 0 or a number of tokens ({values['context_window'].source})"
+        )
     key = _api_key(flags, layers, values["provider"].value, wire, env)
     hosts: dict[str, SSHHost] = {}
     for _, config in reversed(layers):

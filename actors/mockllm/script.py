@@ -17,8 +17,9 @@ Scripts load from YAML or JSON::
 ``conversations`` script several sessions at once, each by a piece of its first
 user message; its turns follow the conversation, not the order requests arrive.
 
-``rounds: N`` answers N tool calls (counted from the tool results in the request)
-and then text, for benchmarks.
+``rounds: N`` answers N tool calls (counted from the tool results in the request,
+or the latest round number its calls carry, whichever is higher, so a compacted
+conversation goes on where it was) and then text, for benchmarks.
 """
 
 from __future__ import annotations
@@ -97,6 +98,13 @@ class Script(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     rounds: int | None = None
     rounds_tool: str = "noop"
     rounds_text: str = "done"
+    rounds_arguments: dict[str, Any] = {}
+    """More arguments for each rounds call (besides ``round``): a real tool's, such as
+    ``read_file``'s ``file_path``, so each round has a real output."""
+    context_window: int | None = None
+    """Tokens a request may hold (its JSON body's length over four): beyond them the
+    mock answers with the wire's real context-overflow error, and each answer reports
+    the request's count as its input tokens (see :mod:`.overflow`)."""
     model: str = "mock-model"
     delta_size: int = 16
     """Characters per text, reasoning or argument delta."""

@@ -20,6 +20,7 @@ import msgspec
 import trio
 
 from actors.mockllm.answer import make_answer
+from actors.mockllm.overflow import overflow_error, request_tokens
 from actors.mockllm.replay import JSON, SSE, Reply
 from actors.mockllm.script import Fault, Script, ToolCallSpec, Turn
 from actors.mockllm.side_routes import side_answer
@@ -30,6 +31,7 @@ from actors.mockllm.wires import (
     count_model_turns,
     count_tool_results,
     first_user_text,
+    last_round,
     route,
 )
 
@@ -139,12 +141,6 @@ class MockLLMServer:
                 call = json.dumps({"name": script.rounds_tool, "arguments": {"round": done + 1}})
                 return Turn(text=f"<tool_call>\n{call}\n</tool_call>")
             return Turn(text=script.rounds_text)
-        if script.rounds is not None:
-            done = count_tool_results(wire, body)
-            if done < script.rounds:
-                call = ToolCallSpec(script.rounds_tool, {"round": done + 1})
-                return Turn(tool_calls=[call])
-            return Turn(text=script.rounds_text)
         if script.conversations:
             opening = first_user_text(wire, body)
             for conversation in script.conversations:
@@ -153,6 +149,13 @@ class MockLLMServer:
                     if turn < len(conversation.turns):
                         return conversation.turns[turn]
                     return Turn(fault=Fault(status=500, message="mock-llm: conversation over"))
+        if script.rounds is not None:
+            done = max(count_tool_results(wire, body), last_round(wire, body, script.rounds_tool))
+            if done < script.rounds:
+                arguments = {**script.rounds_arguments, "round": done + 1}
+                call = ToolCallSpec(script.rounds_tool, arguments, id=f"round-{done + 1}")
+                return Turn(tool_calls=[call])
+            return Turn(text=script.rounds_text)
         index = len(self.requests) - 1
         if not script.turns:
             return Turn(text="ok")
@@ -206,7 +209,15 @@ class MockLLMServer:
                 message = f"{self.script.model} does not support tools"
                 body = WIRES[wire_name].error_body(400, message, None)
                 return await self._send(conn, stream, 400, JSON, [body])
+            window = self.script.context_window
+            tokens = request_tokens(raw)
+            if window is not None and tokens > window:
+                status, body, extra = overflow_error(wire_name, tokens, window)
+                return await self._send(conn, stream, status, JSON, [body], extra=extra)
             turn = self._plan(wire_name, payload)
+            if window is not None:
+                usage = msgspec.structs.replace(turn.usage, input=tokens)
+                turn = msgspec.structs.replace(turn, usage=usage)
             return await self._answer(conn, stream, WIRES[wire_name], turn, streamed, payload)
         finally:
             self.active -= 1

@@ -155,6 +155,58 @@ def count_tool_results(wire: str, body: Any) -> int:
     )
 
 
+def _round_of(arguments: Any) -> int:
+    if isinstance(arguments, str):
+        try:
+            arguments = msgspec.json.decode(arguments)
+        except msgspec.DecodeError:
+            return 0
+    value = arguments.get("round") if isinstance(arguments, dict) else None
+    return value if isinstance(value, int) else 0
+
+
+def _calls(wire: str, body: dict[str, Any]) -> list[tuple[Any, Any]]:
+    """(name, arguments) of every tool call of the model a request carries."""
+    found: list[tuple[Any, Any]] = []
+    if wire == "openai_responses":
+        items = body.get("input")
+        for item in items if isinstance(items, list) else ():
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                found.append((item.get("name"), item.get("arguments")))
+        return found
+    if wire == "gemini":
+        for content in body.get("contents") or ():
+            for part in content.get("parts") or ():
+                call = part.get("functionCall") if isinstance(part, dict) else None
+                if isinstance(call, dict):
+                    found.append((call.get("name"), call.get("args")))
+        return found
+    for message in body.get("messages") or ():
+        if not isinstance(message, dict):
+            continue
+        for call in message.get("tool_calls") or ():  # Chat Completions
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                found.append((function.get("name"), function.get("arguments")))
+        content = message.get("content")
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use":  # Anthropic, Bedrock InvokeModel
+                found.append((block.get("name"), block.get("input")))
+            use = block.get("toolUse")  # Bedrock Converse
+            if isinstance(use, dict):
+                found.append((use.get("name"), use.get("input")))
+    return found
+
+
+def last_round(wire: str, body: Any, tool: str) -> int:
+    """The highest ``round`` argument of the rounds tool's calls in a request (0: none)."""
+    if not isinstance(body, dict):
+        return 0
+    return max((_round_of(args) for name, args in _calls(wire, body) if name == tool), default=0)
+
+
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content

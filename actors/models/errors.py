@@ -228,6 +228,8 @@ _BY_WORDS: tuple[tuple[tuple[str, ...], type[ModelError]], ...] = (
             "too many tokens",
             "maximum context",
             "input is too long",  # Bedrock
+            "prompt is too long",  # Anthropic, Bedrock InvokeModel
+            "exceeds the maximum number of tokens",  # Gemini
         ),
         ContextLengthError,
     ),

@@ -36,6 +36,7 @@ from protocol.events import WarningEvent, event_record
 from protocol.session import (
     Abort,
     AnswerApproval,
+    Compact,
     ExtendLimit,
     FollowUp,
     Interrupt,
@@ -46,6 +47,8 @@ from protocol.session import (
 from protocol.wire import (
     AbortSession,
     AddSSHEnvironment,
+    Compacted,
+    CompactSession,
     ConfigUpdated,
     CreateSession,
     EnvironmentAdded,
@@ -84,6 +87,8 @@ REFUSED_ANSWER = "refused_answer"
 """The warning's kind when a session's own process tried to answer for the user
 (``troupe audit`` lists it)."""
 SESSION_ASK_TIMEOUT = 30.0
+COMPACT_TIMEOUT = 600.0
+"""A compaction asks the model for a summary: as long as a model call may take."""
 ENV_ASK_MARGIN = 30.0
 
 
@@ -232,6 +237,11 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             config = await record.ref.ask(ExtendLimit(request.by), timeout=SESSION_ASK_TIMEOUT)
             record.config = config
             return ConfigUpdated(request.id, config)
+        case CompactSession():
+            record = await _live(registry, request.session)
+            assert record.ref is not None
+            outcome = await record.ref.ask(Compact(request.instructions), timeout=COMPACT_TIMEOUT)
+            return Compacted(request.id, outcome)
         case ResolveApproval():
             record = registry.record(request.session)
             if record.state == "closed":

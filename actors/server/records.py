@@ -11,7 +11,7 @@ from actors.session.actor import SessionActor
 from actors.session.approvals import Approvals
 from actors.session.resumed_round import ResumedRound
 from actors.store.db import SessionRow
-from protocol.session import SessionConfig
+from protocol.session import SessionConfig, Spend
 from protocol.wire import SessionInfo
 
 
@@ -41,6 +41,8 @@ class Record:
     output_tokens: int = 0
     cost_usd: float | None = 0.0
     """List-price USD of the model calls counted above; None once one had no price."""
+    spend: Spend | None = None
+    """The cost ledger (subagents and compactions included) as of the last input."""
     resumed: ResumedRound | None = None
     """A tool round to carry on when the actor starts (an approval was open at a crash)."""
     seq_mark: int = 0
@@ -78,6 +80,7 @@ class Record:
             output_tokens=self.output_tokens,
             working_dir=self.row.working_dir,
             cost_usd=self.cost_usd,
+            spend=self.spend,
         )
 
 

@@ -73,6 +73,7 @@ class SessionRegistry:
         seqs = await self.store.last_seqs()
         marks = await self.store.seq_marks()
         summaries = await self.store.summaries()
+        ledgers = await self.store.ledgers()
         for row in await self.store.sessions():
             issued = max(seqs.get(row.id, 0), marks.get(row.id, 0))
             last_seq, interrupted, resumed = await recover_stored_session(self.store, row, issued)
@@ -84,6 +85,7 @@ class SessionRegistry:
             record.interrupted = interrupted or row.interrupted
             record.resumed = resumed
             await self._load_summary(record, summaries.get(row.id))
+            record.spend = ledgers.get(row.id)
             self.records[row.id] = record
             if resumed is not None:  # back awaiting its approval, with or without a client
                 self._nursery.start_soon(self._resume_round, row.id)
@@ -102,6 +104,7 @@ class SessionRegistry:
         ``troupe run`` created (listed, never resumed here while they run there),
         and the summaries of sessions not running in this server."""
         summaries = await self.store.summaries()
+        ledgers = await self.store.ledgers()
         marks = await self.store.seq_marks()
         for row in await self.store.sessions():
             record = self.records.get(row.id)
@@ -122,6 +125,7 @@ class SessionRegistry:
             summary = summaries.get(row.id)
             if summary is not None:
                 apply_summary(record, summary)
+            record.spend = ledgers.get(row.id, record.spend)
 
     async def _resume_round(self, session: str) -> None:
         try:
@@ -256,6 +260,8 @@ class SessionRegistry:
                 resumed=resumed, first_agent_number=self._next_agent_number(row.id),
                 snapshots=self.snapshots,
             )  # fmt: skip
+            if record.spend is not None:  # subagents' spend is not in the history
+                actor.loop.cost.carry_over(record.spend)
             await self._spawn(record, actor)
         return record
 

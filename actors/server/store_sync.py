@@ -48,8 +48,11 @@ class StoreSync:
         match event.data:
             case UserInputEvent():
                 state = "processing"
-            case ProcessingEndEvent(state=ended):
+            case ProcessingEndEvent(state=ended, spend=spend):
                 state = ended
+                if spend is not None:
+                    record.spend = spend
+                    self.store.put_ledger(record.row.id, spend)
             case SessionEndEvent():
                 state = "closed"
             case LoopStateEvent(state=doing):

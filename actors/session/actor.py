@@ -58,6 +58,8 @@ from protocol.session import (
     Abort,
     AnswerApproval,
     CloseSession,
+    Compact,
+    CompactionOutcome,
     ExtendLimit,
     FollowUp,
     GetSnapshot,
@@ -83,6 +85,13 @@ class SessionClosed(Rejection):
 
 SESSION_END_HOOKS_S = 30.0
 """How long SessionEnd hooks may hold up a closing session."""
+
+
+class SessionBusy(Rejection):
+    """A request that needs an idle session (``compact``) while it processes."""
+
+    code = "invalid_request"
+
 
 SubagentHook = Callable[["SessionActor", str], None]
 """Called with a subagent's actor and its address before the subagent starts."""
@@ -374,6 +383,23 @@ class SessionActor(Actor):
         return self.loop.config
 
     @handler(concurrent=True)
+    async def compact(self, message: Compact) -> CompactionOutcome:
+        """Compact the conversation now (see :mod:`actors.session.compaction`). The
+        session is busy meanwhile: an input submitted then waits for it."""
+        self._refuse_if_closed()
+        if self.loop.state == "processing":
+            raise SessionBusy("the session is busy; compact it once the input has ended")
+        self.loop.begin()
+        try:
+            await self._prepare()
+            return await self.loop.compact(message.instructions)
+        finally:
+            self.loop.settle()
+            if self.loop.follow_ups and self.loop.state != "closed":
+                self.loop.begin()
+                self.ctx.nursery.start_soon(self._process, self.loop.follow_ups.popleft())
+
+    @handler(concurrent=True)
     async def wait_idle(self, message: WaitIdle) -> SessionOutcome:
         await self.loop.wait_idle()
         return self.loop.outcome()
@@ -500,6 +526,7 @@ class SessionActor(Actor):
             snapshots=self.snapshots,
         )
         child.subagent_hook = self.subagent_hook
+        child.loop.cost.attach(self.loop.cost, agent_id)  # its spend counts toward our caps
         child.fenced_paths = self.fenced_paths
         child.hook_set = self.hook_set
         child.skills_index = self.skills_index

@@ -48,6 +48,7 @@ async def wire_hooks(
     )
     tools.hooks = hooks
     loop.hooks = hooks
+    loop.compactor.hooks = hooks
     if gate is not None:
         gate.hooks = hooks
     return found, hooks

@@ -17,6 +17,7 @@ import msgspec
 
 from actors.kernel import Rejection
 from actors.session.agentic_mode import AgenticMode
+from actors.session.cost_ledger import CostLedger, cost_stop_message
 from actors.session.events import EventHub
 from actors.session.round_checks import ITERATION_LIMIT_MESSAGE
 from actors.session.token_budget import TokenBudget
@@ -29,6 +30,8 @@ LimitName = Literal[
     "agentic_max_iterations",
     "input_token_budget",
     "session_token_budget",
+    "max_input_cost",
+    "max_cost",
 ]
 """The settings an input can stop at, which ``extend_limit`` raises."""
 
@@ -54,6 +57,7 @@ class InputLimits:
         agentic: AgenticMode,
         budget: TokenBudget,
         last_text: str,
+        cost: CostLedger | None = None,
     ) -> str | None:
         """Before a model call: the text the input ends with when a limit is
         reached (its event emitted), else None."""
@@ -62,6 +66,12 @@ class InputLimits:
             self.hit = exceeded.name
             self.hub.emit(TurnLimitEvent(exceeded.name, tokens_used=exceeded.used))
             return exceeded.message
+        capped = cost.exceeded(config) if cost is not None else None
+        if capped is not None:
+            name, used, cap = capped
+            self.hit = name
+            self.hub.emit(TurnLimitEvent(name, cost_usd=used))
+            return cost_stop_message(name, used, cap)
         if agentic.limit_reached(config.agentic_max_iterations):
             self.hit = "agentic_max_iterations"
             self.hub.emit(TurnLimitEvent(self.hit, round=agentic.iterations))
@@ -84,4 +94,6 @@ class InputLimits:
         if not idle or self.hit is None:
             raise NothingToExtend("the last input did not stop at an iteration limit")
         limit, self.hit = self.hit, None
+        if limit in ("max_input_cost", "max_cost") and not getattr(config, limit):
+            raise NothingToExtend(f"{limit} was a parent session's cap: raise it there")
         return msgspec.structs.replace(config, **{limit: getattr(config, limit) + by})

@@ -22,6 +22,8 @@ from actors.hooks.session import MAX_STOP_CONTINUATIONS, stop_answer_continues
 from actors.models.fallback import FallbackModel
 from actors.models.session import ModelSession
 from actors.session.agentic_mode import KEEP_GOING, AgenticMode
+from actors.session.compaction import Compactor
+from actors.session.cost_ledger import CostLedger
 from actors.session.events import EventHub
 from actors.session.input_limits import InputLimits, NothingToExtend
 from actors.session.loop_detection import LoopWatch
@@ -46,6 +48,7 @@ from protocol.events import (
 )
 from protocol.llm import Response, ToolCall, ToolResult
 from protocol.session import (
+    CompactionOutcome,
     CompletionStatus,
     LoopState,
     SessionConfig,
@@ -124,6 +127,8 @@ class AgenticLoop:
         self._loops = LoopWatch()
         self._fatal: str | None = None
         self.model = ModelCalls(profile, hub, history)
+        self.cost = CostLedger(history, ModelCalls.model_name(profile, config))
+        self.compactor = Compactor(profile, hub, history, self.model.view, self.cost)
         self._stop_reason: StopReason = "completed"
         self._last_text = ""
         self.tool_calling = ToolCallingMode(config.tool_calling or profile.tool_calling)
@@ -209,6 +214,8 @@ class AgenticLoop:
             stop_reason="closed" if closed else self._stop_reason,
             error=self._last_error,
             completion_status=self._completion,
+            spend=self.cost.total,
+            subagent_spend=dict(self.cost.subagents),
         )
 
     # -- inputs --------------------------------------------------------------
@@ -254,7 +261,8 @@ class AgenticLoop:
             if self._fatal is None and self.state != "closed":
                 self._set_loop_state(_ENDED_AS[self._stop_reason])
                 self.hub.emit(ProcessingEndEvent(
-                    self.state, background_agents=self._background_agents()))  # fmt: skip
+                    self.state, background_agents=self._background_agents(),
+                    spend=self.cost.total))  # fmt: skip
             self._idle.set()
         return self._fatal
 
@@ -275,6 +283,7 @@ class AgenticLoop:
         if text is not None:
             self.agentic.leave()  # a new request; a continued one keeps its agentic loop
             self.budget.new_input()
+            self.cost.new_input()
             if self.prompt_commands is not None:
                 text = self.prompt_commands.expand(text) or text
             if await self._prompt_blocked(text):
@@ -304,6 +313,7 @@ class AgenticLoop:
                 return
             self._last_text = response.text
             self.model.record(response, self.model_name)
+            self.compactor.answered(response.usage, response.provider, self.history[-1])
             budget_notes = self._spend(response)
             if not context_warned:
                 context_warned = self.model.warn_about_context(self.config)
@@ -414,12 +424,17 @@ class AgenticLoop:
         warnings = self.budget.record(response.usage, response.provider, self.config)
         for message in warnings:
             self.hub.emit(WarningEvent(message, "token_budget_near"))
+        self.cost.record(response.usage, response.model, self.model_name)
+        for message in self.cost.warnings(self.config):
+            self.hub.emit(WarningEvent(message, "cost_cap_near"))
+            warnings.append(message)
         return warnings
 
     def _limit_reached(self, rounds: int) -> bool:
         stop_text = self.limits.check(
-            self.config, rounds, self.model.turns, self.agentic, self.budget, self._last_text
-        )
+            self.config, rounds, self.model.turns, self.agentic, self.budget, self._last_text,
+            self.cost,
+        )  # fmt: skip
         if stop_text is None:
             return False
         self._stop_reason, self._last_text = "turn_limit", stop_text
@@ -453,15 +468,47 @@ class AgenticLoop:
         """The model's answer (in agentic mode, with this iteration's state block),
         or None once the input has been ended by the failure."""
         parts = self._parts()
+        await self.compactor.before_request(parts.model, self.config, self.model_name)
         block = self.agentic.begin_iteration(self.config.agentic_max_iterations)
         request = self.model.request(self.config, parts.snapshot, block)
+        self.compactor.sent(request)
         answer = await self.model.ask(parts.model, request, self.tool_calling)
+        if isinstance(answer, ModelFailure) and answer.context_length:
+            answer = await self._compact_and_retry(block) or answer
         if not isinstance(answer, ModelFailure):
             return answer
         self._stop_reason, self._last_error = "error", answer.error
         if answer.fatal:
             self._fatal = answer.error
         return None
+
+    async def _compact_and_retry(self, block: str | None) -> Response | ModelFailure | None:
+        """The provider said the request was too long: compact once and send it
+        again (``auto`` only); None when there was nothing to compact."""
+        if self.config.compaction != "auto":
+            return None
+        parts = self._parts()
+        outcome = await self.compactor.compact(
+            parts.model, self.config, self.model_name, "overflow"
+        )
+        if outcome.kind == "none":
+            return None
+        request = self.model.request(self.config, parts.snapshot, block)
+        self.compactor.sent(request)
+        return await self.model.ask(parts.model, request, self.tool_calling)
+
+    async def compact(self, instructions: str | None) -> CompactionOutcome:
+        """A compaction asked for (``compact``, ``/compact``), between inputs."""
+        parts = self._parts()
+        with trio.CancelScope() as scope:
+            self._work = scope
+            try:
+                return await self.compactor.compact(
+                    parts.model, self.config, self.model_name, "manual", instructions
+                )
+            finally:
+                self._work = None
+        return CompactionOutcome("none", 0, 0, "cancelled")
 
     # -- between rounds ------------------------------------------------------
 

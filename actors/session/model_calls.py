@@ -23,8 +23,9 @@ from actors.models.errors import (
 from actors.models.fallback import FallbackModel
 from actors.models.session import ModelSession
 from actors.session.agentic_mode import with_state_block
+from actors.session.context_view import ContextView
 from actors.session.events import EventHub
-from actors.session.history import MessageLog, history_chars
+from actors.session.history import history_chars
 from actors.session.model_turn import ToolCallingMode, call_model
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, build_system_prompt
@@ -42,6 +43,8 @@ class ModelFailure:
 
     error: str
     fatal: bool = False
+    context_length: bool = False
+    """The provider refused the request as too long for its context window."""
 
 
 class ModelCalls:
@@ -53,7 +56,8 @@ class ModelCalls:
         self.history = history
         self.turns = sum(1 for turn in history if isinstance(turn, AssistantTurn))
         """Model answers in the whole session (a resumed one's included)."""
-        self._messages = MessageLog()
+        self.view = ContextView()
+        """The history as the model sees it (compactions applied)."""
         self._history_chars = 0
         self._chars_counted = 0
         self._context_tokens: int | None = None
@@ -68,9 +72,9 @@ class ModelCalls:
         """The next request; in agentic mode ``state_block`` goes just before the
         latest user prompt, in this request only."""
         system = build_system_prompt(self.profile, snapshot, config.user_instructions)
-        messages: Sequence[Message] = self._messages.messages(self.history)
+        messages: Sequence[Message] = self.view.messages(self.history)
         if state_block is not None:
-            messages = with_state_block(messages, self._messages.prompt_index(), state_block)
+            messages = with_state_block(messages, self.view.prompt_index(), state_block)
         return Request(
             model=self.model_name(self.profile, config),
             messages=[Message.system(system), *messages],
@@ -95,7 +99,7 @@ class ModelCalls:
             return self._report(error, fatal=True)
         except ContextLengthError as error:
             self.hub.emit(WarningEvent(str(error), "context_length"))
-            return ModelFailure(str(error))
+            return ModelFailure(str(error), context_length=True)
         except ModelError as error:
             return self._report(error)
 

@@ -182,6 +182,8 @@ def apply(connection: sqlite3.Connection, ops: list[Op]) -> None:
                 connection.execute("DELETE FROM ssh_environments WHERE name=?", op.args)
             elif op.kind == "subagent":
                 put_subagent(connection, *op.args)
+            elif op.kind == "ledger":
+                connection.execute("INSERT OR REPLACE INTO ledgers VALUES (?,?)", op.args)
             elif op.kind == "mark":
                 connection.execute(
                     "INSERT INTO seq_marks VALUES (?,?) ON CONFLICT(session_id)"
@@ -282,6 +284,23 @@ class SubagentRow(msgspec.Struct, frozen=True):
 
 def create_subagents_table(connection: sqlite3.Connection) -> None:
     connection.executescript(SUBAGENTS_SCHEMA)
+    connection.executescript(LEDGERS_SCHEMA)
+
+
+# -- cost ledgers: each session's spend (its subagents' included), as its last
+# ``processing_end`` said, so lists show it across restarts.
+
+LEDGERS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS ledgers (
+    session_id TEXT PRIMARY KEY,
+    spend BLOB NOT NULL
+) WITHOUT ROWID;
+"""
+
+
+def ledgers(connection: sqlite3.Connection) -> dict[str, bytes]:
+    """Each session's ledger (a JSON :class:`~protocol.session.Spend`)."""
+    return dict(connection.execute("SELECT session_id, spend FROM ledgers").fetchall())
 
 
 def put_subagent(

@@ -36,12 +36,13 @@ from actors.store import db
 from actors.store.db import EventRow, Op, SessionRow, SubagentRow, SummaryRow
 from actors.store.health import StoreHealth, StoreUnavailable
 from protocol.events import EventData, SessionEvent
-from protocol.session import SessionConfig, Turn
+from protocol.session import SessionConfig, Spend, Turn
 
 log = logging.getLogger("troupe.store")
 
 MAX_BATCH = 4096
 _turns = msgspec.json.Decoder(Turn)
+_spend = msgspec.json.Decoder(Spend)
 
 
 def _encode_data(data: EventData) -> bytes:
@@ -151,6 +152,10 @@ class Store:
     def put_history(self, session_id: str, first_index: int, turns: list[Turn]) -> None:
         for offset, turn in enumerate(turns):
             self._put(Op("history", (session_id, first_index + offset, msgspec.json.encode(turn))))
+
+    def put_ledger(self, session_id: str, spend: Spend) -> None:
+        """The session's cost ledger as of its last input."""
+        self._put(Op("ledger", (session_id, msgspec.json.encode(spend))))
 
     def put_subagent(self, subagent_id: str, parent: str, address: str) -> None:
         """Remember a subagent (whose events are stored under ``subagent_id``)."""
@@ -400,6 +405,16 @@ class Store:
 
     async def events_of_kinds(self, session_id: str, *kinds: str) -> list[EventRow]:
         return await self._read(db.events_of_kinds, session_id, kinds)
+
+    async def ledgers(self) -> dict[str, Spend]:
+        blobs: dict[str, bytes] = await self._read(db.ledgers)
+        found: dict[str, Spend] = {}
+        for session_id, blob in blobs.items():
+            try:
+                found[session_id] = _spend.decode(blob)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                continue
+        return found
 
     async def subagents(self) -> list[SubagentRow]:
         return await self._read(db.subagents)

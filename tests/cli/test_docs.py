@@ -35,7 +35,7 @@ async def start_mock(home: Home, script_text: str) -> tuple[subprocess.Popen[byt
 
 def test_every_script_example_parses() -> None:
     examples = blocks((DOCS / "mock-llm.md").read_text(), "yaml")
-    assert len(examples) == 4
+    assert len(examples) == 5
     for example in examples:
         parse_script(example, yaml=True)
 

@@ -66,7 +66,7 @@ async def test_sigkill_then_restart_keeps_events_and_continues(tmp_path: Path) -
             stored = [(e.seq, e.kind) for e in replay]
             assert stored[: len(durable)] == durable
             assert stored[-2:][0][1] == "input_interrupted"
-            ended = {"state": "idle", "interrupted": True, "background_agents": []}
+            ended = {"state": "idle", "interrupted": True, "background_agents": [], "spend": None}
             assert replay[-1].data == ended
             detail = await client.request(GetSession, session=session)
             first = detail.history[0]

@@ -14,7 +14,7 @@ import trio
 
 from actors.mockllm import Script, serve_mock_llm
 from protocol.client import TroupeClient, connect
-from protocol.session import AssistantTurn, ToolResultsTurn, Turn
+from protocol.session import AssistantTurn, CompactionTurn, ToolResultsTurn, Turn
 from protocol.wire import CreateSession, GetSession, SubmitInput
 from tests.waiting import wait_for_file
 from tests.wire.conftest import (
@@ -42,6 +42,8 @@ def comparable(turn: Turn) -> tuple[Any, ...]:
             "results",
             [(r.name, TIMED.sub("duration: -", str(r.content)), r.is_error) for r in turn.results],
         )
+    if isinstance(turn, CompactionTurn):
+        return ("compaction", turn.summary, turn.start, turn.end, turn.pruned_before)
     return (type(turn).__name__, turn.content)
 
 

@@ -64,7 +64,7 @@ export class ListView {
           h("td", { class: "env" }, info.environment, h("div", { class: "sub dir" }, info.working_dir || "its working directory")),
           h("td", { class: "num" }, info.iterations),
           h("td", { class: "num" }, `${info.input_tokens.toLocaleString()} / ${info.output_tokens.toLocaleString()}`),
-          h("td", { class: "num cost" }, money(info.cost_usd)),
+          h("td", { class: "num cost", title: info.spend ? `${info.spend.calls} model calls, subagents and compactions included` : "" }, money(info.spend ? info.spend.cost_usd : info.cost_usd)),
           h("td", { class: "when" }, h("time", { datetime: new Date(info.updated * 1000).toISOString() }, ago(info.updated))));
       }))));
   }

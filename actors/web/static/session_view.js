@@ -2,6 +2,7 @@
 // Methods of the App (see app.js).
 import { $, h, money, toast } from "./dom.js";
 
+const EXTEND_DOLLARS_BY = 1;    // dollars one click adds to a cost cap (max_cost, max_input_cost)
 const EXTEND_BY = 20;         // turns, tool rounds or iterations one click of "Extend limit" adds
 const EXTEND_TOKENS_BY = 50_000;  // ... or tokens, when a token budget stopped the input
 
@@ -91,14 +92,29 @@ export class SessionView {
         act("Follow-up", "", () => send("follow_up"), "Queue after the current input"),
         act("Interrupt", "", () => this.link.request("interrupt", { session: key, immediate: true }).catch((e) => toast(e.message)), "Stop now, running commands included; the session stays open (Esc)"),
         act("Extend limit", "", () => this.extendLimit(key), "Raise the limit the last input stopped at and continue it"),
+        act("Compact", "", () => this.compact(key, input), "Summarize the older part of the conversation now; text in the box is the summary's instructions"),
         act("Abort", "danger", () => { if (confirm("Abort this session? It will be closed.")) this.link.request("abort", { session: key, reason: "aborted from the web page" }).catch((e) => toast(e.message)); }, "Cancel and close the session")));
+  }
+
+  /** The protocol's compact: prune old tool outputs and summarize the older turns
+   * (the composer's text, if any, is the summary's instructions). */
+  async compact(key, input) {
+    const instructions = input.value.trim() || null;
+    try {
+      const { outcome } = await this.link.request("compact", { session: key, instructions });
+      if (instructions) input.value = "";
+      const what = outcome.error || (outcome.kind === "none" ? "nothing old enough to compact yet"
+        : `${outcome.kind}: context ~${outcome.tokens_before.toLocaleString()} → ~${outcome.tokens_after.toLocaleString()} tokens`);
+      toast(`compaction: ${what}`, outcome.error ? undefined : "ok");
+    } catch (error) { toast(error.message); }
   }
 
   /** The protocol's extend_limit: the session raises the limit its last input
    * stopped at and continues that same input (no new message is needed). */
   async extendLimit(key) {
     const stream = this.streams.get(key);
-    const by = stream?.limitHit?.endsWith("token_budget") ? EXTEND_TOKENS_BY : EXTEND_BY;
+    const hit = stream?.limitHit || "";
+    const by = hit.endsWith("token_budget") ? EXTEND_TOKENS_BY : hit.endsWith("_cost") ? EXTEND_DOLLARS_BY : EXTEND_BY;
     try {
       const { config } = await this.link.request("extend_limit", { session: key, by });
       const limit = stream?.limitHit;
@@ -113,7 +129,9 @@ export class SessionView {
     if (!state) return;
     state.textContent = stream.state;
     state.className = `state ${stream.state.replace(/ /g, "-")}`;
-    $("#session-meta").textContent = `iteration ${stream.iterations} · tokens ${stream.usage.input.toLocaleString()} in / ${stream.usage.output.toLocaleString()} out · ${money(stream.cost)}`;
+    const spend = stream.spend;
+    const cost = spend ? `${money(spend.cost_usd)} (subagents and compactions included; ${spend.cache_read_tokens.toLocaleString()} cache read, ${spend.cache_write_tokens.toLocaleString()} cache write, ${spend.reasoning_tokens.toLocaleString()} reasoning tokens)` : money(stream.cost);
+    $("#session-meta").textContent = `iteration ${stream.iterations} · tokens ${stream.usage.input.toLocaleString()} in / ${stream.usage.output.toLocaleString()} out · ${cost}`;
     const task = stream.task || rootStream.children.get(stream.key)?.task || "";
     if (task) $("#session-title").textContent = task.split("\n")[0].slice(0, 120);
     this.paintApprovals(stream);

@@ -31,6 +31,7 @@ export class Stream {
     this.running = 0;
     this.usage = { input: 0, output: 0 };
     this.cost = 0;
+    this.spend = null;  // the ledger of the last processing_end (subagents and compactions included)
     this.task = "";
     this.queue = [];
     this.scheduled = false;
@@ -178,7 +179,11 @@ export class Stream {
         this.interrupted = true;
         this.add(h("li", { class: "alert warn" }, h("strong", {}, "Interrupted "), data.message));
         break;
+      case "compaction_end":
+        this.add(h("li", { class: "note" }, data.error ? `compaction: ${data.error}` : `compaction (${data.compaction}): context ~${data.tokens_before.toLocaleString()} → ~${data.tokens_after.toLocaleString()} tokens`));
+        break;
       case "processing_end":
+        if (data.spend) this.spend = data.spend;
         this.processing = false;
         this.running = 0;
         if (data.interrupted) this.interrupted = true;
