@@ -28,7 +28,6 @@ from types import MappingProxyType
 from typing import Any, TextIO
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.text import Text
 
 from actors.commands.render_calls import call_text, result_lines, short, subagent_report
@@ -293,6 +292,8 @@ class TextRenderer:
             return
         if self.labelled:
             self.line("text", "answer:", who)
+        from rich.markdown import Markdown  # here: markdown-it and pygments load slowly
+
         self.console.print(Markdown(visible(data.text.strip(), keep="\n\t")))
 
     def _result(self, data: ToolCallEndEvent, who: str) -> None:
