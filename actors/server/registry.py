@@ -34,6 +34,8 @@ from protocol.wire import SessionInfo
 from protocol.wire_client_calls import ClientOperation
 
 _config = msgspec.json.Decoder(SessionConfig)
+_AT_REST = ("idle", "closed")
+"""Stored states of sessions that were not running an input when the server stopped."""
 log = logging.getLogger("troupe.server")
 
 
@@ -64,18 +66,40 @@ class SessionRegistry:
         """Sessions whose file operations a client serves (see ``create``)."""
         self.replay_buffer_bytes = KEEP_BYTES
         """What each live session keeps of its recent durable events, in bytes."""
+        self.recovered: list[str] = []
+        """The sessions and subagents the last :meth:`recover` visited (were live)."""
         self.fenced_paths: tuple[str, ...] = ()
         """Troupe's own directories as this host has them (:func:`own_paths`), denied
         to every session it creates."""
 
     async def recover(self) -> None:
-        """Load every stored session, closing what a crash left open."""
-        seqs = await self.store.last_seqs()
+        """Load every stored session, closing what a crash left open.
+
+        Only the sessions that were live when the server stopped are visited: their
+        stored state says so (``processing``: an input was running; set before its
+        first event is written, so a stored input is never behind an ``idle``
+        state). Every other session is listed as stored, its events unread and its
+        row unwritten, so a start costs the same with ten or ten thousand old
+        sessions (:attr:`recovered` names the visited ones)."""
         marks = await self.store.seq_marks()
         summaries = await self.store.summaries()
+        self.recovered = []
+        live_parents: set[str] = set()
         for row in await self.store.sessions():
-            issued = max(seqs.get(row.id, 0), marks.get(row.id, 0))
-            last_seq, interrupted, resumed = await recover_stored_session(self.store, row, issued)
+            issued = marks.get(row.id, 0)
+            resumed = None
+            interrupted = False
+            if row.state in _AT_REST:
+                if not issued:  # a store from before seq marks: one seek
+                    issued = await self.store.max_seq(row.id)
+                last_seq = issued
+            else:
+                self.recovered.append(row.id)
+                live_parents.add(row.id)
+                issued = max(issued, await self.store.max_seq(row.id))
+                last_seq, interrupted, resumed = await recover_stored_session(
+                    self.store, row, issued
+                )
             state = "closed" if row.state == "closed" else "idle"
             if resumed is not None:
                 state = "processing"
@@ -87,7 +111,7 @@ class SessionRegistry:
             self.records[row.id] = record
             if resumed is not None:  # back awaiting its approval, with or without a client
                 self._nursery.start_soon(self._resume_round, row.id)
-        await self._recover_subagents(seqs, marks)
+        await self._recover_subagents(marks, live_parents)
 
     async def _load_summary(self, record: Record, summary: SummaryRow | None) -> None:
         """The list's view of a stored session: its stored summary, or (a store
@@ -129,13 +153,22 @@ class SessionRegistry:
         except Rejection as exc:  # no model key or SSH host now: a subscriber retries
             log.warning("session %s cannot resume its tool round yet: %s", session, exc)
 
-    async def _recover_subagents(self, seqs: dict[str, int], marks: dict[str, int]) -> None:
+    async def _recover_subagents(self, marks: dict[str, int], live_parents: set[str]) -> None:
         """A subagent is not started again; what a crash left open in it is closed
-        (its input interrupted) so that its stored stream ends consistently."""
+        (its input interrupted) so that its stored stream ends consistently. Only
+        the subagents of sessions that were live are read: a subagent runs within
+        its parent's input, so a parent at rest has none open."""
         for row in await self.store.subagents():
-            issued = max(seqs.get(row.id, 0), marks.get(row.id, 0))
-            closed = await close_open_input(self.store, row.id, issued)
-            self._add_subagent(SubagentRecord(row.id, row.parent, row.address, closed.seq, issued))
+            issued = marks.get(row.id, 0)
+            if row.parent in live_parents:
+                self.recovered.append(row.id)
+                issued = max(issued, await self.store.max_seq(row.id))
+                last_seq = (await close_open_input(self.store, row.id, issued)).seq
+            else:
+                if not issued:
+                    issued = await self.store.max_seq(row.id)
+                last_seq = issued
+            self._add_subagent(SubagentRecord(row.id, row.parent, row.address, last_seq, issued))
         await self.store.flush()
 
     def _add_subagent(self, record: SubagentRecord) -> None:

@@ -166,6 +166,13 @@ def sessions(connection: sqlite3.Connection) -> list[SessionRow]:
     ]
 
 
+def max_seq(connection: sqlite3.Connection, session_id: str) -> int:
+    """The highest stored seq of one session: one seek in the events' key, however
+    many events the store holds (``MAX`` over a key prefix reads its last entry)."""
+    row = connection.execute("SELECT MAX(seq) FROM events WHERE session_id=?", (session_id,))
+    return row.fetchone()[0] or 0
+
+
 def summaries(connection: sqlite3.Connection) -> dict[str, SummaryRow]:
     rows = connection.execute("SELECT * FROM summaries").fetchall()
     return {row[0]: SummaryRow(*row) for row in rows}

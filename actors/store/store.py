@@ -28,6 +28,7 @@ import trio
 
 from actors.store import db
 from actors.store.db import EventRow, Op, SessionRow, SubagentRow, SummaryRow
+from actors.store.paths import default_data_dir as default_data_dir
 from protocol.events import EventData, SessionEvent
 from protocol.session import SessionConfig, Turn
 
@@ -239,6 +240,13 @@ class Store:
             self._committed[session_id] = max(self._committed.get(session_id, 0), seq)
         return seqs
 
+    async def max_seq(self, session_id: str) -> int:
+        """The highest seq stored of one session (0 for none): one index seek."""
+        seq: int = await self._read(db.max_seq, session_id)
+        if seq > self._committed.get(session_id, 0):
+            self._committed[session_id] = seq
+        return seq
+
     async def seq_marks(self) -> dict[str, int]:
         marks: dict[str, int] = await self._read(db.seq_marks)
         for session_id, mark in marks.items():
@@ -266,17 +274,6 @@ class Store:
 
     def close(self) -> None:
         self._closed = True
-
-
-def default_data_dir(environ: dict[str, str] | None = None) -> Path:
-    """``$TROUPE_DATA_DIR``, else ``$XDG_DATA_HOME/troupe``, else ``~/.local/share/troupe``."""
-    import os
-
-    env = os.environ if environ is None else environ
-    if env.get("TROUPE_DATA_DIR"):
-        return Path(env["TROUPE_DATA_DIR"]).expanduser()
-    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base).expanduser() / "troupe"
 
 
 @asynccontextmanager
