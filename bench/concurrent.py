@@ -131,7 +131,8 @@ def figures(sessions: int, rounds: int, repeats: int) -> list[Figure]:
     process, url = start_mock_llm("--rounds", str(rounds))
     got: dict[str, list[dict[str, float]]] = {"session": [], "raw": []}
     try:
-        _child("raw", url, sessions), _child("session", url, sessions)  # warm-up
+        for name in ("raw", "session"):  # warm-up
+            _child(name, url, sessions)
         for repeat in range(repeats):
             for name in ("raw", "session") if repeat % 2 == 0 else ("session", "raw"):
                 got[name].append(_child(name, url, sessions))

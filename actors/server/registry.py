@@ -34,8 +34,6 @@ from protocol.wire import SessionInfo
 from protocol.wire_client_calls import ClientOperation
 
 _config = msgspec.json.Decoder(SessionConfig)
-_AT_REST = ("idle", "closed")
-"""Stored states of sessions that were not running an input when the server stopped."""
 log = logging.getLogger("troupe.server")
 
 
@@ -66,6 +64,8 @@ class SessionRegistry:
         """Sessions whose file operations a client serves (see ``create``)."""
         self.replay_buffer_bytes = KEEP_BYTES
         """What each live session keeps of its recent durable events, in bytes."""
+        self._subagents_read: set[str] = set()
+        """Sessions whose stored subagents are in :attr:`subagents` (see :meth:`load`)."""
         self.recovered: list[str] = []
         """The sessions and subagents the last :meth:`recover` visited (were live)."""
         self.fenced_paths: tuple[str, ...] = ()
@@ -73,45 +73,65 @@ class SessionRegistry:
         to every session it creates."""
 
     async def recover(self) -> None:
-        """Load every stored session, closing what a crash left open.
+        """Close what a crash left open, in the sessions that were live.
 
-        Only the sessions that were live when the server stopped are visited: their
-        stored state says so (``processing``: an input was running; set before its
-        first event is written, so a stored input is never behind an ``idle``
-        state). Every other session is listed as stored, its events unread and its
-        row unwritten, so a start costs the same with ten or ten thousand old
+        Only those are read: their stored state says so (``processing``: an input
+        was running; written before the input's first event, so a stored input is
+        never behind an ``idle`` row), found through the state's index. A session
+        at rest is read when it is first named (:meth:`load`) or listed
+        (:meth:`refresh`), so a start costs the same with ten or ten thousand old
         sessions (:attr:`recovered` names the visited ones)."""
-        marks = await self.store.seq_marks()
-        summaries = await self.store.summaries()
         self.recovered = []
-        live_parents: set[str] = set()
-        for row in await self.store.sessions():
-            issued = marks.get(row.id, 0)
-            resumed = None
-            interrupted = False
-            if row.state in _AT_REST:
-                if not issued:  # a store from before seq marks: one seek
-                    issued = await self.store.max_seq(row.id)
-                last_seq = issued
-            else:
-                self.recovered.append(row.id)
-                live_parents.add(row.id)
-                issued = max(issued, await self.store.max_seq(row.id))
-                last_seq, interrupted, resumed = await recover_stored_session(
-                    self.store, row, issued
-                )
-            state = "closed" if row.state == "closed" else "idle"
-            if resumed is not None:
-                state = "processing"
+        for row in await self.store.sessions_not_at_rest():
+            self.recovered.append(row.id)
+            mark = await self.store.seq_mark(row.id)
+            issued = max(mark, await self.store.max_seq(row.id))
+            last_seq, interrupted, resumed = await recover_stored_session(self.store, row, issued)
+            state = "processing" if resumed is not None else "idle"
             record = Record(row, _config.decode(row.config), last_seq, state=state)
-            record.seq_mark = marks.get(row.id, 0)
+            record.seq_mark = mark
             record.interrupted = interrupted or row.interrupted
             record.resumed = resumed
-            await self._load_summary(record, summaries.get(row.id))
+            await self._load_summary(record, await self.store.summary(row.id))
             self.records[row.id] = record
+            await self._recover_subagents(row.id)
             if resumed is not None:  # back awaiting its approval, with or without a client
                 self._nursery.start_soon(self._resume_round, row.id)
-        await self._recover_subagents(marks, live_parents)
+
+    async def load(self, session: str) -> None:
+        """Make a stored session known by its id or address (a subagent's address
+        names its session), reading its row, summary and subagents; nothing when
+        it is known already or the store has no such session. A session at rest
+        needs no recovery; one another process is running (an embedded ``troupe
+        run``) is listed as stored, never resumed here while it runs there."""
+        key = session.strip("/").removeprefix("sessions/").split("/")[0]
+        if not key:
+            return
+        if key not in self.records:
+            row = await self.store.session(key)
+            if row is None:
+                return
+            if key not in self.records:  # nobody added it while the store answered
+                mark = await self.store.seq_mark(key)
+                issued = mark or await self.store.max_seq(key)
+                record = Record(row, _config.decode(row.config), issued, state=row.state)
+                record.seq_mark = mark
+                record.interrupted = row.interrupted
+                await self._load_summary(record, await self.store.summary(key))
+                self.records[key] = record
+        await self._load_subagents(key)
+
+    async def _load_subagents(self, session_id: str) -> None:
+        """The stored subagents of a session at rest (their events are replayed by
+        address; a resumed session numbers new ones above them)."""
+        if session_id in self._subagents_read:
+            return
+        self._subagents_read.add(session_id)
+        for sub in await self.store.subagents_of(session_id):
+            if sub.id not in self._subagent_ids:
+                mark = await self.store.seq_mark(sub.id)
+                issued = mark or await self.store.max_seq(sub.id)
+                self._add_subagent(SubagentRecord(sub.id, sub.parent, sub.address, issued, issued))
 
     async def _load_summary(self, record: Record, summary: SummaryRow | None) -> None:
         """The list's view of a stored session: its stored summary, or (a store
@@ -153,22 +173,15 @@ class SessionRegistry:
         except Rejection as exc:  # no model key or SSH host now: a subscriber retries
             log.warning("session %s cannot resume its tool round yet: %s", session, exc)
 
-    async def _recover_subagents(self, marks: dict[str, int], live_parents: set[str]) -> None:
+    async def _recover_subagents(self, parent: str) -> None:
         """A subagent is not started again; what a crash left open in it is closed
-        (its input interrupted) so that its stored stream ends consistently. Only
-        the subagents of sessions that were live are read: a subagent runs within
-        its parent's input, so a parent at rest has none open."""
-        for row in await self.store.subagents():
-            issued = marks.get(row.id, 0)
-            if row.parent in live_parents:
-                self.recovered.append(row.id)
-                issued = max(issued, await self.store.max_seq(row.id))
-                last_seq = (await close_open_input(self.store, row.id, issued)).seq
-            else:
-                if not issued:
-                    issued = await self.store.max_seq(row.id)
-                last_seq = issued
-            self._add_subagent(SubagentRecord(row.id, row.parent, row.address, last_seq, issued))
+        (its input interrupted) so that its stored stream ends consistently."""
+        self._subagents_read.add(parent)
+        for row in await self.store.subagents_of(parent):
+            self.recovered.append(row.id)
+            issued = max(await self.store.seq_mark(row.id), await self.store.max_seq(row.id))
+            closed = await close_open_input(self.store, row.id, issued)
+            self._add_subagent(SubagentRecord(row.id, row.parent, row.address, closed.seq, issued))
         await self.store.flush()
 
     def _add_subagent(self, record: SubagentRecord) -> None:
@@ -251,6 +264,7 @@ class SessionRegistry:
         )
         record = Record(row, config)
         self.records[row.id] = record
+        self._subagents_read.add(row.id)  # new: it has none stored
         await self._spawn(record, actor)
         return record
 
@@ -278,6 +292,7 @@ class SessionRegistry:
             else:
                 env = self.environments.resolve(row.environment)
             gateway = await self.models.routes(profile)
+            await self._load_subagents(row.id)  # new subagents are numbered above them
             history = await self.store.history(row.id)
             resumed, record.resumed = record.resumed, None
             repaired = [] if resumed is not None else repair_history(history)

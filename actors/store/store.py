@@ -231,6 +231,24 @@ class Store:
     async def sessions(self) -> list[SessionRow]:
         return await self._read(db.sessions)
 
+    async def session(self, session_id: str) -> SessionRow | None:
+        return await self._read(db.session, session_id)
+
+    async def sessions_not_at_rest(self) -> list[SessionRow]:
+        return await self._read(db.sessions_not_at_rest)
+
+    async def summary(self, session_id: str) -> SummaryRow | None:
+        return await self._read(db.summary, session_id)
+
+    async def seq_mark(self, session_id: str) -> int:
+        mark: int = await self._read(db.seq_mark, session_id)
+        self._committed_mark[session_id] = max(self._committed_mark.get(session_id, 0), mark)
+        self._queued_mark[session_id] = max(self._queued_mark.get(session_id, 0), mark)
+        return mark
+
+    async def subagents_of(self, parent: str) -> list[SubagentRow]:
+        return await self._read(db.subagents_of, parent)
+
     async def summaries(self) -> dict[str, SummaryRow]:
         return await self._read(db.summaries)
 

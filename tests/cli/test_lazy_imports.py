@@ -19,9 +19,13 @@ NOT_ON_THE_RUN_PATH = ("mcp", "actors.server", "actors.web", "actors.acp")
 """Packages ``import actors.commands.run`` must not import."""
 
 NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.tools.mcp",
-                          "asyncssh", "bashlex", "rich.markdown", "yaml")  # fmt: skip
+                          "asyncssh", "bashlex", "rich.markdown", "yaml", "actors.web",
+                          "actors.server.server", "actors.server.connection",
+                          "actors.server.handshake", "trio_websocket", "wsproto")  # fmt: skip
 """What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
-json output and no shell command does not use."""
+json output and no shell command does not use: its runtime is answered by calls
+(:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
+web page stay out too."""
 
 
 def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:

@@ -8,6 +8,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+import trio
+
 from actors.store import open_store
 from protocol.events import (
     ProcessingEndEvent,
@@ -17,7 +19,7 @@ from protocol.events import (
     UserInputEvent,
 )
 from protocol.session import SessionConfig
-from protocol.wire import ListSessions
+from protocol.wire import GetSession, ListSessions
 from tests.wire.conftest import StartStack
 
 OLD = 40
@@ -61,13 +63,18 @@ def _rows(data_dir: Path) -> dict[str, tuple[str, int, float, int]]:
 async def test_a_restart_visits_only_the_session_that_was_running(
     start_stack: StartStack, tmp_path: Path
 ) -> None:
-    data_dir = Path(tmp_path).resolve() / "data"
+    data_dir = Path(await trio.Path(tmp_path).resolve()) / "data"
     await _stored(data_dir)
     before = _rows(data_dir)
     assert before[LIVE][0] == "processing" and len(before) == OLD + 2
 
     async with start_stack() as stack, stack.client() as client:
-        assert stack.server.registry.recovered == [LIVE]
+        registry = stack.server.registry
+        assert registry.recovered == [LIVE]
+        assert set(registry.records) == {LIVE}  # the others are not read to start
+        old = await client.request(GetSession, session="s-old00007")  # read when named
+        assert (old.session.state, old.session.last_seq) == ("idle", 1024)
+        assert old.session.task == "s-old00007"  # no summary stored: counted from events
         listed = await client.request(ListSessions)
         assert {info.session_id for info in listed.sessions} == set(before)
     after = _rows(data_dir)
