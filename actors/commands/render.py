@@ -25,14 +25,10 @@ import os
 import sys
 import time
 from types import MappingProxyType
-from typing import Any, TextIO
-
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, TextIO
 
 from actors.commands.render_calls import call_text, result_lines, short, subagent_report
 from actors.commands.render_diff import DiffLine, call_diff, collapsed
-from actors.commands.render_live import WorkingIndicator
 from actors.commands.visible import has_hidden, visible
 from protocol.events import (
     AgenticEndEvent,
@@ -63,6 +59,11 @@ from protocol.events import (
     UserInputEvent,
     WarningEvent,
 )
+
+if TYPE_CHECKING:  # rich is imported only for a terminal that shows colour
+    from rich.console import Console
+
+    from actors.commands.render_live import WorkingIndicator
 
 STYLES = MappingProxyType(
     {
@@ -112,6 +113,10 @@ class TextRenderer:
         self.console: Console | None = None
         self.indicator: WorkingIndicator | None = None
         if self.colour:
+            from rich.console import Console
+
+            from actors.commands.render_live import WorkingIndicator
+
             self.console = Console(file=self.out, force_terminal=True, highlight=False)
             self.indicator = WorkingIndicator(self.console)
         self.labelled = labelled
@@ -141,6 +146,8 @@ class TextRenderer:
         if self.labelled and labelled:
             text = f"{time.monotonic() - self.started:5.1f}s {who:<7} {text}"
         if self.console is not None:
+            from rich.text import Text
+
             self.console.print(Text(text, style=STYLES[style]))
         else:
             print(text, file=self.out, flush=True)

@@ -21,20 +21,26 @@ NOT_ON_THE_RUN_PATH = ("mcp", "actors.server", "actors.web", "actors.acp")
 NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.tools.mcp",
                           "asyncssh", "bashlex", "rich.markdown", "yaml", "actors.web",
                           "actors.server.server", "actors.server.connection",
-                          "actors.server.handshake", "trio_websocket", "wsproto")  # fmt: skip
+                          "actors.server.handshake", "trio_websocket", "wsproto",
+                          "rich", "click", "pygments")  # fmt: skip
 """What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
 json output and no shell command does not use: its runtime is answered by calls
 (:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
-web page stay out too."""
+web page stay out too; rich only draws on a colour terminal, and httpx's own
+command-line client (click, pygments, rich) is never imported."""
 
 
 def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
 
 
+_PRINT_MODULES = "\nimport json, sys; print(json.dumps([n for n, m in sys.modules.items() if m]))"
+"""A module set to None in ``sys.modules`` is one declared absent, not imported."""
+
+
 def _modules_after(code: str) -> list[str]:
     done = subprocess.run(
-        [sys.executable, "-c", code + "\nimport json, sys; print(json.dumps(sorted(sys.modules)))"],
+        [sys.executable, "-c", code + _PRINT_MODULES],
         capture_output=True,
         check=True,
         cwd=REPO,
@@ -62,7 +68,7 @@ import json, sys
 from actors.cli import main
 code = main(sys.argv[2:])
 with open(sys.argv[1], "w") as out:
-    json.dump(sorted(sys.modules), out)
+    json.dump(sorted(name for name, module in sys.modules.items() if module), out)
 sys.exit(code)
 """
 
