@@ -44,8 +44,9 @@ from protocol.wire import (
 )
 
 R = TypeVar("R")
-EVENT_BUFFER = 1024
-"""Events read ahead of the command; a subscription waits beyond that."""
+EVENT_BUFFER = 65_536
+"""Events read ahead of the command (as many as the WebSocket client queues); a
+subscription waits beyond that."""
 
 
 class LocalClient:
