@@ -36,6 +36,15 @@ def version() -> str:
         return "unknown"
 
 
+class _Version(argparse._VersionAction):
+    """``--version``, read from the installed metadata only when asked for: every
+    other command builds the same parser and would pay for it on each start."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        self.version = f"troupe {version()}"
+        super().__call__(parser, namespace, values, option_string)
+
+
 def _environment(*groups: str) -> str:
     lines = "\n".join(f"  {group}" for group in (*groups, ENV_ALWAYS))
     return f"{EXIT_CODES}\n\nEnvironment variables read:\n{lines}"
@@ -71,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_environment(ENV_DATA, ENV_CLIENT, ENV_MODELS, ENV_CONFIG),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"troupe {version()}")
+    parser.add_argument("--version", action=_Version)
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     _add_interactive(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -1,104 +1,362 @@
-"""The command's own cost: how long a person waits before anything happens.
+"""The command's own cost: how long a person (or an editor, or a harness running a
+thousand tasks) waits before anything happens, and how much memory it takes.
 
     python bench/cli.py          # a table
     python bench/cli.py --json   # one JSON object
+    python bench/cli.py --quick  # fewer repeats, a smaller big store
 
-Each figure is a ratio against a baseline measured in the same run, alternating
-the two sides: ``python3 -c pass`` (the interpreter's own start) for
-``troupe --version`` and ``troupe run --help``; and for a whole headless
-``troupe run`` (embedded runtime, one model answer from ``troupe mock-llm`` in
-another process), the same interpreter importing the runtime's modules and
-exiting. Minimum and median of the repeats, in seconds and as ratios.
+Every figure is measured in the same run as its baseline, the two sides
+alternating (ABBA, one warm-up each, :func:`bench.report.compare`): the baseline is
+``python -c pass``, the interpreter's own start, which contains none of the cost
+being measured. Subjects, each a whole process:
+
+- ``troupe --version``, ``troupe --help``;
+- ``troupe run -p`` with ``--output-format json``: one answer from ``troupe
+  mock-llm`` (a scripted model that answers at once, in its own process), in an
+  embedded runtime, and through a running ``troupe serve``;
+- ``troupe acp``: from start to the reply to ``initialize`` on its stdout;
+- ``troupe serve --port 0``: from start to its ``listening`` line;
+- ``troupe sessions``.
+
+Peak memory is the process's high-water resident set (GNU ``time``'s ``%M`` for a
+command that exits; for ``acp`` and ``serve``, ``VmHWM`` at the moment they
+answered).
+
+The floor: what CPython with the runtime's three libraries cannot go under on this
+machine, in the same run: ``python -c 'import trio, httpx, msgspec'``, and a
+``trio.run`` that makes one httpx request to the same scripted model.
+
+The big store: 10,000 stored sessions holding 1,000,000 events (``--quick``: 1,000
+and 100,000), written straight into ``troupe.db`` with SQL in the bench's setup
+(a few seconds instead of hours of real runs): each session is a finished one of
+100 events copied from the events of a real run (session_start, user_input, then
+model turns, processing_end), with its summary and its reserved seq mark, as the
+server writes them. ``troupe run -p`` and ``troupe serve`` on it are compared with
+the same on an empty store; ``troupe sessions`` on it with ``python -c pass``.
+
+Troupe's own modules are compiled to bytecode first (``compileall``), as an
+installed wheel's are, and the children may write bytecode: without it (with
+``PYTHONDONTWRITEBYTECODE`` set, as in some shells) every start compiles the
+runtime's sources again and pays for it.
+
+Other processes share this machine (other benchmarks and test runs): medians of
+alternating runs and ratios matter, single figures less.
 """
 
 from __future__ import annotations
 
-import statistics
+import compileall
+import json
+import os
+import shutil
+import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.report import Figure, emit, parse_args
+from bench.report import Figure, Samples, compare, emit, parse_args
 
 PYTHON = sys.executable
-TROUPE = [PYTHON, "-m", "actors.cli"]
-IMPORTS = "import actors.commands.run, actors.server.server, protocol.client"
+_SCRIPT = Path(PYTHON).with_name("troupe")
+TROUPE = [str(_SCRIPT)] if _SCRIPT.exists() else [PYTHON, "-m", "actors.cli"]
+BARE = [PYTHON, "-c", "pass"]
+FLOOR_IMPORTS = [PYTHON, "-c", "import trio, httpx, msgspec"]
+FLOOR_REQUEST = """
+import sys, trio, httpx
+async def main():
+    async with httpx.AsyncClient() as client:
+        r = await client.post(sys.argv[1] + "/v1/responses", json={"model": "m", "input": "x"})
+        r.read()
+trio.run(main)
+"""
+TIMEOUT = 120
+TIME = shutil.which("time") or "/usr/bin/time"
+"""GNU time, for each child's peak memory."""
 
 
-def _time(argv: list[str], env: dict[str, str] | None = None) -> float:
+class Measured:
+    """Seconds and peak bytes of every run of one subject, in order."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+        self.peaks: list[int] = []
+
+
+def _env(data: Path) -> dict[str, str]:
+    drop = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "TROUPE_CONFIG",
+            "TROUPE_TOKEN", "OPENAI_BASE_URL")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode
+    env["TROUPE_DATA_DIR"] = str(data)
+    env["XDG_CONFIG_HOME"] = str(data / "config")
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def run_to_end(argv: list[str], env: dict[str, str], into: Measured, check: str = "") -> float:
+    """Run to its end: wall time, and its peak RSS as GNU time reports it (the
+    child's own ``ru_maxrss`` from here would count this process's pages that a
+    fork copies before the exec; ``time`` is small, the same on both sides)."""
+    with tempfile.NamedTemporaryFile("r") as peak:
+        started = time.perf_counter()
+        done = subprocess.run(
+            [TIME, "-f", "%M", "-o", peak.name, *argv],
+            env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT,
+        )  # fmt: skip
+        elapsed = time.perf_counter() - started
+        kib = peak.read().strip().splitlines()[-1]
+    out, err = done.stdout, done.stderr
+    if done.returncode != 0 or (check and check not in out.decode()):
+        raise RuntimeError(f"{argv} failed ({done.returncode}): {out[-300:]!r} {err[-300:]!r}")
+    into.seconds.append(elapsed)
+    into.peaks.append(int(kib) * 1024)
+    return elapsed
+
+
+def _hwm(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def until_line(
+    argv: list[str], env: dict[str, str], into: Measured, marker: str, stdin: bytes = b""
+) -> float:
+    """Start, send ``stdin``, wait for a stdout line containing ``marker``; then stop it."""
     started = time.perf_counter()
-    subprocess.run(argv, check=True, capture_output=True, env=env, timeout=120)
-    return time.perf_counter() - started
+    child = subprocess.Popen(
+        argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        if stdin:
+            child.stdin.write(stdin)
+            child.stdin.flush()
+        while True:
+            line = child.stdout.readline()
+            if not line:
+                raise RuntimeError(f"{argv} ended before {marker!r}")
+            if marker in line.decode():
+                break
+        elapsed = time.perf_counter() - started
+        into.seconds.append(elapsed)
+        into.peaks.append(_hwm(child.pid))
+    finally:
+        child.send_signal(signal.SIGTERM)
+        child.stdin.close()
+        try:
+            child.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        child.stdout.close()
+    return elapsed
 
 
-def _pair(subject: list[str], baseline: list[str], repeats: int, **env: str) -> tuple[list, list]:
-    """Alternate both sides (one warm-up each), so the machine's load hits both alike."""
-    import os
-
-    environ = {**os.environ, **env} if env else None
-    _time(subject, environ)
-    _time(baseline, environ)
-    subjects, baselines = [], []
-    for _ in range(repeats):
-        subjects.append(_time(subject, environ))
-        baselines.append(_time(baseline, environ))
-    return subjects, baselines
+INITIALIZE = (
+    json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": 1, "clientCapabilities": {}}}) + "\n"
+).encode()  # fmt: skip
 
 
-def _figures(key: str, label: str, subjects: list[float], baselines: list[float]) -> list[Figure]:
+def build_store(data: Path, sessions: int, events_each: int, template: Path) -> None:
+    """``sessions`` finished sessions of ``events_each`` events, by direct SQL.
+
+    The rows are those of the one real session in ``template`` (a data directory
+    where ``troupe run`` ran once): its session row, summary and events, the model
+    turns repeated to make up the count. The schema is the store's own."""
+    from actors.store import db
+
+    source = sqlite3.connect(template / "troupe.db")
+    row = source.execute("SELECT * FROM sessions LIMIT 1").fetchone()
+    sid = row[0]
+    events = source.execute(
+        "SELECT kind, data FROM events WHERE session_id=? ORDER BY seq", (sid,)
+    ).fetchall()
+    summary = source.execute("SELECT * FROM summaries WHERE session_id=?", (sid,)).fetchone()
+    source.close()
+    head, middle, tail = events[:2], events[2:-1], events[-1:]
+    body = [middle[i % len(middle)] for i in range(events_each - len(head) - len(tail))]
+    kinds = head + body + tail
+    connection = db.connect(data / "troupe.db")
+    connection.execute("PRAGMA synchronous=OFF")
+    connection.execute("BEGIN")
+    now = time.time() - 86400 * 30
+    for n in range(sessions):
+        session = f"s-{n:08x}"
+        created = now + n
+        connection.execute(
+            "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (session, *row[1:6], "idle", 0, created, created + 5),
+        )
+        connection.execute(
+            "INSERT INTO summaries VALUES (?,?,?,?,?,?,?)",
+            (session, f"task {n}", *summary[2:6], created + 5),
+        )
+        connection.execute("INSERT INTO seq_marks VALUES (?,?)", (session, 1024 + events_each))
+        connection.executemany(
+            "INSERT INTO events VALUES (?,?,?,?,?)",
+            [(session, seq, created + seq * 0.01, kind, data)
+             for seq, (kind, data) in enumerate(kinds, start=1)],
+        )  # fmt: skip
+    connection.execute("COMMIT")
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    connection.close()
+
+
+def _figures(
+    key: str, label: str, subject: Measured, base: Measured, target: float | None, base_label: str
+) -> list[Figure]:
+    ratio = Samples([a / b for a, b in zip(subject.seconds, base.seconds, strict=True)]).median
+    # the ratio of the medians (robust to one slow pair), with the per-pair median beside it
+    of_medians = Samples(subject.seconds).median / Samples(base.seconds).median
+    met = None if target is None else of_medians <= target
     return [
-        Figure(f"{key}_min_s", f"{label}: min", min(subjects), "s"),
-        Figure(f"{key}_median_s", f"{label}: median", statistics.median(subjects), "s"),
-        Figure(f"{key}_ratio_min", f"{label} / baseline: min", min(subjects) / min(baselines), "x"),
+        Figure(f"{key}_median_s", f"{label}: median", Samples(subject.seconds).median, "s"),
         Figure(
-            f"{key}_ratio_median",
-            f"{label} / baseline: median",
-            statistics.median(subjects) / statistics.median(baselines),
+            f"{key}_ratio",
+            f"{label} / {base_label} (medians)",
+            of_medians,
             "x",
+            f"<= {target}" if target is not None else "",
+            met,
         ),
+        Figure(f"{key}_pair_ratio", f"{label} / {base_label} (median of pairs)", ratio, "x"),
+        Figure(f"{key}_peak_mb", f"{label}: peak memory", max(subject.peaks) / 1e6, "MB"),
     ]
+
+
+def _pair(
+    subject: Callable[[Measured], float], base: Callable[[Measured], float], repeats: int
+) -> tuple[Measured, Measured]:
+    a, b = Measured(), Measured()
+    compare({"subject": lambda: subject(a), "base": lambda: base(b)}, repeats)
+    # compare's warm-up runs are recorded too: drop them
+    for measured in (a, b):
+        del measured.seconds[0], measured.peaks[0]
+    return a, b
 
 
 def main() -> None:
     args = parse_args(__doc__ or "")
-    repeats = 3 if args.quick else 9
+    repeats = 3 if args.quick else 7
+    big_sessions, big_events = (1_000, 100) if args.quick else (10_000, 100)
     figures: list[Figure] = []
-    bare = [PYTHON, "-c", "pass"]
-    figures += _figures(
-        "version", "troupe --version", *_pair([*TROUPE, "--version"], bare, repeats)
-    )
-    figures += _figures(
-        "help", "troupe run --help", *_pair([*TROUPE, "run", "--help"], bare, repeats)
-    )
-    with tempfile.TemporaryDirectory() as directory:
-        script = Path(directory) / "script.json"
-        script.write_text('{"turns": [{"text": "done"}]}')
+    root = Path(tempfile.mkdtemp(prefix="troupe-bench-cli-"))
+    repo = Path(__file__).resolve().parents[1]
+    compileall.compile_dir(repo / "actors", quiet=1)
+    compileall.compile_dir(repo / "protocol", quiet=1)
+    compileall.compile_dir(repo / "environments", quiet=1)
+    mock = serve = None
+    try:
+        script = root / "script.json"
+        script.write_text('{"turns": [{"text": "done"}], "repeat": true}')
         mock = subprocess.Popen(
             [*TROUPE, "mock-llm", "--script", str(script)], stdout=subprocess.PIPE
         )
-        try:
-            assert mock.stdout is not None
-            url = mock.stdout.readline().decode().strip()
-            run = [*TROUPE, "run", "--embedded", "--base-url", url, "--output-format", "json", "x"]
-            imports = [PYTHON, "-c", IMPORTS]
-            pair = _pair(run, imports, repeats, TROUPE_DATA_DIR=str(Path(directory) / "data"))
-            figures += _figures("run", "troupe run (embedded, one answer)", *pair)
-            figures += [
-                Figure(
-                    "imports_median_s",
-                    "baseline: import the runtime",
-                    statistics.median(pair[1]),
-                    "s",
+        assert mock.stdout is not None
+        url = mock.stdout.readline().decode().strip()
+        dirs = {name: root / name for name in ("empty", "served", "serve", "big", "acp")}
+        for path in dirs.values():
+            path.mkdir()
+        env = {name: _env(path) for name, path in dirs.items()}
+
+        def bare(m: Measured) -> float:
+            return run_to_end(BARE, env["empty"], m)
+
+        def troupe(*argv: str, where: str = "empty", check: str = "") -> Callable[..., float]:
+            return lambda m: run_to_end([*TROUPE, *argv], env[where], m, check)
+
+        run_embedded = ("run", "--embedded", "--base-url", url, "--output-format", "json",
+                        "-p", "hi")  # fmt: skip
+        embedded_check = '"runtime": "embedded"'
+
+        cases: list[tuple[str, str, Callable[[Measured], float], float | None]] = [
+            ("floor_imports", "floor: import trio, httpx, msgspec",
+             lambda m: run_to_end(FLOOR_IMPORTS, env["empty"], m), None),
+            ("floor_request", "floor: trio.run + one httpx request",
+             lambda m: run_to_end([PYTHON, "-c", FLOOR_REQUEST, url], env["empty"], m), None),
+            ("version", "troupe --version", troupe("--version"), 3.0),
+            ("help", "troupe --help", troupe("--help"), 3.0),
+            ("run", "troupe run -p (embedded)",
+             troupe(*run_embedded, check=embedded_check), 10.0),
+            ("acp", "troupe acp (to initialize reply)",
+             lambda m: until_line([*TROUPE, "acp", "--base-url", url], env["acp"], m,
+                                  '"id":1', INITIALIZE), 10.0),
+            ("serve", "troupe serve (to ready)",
+             lambda m: until_line([*TROUPE, "serve", "--port", "0", "--base-url", url],
+                                  env["serve"], m, "listening"), 15.0),
+            ("sessions", "troupe sessions", troupe("sessions"), None),
+        ]  # fmt: skip
+        # One real run gives the rows the big store is made of.
+        run_to_end([*TROUPE, *run_embedded], env["big"], Measured(), embedded_check)
+        template = root / "template"
+        shutil.copytree(dirs["big"], template)
+        for key, label, subject, target in cases:
+            a, b = _pair(subject, bare, repeats)
+            figures += _figures(key, label, a, b, target, "python -c pass")
+            if key == "version":
+                figures.append(
+                    Figure("bare_median_s", "python -c pass: median",
+                           Samples(b.seconds).median, "s"))  # fmt: skip
+                figures.append(
+                    Figure("bare_peak_mb", "python -c pass: peak memory", max(b.peaks) / 1e6, "MB")
                 )
-            ]
-        finally:
-            mock.terminate()
-            mock.wait()
-    emit("troupe command latency (the machine was shared; ratios matter)", figures, args.json)
+
+        # Through a running server: the command finds it in its data directory.
+        serve = subprocess.Popen(
+            [*TROUPE, "serve", "--port", "0", "--base-url", url],
+            env=env["served"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert serve.stdout is not None
+        while "listening" not in serve.stdout.readline().decode():
+            pass
+        served = troupe("run", "--output-format", "json", "-p", "hi", where="served",
+                        check='"runtime": "ws://')  # fmt: skip
+        a, b = _pair(served, bare, repeats)
+        figures += _figures("run_served", "troupe run -p (through a server)", a, b, 6.0,
+                            "python -c pass")  # fmt: skip
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=30)
+        serve = None
+
+        started = time.perf_counter()
+        build_store(dirs["big"], big_sessions, big_events, template)
+        built = time.perf_counter() - started
+        label = f"{big_sessions:,} sessions / {big_sessions * big_events:,} events"
+        figures.append(Figure("big_store_build_s", f"building the store of {label}", built, "s"))
+        shutil.copytree(dirs["serve"], root / "serve-empty")
+        env["serve-empty"] = _env(root / "serve-empty")
+        for key, title, argv, marker, target in (
+            ("big_run", "troupe run -p (embedded)", run_embedded, "", 1.2),
+            ("big_serve", "troupe serve (to ready)", ("serve", "--port", "0", "--base-url", url),
+             "listening", 1.2),
+        ):  # fmt: skip
+
+            def on(where: str, argv: tuple[str, ...] = argv, marker: str = marker):
+                if marker:
+                    return lambda m: until_line([*TROUPE, *argv], env[where], m, marker)
+                return lambda m: run_to_end([*TROUPE, *argv], env[where], m, embedded_check)
+
+            a, b = _pair(on("big"), on("empty" if not marker else "serve-empty"), repeats)
+            figures += _figures(key, f"{title}, {label}", a, b, target, "the same, empty store")
+        a, b = _pair(troupe("sessions", where="big"), bare, repeats)
+        figures += _figures("big_sessions", f"troupe sessions, {label}", a, b, 10.0,
+                            "python -c pass")  # fmt: skip
+    finally:
+        for process in (serve, mock):
+            if process is not None:
+                process.terminate()
+                process.wait()
+        shutil.rmtree(root, ignore_errors=True)
+    emit("troupe command latency and memory (a shared machine: ratios matter)", figures, args.json)
 
 
 if __name__ == "__main__":

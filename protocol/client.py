@@ -25,15 +25,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import anyio
 import sniffio
 import trio
-from trio_websocket import ConnectionClosed
 
 from protocol.asks import Asks
-from protocol.client_asyncio import open_asyncio_websocket
 from protocol.wire import (
     PROTOCOL_VERSION,
     ClientCall,
@@ -50,6 +48,9 @@ from protocol.wire import (
     Welcome,
     encode_client,
 )
+
+if TYPE_CHECKING:
+    from trio_websocket import ConnectionClosed
 
 R = TypeVar("R")
 EVENT_QUEUE = 65_536
@@ -140,6 +141,8 @@ class TroupeClient:
         if isinstance(slot.frame, ErrorReply):
             raise RequestError(slot.frame)
         if slot.frame is None:
+            from trio_websocket import ConnectionClosed
+
             raise ConnectionClosed(self.closed.reason if self.closed else None)  # type: ignore[arg-type]
         return cast(R, slot.frame)
 
@@ -174,6 +177,8 @@ class TroupeClient:
 
     async def read_frames(self) -> None:
         """The reader task: routes replies to their requests and events to the queue."""
+        from trio_websocket import ConnectionClosed
+
         try:
             while True:
                 frame = self._decoder.decode(await self.websocket.get_message())
@@ -263,4 +268,16 @@ def _open_websocket(url: str, headers: list[tuple[bytes, bytes]], max_frame_byte
         return open_websocket_url(
             url, extra_headers=headers, max_message_size=max_frame_bytes, message_queue_size=64
         )
+    from protocol.client_asyncio import open_asyncio_websocket
+
     return open_asyncio_websocket(url, headers, max_frame_bytes)
+
+
+def __getattr__(name: str) -> Any:
+    """``ConnectionClosed`` (trio-websocket's), imported when first asked for: a
+    program that never opens a connection does not load the WebSocket stack."""
+    if name == "ConnectionClosed":
+        from trio_websocket import ConnectionClosed
+
+        return ConnectionClosed
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

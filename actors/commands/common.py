@@ -9,6 +9,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from actors.commands.errors import (
@@ -20,9 +21,9 @@ from actors.commands.errors import (
     CommandError,
     unreachable,
 )
-from actors.server.auth import token_path
-from actors.store import default_data_dir
-from protocol.client import TroupeClient, connect
+
+if TYPE_CHECKING:
+    from protocol.client import TroupeClient
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -42,7 +43,11 @@ __all__ = [
 def data_dir(args: argparse.Namespace) -> Path:
     """``--data-dir``, else ``$TROUPE_DATA_DIR``, else the XDG data directory."""
     given = getattr(args, "data_dir", None)
-    return Path(given).expanduser() if given else default_data_dir()
+    if given:
+        return Path(given).expanduser()
+    from actors.store.paths import default_data_dir
+
+    return default_data_dir()
 
 
 def advertised_server(directory: Path) -> str | None:
@@ -95,6 +100,8 @@ def read_token(args: argparse.Namespace) -> str | None:
     if os.environ.get("TROUPE_TOKEN"):
         return os.environ["TROUPE_TOKEN"]
     try:
+        from actors.server.auth import token_path
+
         return token_path(data_dir(args)).read_text().strip()
     except OSError:
         return None
@@ -104,6 +111,8 @@ def read_token(args: argparse.Namespace) -> str | None:
 async def connect_to(url: str, token: str | None) -> AsyncIterator[TroupeClient]:
     """A connected client; a failure to connect is a :class:`CommandError` that
     names the URL and the reason (refused, wrong token, nothing listening)."""
+    from protocol.client import connect  # here: a listing without a server needs none
+
     check_url(url)
     async with AsyncExitStack() as stack:
         try:

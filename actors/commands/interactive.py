@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _converse(args: argparse.Namespace, settings: Settings, workdir: Path) -> int:
     resumed = await _session_to_resume(args, workdir)
-    async with open_host(args, settings, workdir) as host:
+    async with open_host(args, settings, workdir, in_process=True) as host:
         if host.note:
             print(f"troupe: {host.note}", file=sys.stderr, flush=True)
         return await Conversation(host, args, settings, workdir).run(resumed)

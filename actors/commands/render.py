@@ -25,15 +25,10 @@ import os
 import sys
 import time
 from types import MappingProxyType
-from typing import Any, TextIO
-
-from rich.console import Console
-from rich.markdown import Markdown
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, TextIO
 
 from actors.commands.render_calls import call_text, result_lines, short, subagent_report
 from actors.commands.render_diff import DiffLine, call_diff, collapsed
-from actors.commands.render_live import WorkingIndicator
 from actors.commands.visible import has_hidden, visible
 from protocol.events import (
     AgenticEndEvent,
@@ -67,6 +62,11 @@ from protocol.events import (
     UserInputEvent,
     WarningEvent,
 )
+
+if TYPE_CHECKING:  # rich is imported only for a terminal that shows colour
+    from rich.console import Console
+
+    from actors.commands.render_live import WorkingIndicator
 
 STYLES = MappingProxyType(
     {
@@ -116,6 +116,10 @@ class TextRenderer:
         self.console: Console | None = None
         self.indicator: WorkingIndicator | None = None
         if self.colour:
+            from rich.console import Console
+
+            from actors.commands.render_live import WorkingIndicator
+
             self.console = Console(file=self.out, force_terminal=True, highlight=False)
             self.indicator = WorkingIndicator(self.console)
         self.labelled = labelled
@@ -145,6 +149,8 @@ class TextRenderer:
         if self.labelled and labelled:
             text = f"{time.monotonic() - self.started:5.1f}s {who:<7} {text}"
         if self.console is not None:
+            from rich.text import Text
+
             self.console.print(Text(text, style=STYLES[style]))
         else:
             print(text, file=self.out, flush=True)
@@ -305,6 +311,8 @@ class TextRenderer:
             return
         if self.labelled:
             self.line("text", "answer:", who)
+        from rich.markdown import Markdown  # here: markdown-it and pygments load slowly
+
         self.console.print(Markdown(visible(data.text.strip(), keep="\n\t")))
 
     def _result(self, data: ToolCallEndEvent, who: str) -> None:

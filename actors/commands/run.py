@@ -253,7 +253,7 @@ async def _run(
     args: argparse.Namespace, settings: Settings, workdir: Path, task: str | None, printed: Printed
 ) -> int:
     resumed = await _session_to_resume(args, workdir)
-    async with open_host(args, settings, workdir) as host:
+    async with open_host(args, settings, workdir, in_process=True) as host:
         session, after_seq, where = await _open_session(host, args, settings, workdir, resumed)
         follower = HeadlessFollower(host.client, session, args.output_format, printed=printed)
         follower.renderer.verbose = bool(getattr(args, "verbose", False))

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import msgspec
 import trio
@@ -25,10 +26,12 @@ from actors.commands.errors import EXIT_BAD_INPUT, CommandError
 from actors.config import Settings
 from actors.config.resolve import KEY_VARIABLES, URL_VARIABLES
 from actors.models.config import DEFAULT_BASE_URLS
-from actors.server.models import ModelSettings
-from actors.server.server import ServerConfig, run_server
 from protocol.client import TroupeClient, connect
 from protocol.session import SessionConfig
+
+if TYPE_CHECKING:  # the server's stack is imported only by a command that runs one
+    from actors.server.models import ModelSettings
+    from actors.server.server import ServerConfig
 
 ENDPOINT_FLAGS = ("base_url", "api_key", "wire")
 
@@ -50,6 +53,8 @@ class Host:
 @asynccontextmanager
 async def embedded_server(config: ServerConfig) -> AsyncIterator[tuple[str, str]]:
     """Run a server for the duration of the block; yields (url, token)."""
+    from actors.server.server import run_server
+
     async with trio.open_nursery() as nursery:
         server = await nursery.start(run_server, config)
         try:
@@ -99,6 +104,8 @@ def model_settings(settings: Settings, strict: bool = True) -> ModelSettings:
 
 
 def _endpoint_settings(settings: Settings, strict: bool) -> ModelSettings:
+    from actors.server.models import ModelSettings
+
     wire = settings.model_wire
     # Only a chosen wire is forced on every profile; by default each speaks its own.
     forced = wire if settings.values["wire"].source != "default for provider" else None
@@ -125,9 +132,14 @@ def _endpoint_settings(settings: Settings, strict: bool) -> ModelSettings:
 
 @asynccontextmanager
 async def open_host(
-    args: argparse.Namespace, settings: Settings, working_dir: Path
+    args: argparse.Namespace, settings: Settings, working_dir: Path, *, in_process: bool = False
 ) -> AsyncIterator[Host]:
-    """A client of the server the session should run on (see the module doc)."""
+    """A client of the server the session should run on (see the module doc).
+
+    ``in_process``: an embedded runtime is answered by calls, without a loopback
+    WebSocket (:mod:`actors.commands.local_host`); for commands that only send
+    requests and read events (``troupe run``, the conversation), not for a client
+    that serves operations for its sessions (``troupe acp``)."""
     url = settings.get("connect")
     if url:
         async with connect_to(url, read_token(args)) as client:
@@ -147,14 +159,18 @@ async def open_host(
                     yield Host(client, running, False, "")
                 return
             note = f"the server at {running} did not answer: running embedded"
+    models = msgspec.structs.replace(model_settings(settings), fallbacks=tuple(args.fallback or ()))
+    if in_process:
+        from actors.commands.local_host import open_local
+
+        async with open_local(data_dir(args), working_dir, models) as local:
+            # LocalClient answers the part of TroupeClient these commands use.
+            yield Host(cast("TroupeClient", local), "", True, note)
+        return
+    from actors.server.server import ServerConfig
+
     config = ServerConfig(
-        data_dir=data_dir(args),
-        port=0,
-        working_dir=working_dir,
-        models=msgspec.structs.replace(
-            model_settings(settings), fallbacks=tuple(args.fallback or ())
-        ),
-        advertise=False,
+        data_dir=data_dir(args), port=0, working_dir=working_dir, models=models, advertise=False
     )
     async with embedded_server(config) as (url, token), connect(url, token) as client:
         yield Host(client, url, True, note)

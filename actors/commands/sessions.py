@@ -13,17 +13,18 @@ import argparse
 import os
 import sys
 import time
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import msgspec
-import trio
 
 from actors.commands.common import connect_to, data_dir, read_token, server_url
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
-from actors.commands.stored import StoredSession, stored_sessions
-from protocol.client import TroupeClient
-from protocol.session import Spend, UserTurn
-from protocol.wire import GetSession, ListSessions, SessionDetail, SessionInfo, SessionList
+from actors.commands.stored import StoredSession, read_stored, stored_sessions
+from protocol.session import Spend
+
+if TYPE_CHECKING:  # the protocol's modules are imported only to ask a server
+    from protocol.client import TroupeClient
+    from protocol.wire import SessionInfo
 
 MAX_ASKED = 200
 """Sessions whose task is asked of a remote server one by one; more are listed without."""
@@ -49,7 +50,13 @@ class Listed(msgspec.Struct, frozen=True):
 
 
 def run(args: argparse.Namespace) -> int:
-    sessions = trio.run(_list, args)
+    if server_url(args) is None:  # the store alone: read at once, without an event loop
+        stored = read_stored(data_dir(args))
+        sessions = _newest_first([_merge(item, None) for item in stored])
+    else:
+        import trio  # here: only asking a server needs it
+
+        sessions = trio.run(_list, args)
     try:
         return _print(args, sessions)
     except BrokenPipeError:  # `troupe sessions | head`: the reader has all it wanted
@@ -111,6 +118,8 @@ async def _list(args: argparse.Namespace) -> list[Listed]:
     tasks: dict[str, str] = {}
     url = server_url(args)
     if url is not None:
+        from protocol.wire import ListSessions, SessionList
+
         try:
             async with connect_to(url, read_token(args)) as client:
                 reply = cast(SessionList, await client.request(ListSessions))
@@ -122,11 +131,18 @@ async def _list(args: argparse.Namespace) -> list[Listed]:
             if args.connect or error.exit_code == EXIT_BAD_INPUT:
                 raise
     listed = [_merge(stored.get(k), live.get(k), tasks.get(k, "")) for k in {*stored, *live}]
-    return sorted(listed, key=lambda item: item.updated, reverse=True)  # newest first
+    return _newest_first(listed)
+
+
+def _newest_first(listed: list[Listed]) -> list[Listed]:
+    return sorted(listed, key=lambda item: item.updated, reverse=True)
 
 
 async def _tasks(client: TroupeClient, sessions: list[str]) -> dict[str, str]:
     """Each session's first input, from its history on the server."""
+    from protocol.session import UserTurn
+    from protocol.wire import GetSession, SessionDetail
+
     found = {}
     for session in sessions[:MAX_ASKED]:
         detail = cast(SessionDetail, await client.request(GetSession, session=session))

@@ -3,7 +3,9 @@
 ``troupe sessions`` and ``troupe run --continue`` need each session's task, its
 directory and the time of its last event; the store holds all three. The database
 is opened read-only (SQLite WAL lets a reader sit beside a running server), so
-listing never creates a store or disturbs one.
+listing never creates a store or disturbs one. Each column is one seek in the
+events' key (session, seq): the last event, the highest seq, the first input; the
+listing never reads a session's other events, however many it has.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import sqlite3
 from pathlib import Path
 
 import msgspec
-import trio
 
 from protocol.session import Spend
 
@@ -21,7 +22,7 @@ _spend = msgspec.json.Decoder(Spend)
 QUERY = """
 SELECT s.id, s.profile, s.model, s.working_dir, s.state, s.interrupted,
        s.created, s.updated,
-       (SELECT MAX(timestamp) FROM events e WHERE e.session_id = s.id),
+       (SELECT timestamp FROM events e WHERE e.session_id = s.id ORDER BY seq DESC LIMIT 1),
        (SELECT MAX(seq) FROM events e WHERE e.session_id = s.id),
        (SELECT data FROM events e WHERE e.session_id = s.id AND e.kind = 'user_input'
         ORDER BY seq LIMIT 1)
@@ -44,6 +45,12 @@ class StoredSession(msgspec.Struct, frozen=True):
     """The first input, which is what the session was started for."""
     spend: Spend | None = None
     """Its cost ledger as of its last input (None before any)."""
+
+
+def read_stored(data_dir: Path) -> list[StoredSession]:
+    """Every stored session, oldest created first (blocking: for a caller with no
+    event loop to keep running)."""
+    return _read(data_dir / "troupe.db")
 
 
 def _read(path: Path) -> list[StoredSession]:
@@ -101,7 +108,9 @@ def _ledgers(connection: sqlite3.Connection) -> dict[str, Spend]:
 
 async def stored_sessions(data_dir: Path) -> list[StoredSession]:
     """Every stored session, oldest created first."""
-    return await trio.to_thread.run_sync(_read, data_dir / "troupe.db")
+    import trio
+
+    return await trio.to_thread.run_sync(read_stored, data_dir)
 
 
 async def latest_in(data_dir: Path, working_dir: Path) -> StoredSession | None:

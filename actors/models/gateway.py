@@ -10,6 +10,7 @@ stream at once and a slow stream never blocks the actor.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -82,6 +83,18 @@ class Connection(msgspec.Struct, frozen=True):
     admission: Admission
 
 
+def _tls_for(base_url: str) -> ssl.SSLContext | bool:
+    """The TLS settings of the endpoint's client. A plain-HTTP endpoint (a local
+    server: Ollama, llama.cpp, the scripted provider) gets a context with no
+    certificate authority loaded: loading the system's takes a twentieth of a
+    second on every start, and the client never speaks TLS (its requests all go to
+    ``base_url``; it follows no redirect). Were one ever made, it would fail
+    verification, never pass unverified."""
+    if base_url.lower().startswith("http://"):
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    return True
+
+
 class ModelGateway(Actor):
     mailbox_size = 1024
 
@@ -108,6 +121,7 @@ class ModelGateway(Actor):
             ),
             limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
             transport=self._transport,
+            verify=_tls_for(self.endpoint.base_url),
         )
 
     async def on_stop(self) -> None:

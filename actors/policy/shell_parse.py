@@ -13,8 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import bashlex
-
 from actors.policy.shell_lex import quick_parse
 from actors.policy.shell_words import FunctionDef, Item, Redirect, SimpleCommand, Word
 
@@ -35,6 +33,8 @@ def parse_line(command: str) -> list[Item]:
     if quick is not None:
         return list(quick)
     command = _ARITHMETIC.sub(_arithmetic, command)
+    import bashlex  # here: a tenth of a second to import, and most lines never need it
+
     try:
         trees = bashlex.parse(command)
     except Exception as exc:  # bashlex raises several kinds; each means "not understood"

@@ -316,6 +316,8 @@ class Connection(Actor):
             except InvalidRequest as refused:
                 await self.send(error_reply(request.id, refused))
                 return
+            if isinstance(request, SubscribeSession | UnsubscribeSession):
+                await self.services.registry.load(request.session)  # known before its key
             if isinstance(request, SubscribeSession):
                 await self._subscribe(request)
             elif isinstance(request, UnsubscribeSession):

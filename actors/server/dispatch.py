@@ -119,6 +119,9 @@ async def answer(
     ``peer``: the connection's TCP ends; an approval answer or a config change from
     a process one of the server's commands started is refused and audited."""
     try:
+        session = getattr(request, "session", None)
+        if isinstance(session, str):  # a stored session is read when first named
+            await services.registry.load(session)
         if peer is not None and isinstance(request, ResolveApproval | UpdateSessionConfig):
             await _refuse_from_inside(services, request, peer)
         return await _answer(services, request, serving)

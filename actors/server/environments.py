@@ -167,11 +167,14 @@ class Environments:
 
     async def restore_ssh(self) -> None:
         """Add again every SSH environment the store remembers (at server start)."""
-        from actors.server.ssh_hosts import StoredSSHHost
-
         if self.store is None:
             return
-        for name, blob in await self.store.ssh_environments():
+        rows = await self.store.ssh_environments()
+        if not rows:
+            return  # no SSH host to restore: asyncssh is not imported (a tenth of a second)
+        from actors.server.ssh_hosts import StoredSSHHost
+
+        for name, blob in rows:
             try:
                 stored = msgspec.json.decode(blob, type=StoredSSHHost)
                 await self.add_ssh(stored.request(), restoring=True)

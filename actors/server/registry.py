@@ -64,32 +64,76 @@ class SessionRegistry:
         """Sessions whose file operations a client serves (see ``create``)."""
         self.replay_buffer_bytes = KEEP_BYTES
         """What each live session keeps of its recent durable events, in bytes."""
+        self._subagents_read: set[str] = set()
+        """Sessions whose stored subagents are in :attr:`subagents` (see :meth:`load`)."""
+        self.recovered: list[str] = []
+        """The sessions and subagents the last :meth:`recover` visited (were live)."""
         self.fenced_paths: tuple[str, ...] = ()
         """Troupe's own directories as this host has them (:func:`own_paths`), denied
         to every session it creates."""
 
     async def recover(self) -> None:
-        """Load every stored session, closing what a crash left open."""
-        seqs = await self.store.last_seqs()
-        marks = await self.store.seq_marks()
-        summaries = await self.store.summaries()
-        ledgers = await self.store.ledgers()
-        for row in await self.store.sessions():
-            issued = max(seqs.get(row.id, 0), marks.get(row.id, 0))
+        """Close what a crash left open, in the sessions that were live.
+
+        Only those are read: their stored state says so (``processing``: an input
+        was running; written before the input's first event, so a stored input is
+        never behind an ``idle`` row), found through the state's index. A session
+        at rest is read when it is first named (:meth:`load`) or listed
+        (:meth:`refresh`), so a start costs the same with ten or ten thousand old
+        sessions (:attr:`recovered` names the visited ones)."""
+        self.recovered = []
+        for row in await self.store.sessions_not_at_rest():
+            self.recovered.append(row.id)
+            mark = await self.store.seq_mark(row.id)
+            issued = max(mark, await self.store.max_seq(row.id))
             last_seq, interrupted, resumed = await recover_stored_session(self.store, row, issued)
-            state = "closed" if row.state == "closed" else "idle"
-            if resumed is not None:
-                state = "processing"
+            state = "processing" if resumed is not None else "idle"
             record = Record(row, _config.decode(row.config), last_seq, state=state)
-            record.seq_mark = marks.get(row.id, 0)
+            record.seq_mark = mark
             record.interrupted = interrupted or row.interrupted
             record.resumed = resumed
-            await self._load_summary(record, summaries.get(row.id))
-            record.spend = ledgers.get(row.id)
+            await self._load_summary(record, await self.store.summary(row.id))
+            record.spend = await self.store.ledger(row.id)
             self.records[row.id] = record
+            await self._recover_subagents(row.id)
             if resumed is not None:  # back awaiting its approval, with or without a client
                 self._nursery.start_soon(self._resume_round, row.id)
-        await self._recover_subagents(seqs, marks)
+
+    async def load(self, session: str) -> None:
+        """Make a stored session known by its id or address (a subagent's address
+        names its session), reading its row, summary and subagents; nothing when
+        it is known already or the store has no such session. A session at rest
+        needs no recovery; one another process is running (an embedded ``troupe
+        run``) is listed as stored, never resumed here while it runs there."""
+        key = session.strip("/").removeprefix("sessions/").split("/")[0]
+        if not key:
+            return
+        if key not in self.records:
+            row = await self.store.session(key)
+            if row is None:
+                return
+            if key not in self.records:  # nobody added it while the store answered
+                mark = await self.store.seq_mark(key)
+                issued = mark or await self.store.max_seq(key)
+                record = Record(row, _config.decode(row.config), issued, state=row.state)
+                record.seq_mark = mark
+                record.interrupted = row.interrupted
+                await self._load_summary(record, await self.store.summary(key))
+                record.spend = await self.store.ledger(key)
+                self.records[key] = record
+        await self._load_subagents(key)
+
+    async def _load_subagents(self, session_id: str) -> None:
+        """The stored subagents of a session at rest (their events are replayed by
+        address; a resumed session numbers new ones above them)."""
+        if session_id in self._subagents_read:
+            return
+        self._subagents_read.add(session_id)
+        for sub in await self.store.subagents_of(session_id):
+            if sub.id not in self._subagent_ids:
+                mark = await self.store.seq_mark(sub.id)
+                issued = mark or await self.store.max_seq(sub.id)
+                self._add_subagent(SubagentRecord(sub.id, sub.parent, sub.address, issued, issued))
 
     async def _load_summary(self, record: Record, summary: SummaryRow | None) -> None:
         """The list's view of a stored session: its stored summary, or (a store
@@ -133,11 +177,13 @@ class SessionRegistry:
         except Rejection as exc:  # no model key or SSH host now: a subscriber retries
             log.warning("session %s cannot resume its tool round yet: %s", session, exc)
 
-    async def _recover_subagents(self, seqs: dict[str, int], marks: dict[str, int]) -> None:
+    async def _recover_subagents(self, parent: str) -> None:
         """A subagent is not started again; what a crash left open in it is closed
         (its input interrupted) so that its stored stream ends consistently."""
-        for row in await self.store.subagents():
-            issued = max(seqs.get(row.id, 0), marks.get(row.id, 0))
+        self._subagents_read.add(parent)
+        for row in await self.store.subagents_of(parent):
+            self.recovered.append(row.id)
+            issued = max(await self.store.seq_mark(row.id), await self.store.max_seq(row.id))
             closed = await close_open_input(self.store, row.id, issued)
             self._add_subagent(SubagentRecord(row.id, row.parent, row.address, closed.seq, issued))
         await self.store.flush()
@@ -222,6 +268,7 @@ class SessionRegistry:
         )
         record = Record(row, config)
         self.records[row.id] = record
+        self._subagents_read.add(row.id)  # new: it has none stored
         await self._spawn(record, actor)
         return record
 
@@ -249,6 +296,7 @@ class SessionRegistry:
             else:
                 env = self.environments.resolve(row.environment)
             gateway = await self.models.routes(profile)
+            await self._load_subagents(row.id)  # new subagents are numbered above them
             history = await self.store.history(row.id)
             resumed, record.resumed = record.resumed, None
             repaired = [] if resumed is not None else repair_history(history)

@@ -42,8 +42,11 @@ class StoreSync:
         self.store = store
 
     def observe(self, record: Record, event: SessionEvent) -> None:
-        """A hub sink: quick, never raises (it runs inside the session's emit)."""
-        self._number_and_store(record, record.row.id, event)
+        """A hub sink: quick, never raises (it runs inside the session's emit).
+
+        A session going to ``processing`` is written so before its input's event:
+        the store then never holds a running input under an ``idle`` row, which is
+        what lets a restart visit only the rows that are not at rest."""
         state = None
         match event.data:
             case UserInputEvent():
@@ -57,13 +60,20 @@ class StoreSync:
                 state = "closed"
             case LoopStateEvent(state=doing):
                 record.loop_state = doing
+        changed = state if state is not None and state != record.state else None
+        if changed == "processing":
+            self._put_state(record, changed)
+        self._number_and_store(record, record.row.id, event)
         record.updated = max(record.updated, event.timestamp)
-        if state is not None and state != record.state:
-            record.state = state
-            record.interrupted = False
-            self.store.put_state(record.row.id, state)
+        if changed is not None and changed != "processing":
+            self._put_state(record, changed)
         if _follow_activity(record, event):
             self.store.put_summary(summary_of(record))
+
+    def _put_state(self, record: Record, state: str) -> None:
+        record.state = state
+        record.interrupted = False
+        self.store.put_state(record.row.id, state)
 
     def observe_subagent(self, record: SubagentRecord, event: SessionEvent) -> None:
         """A subagent's hub sink: its events are stored under its own id."""

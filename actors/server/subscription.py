@@ -84,6 +84,7 @@ class SessionSubscription:
 
     async def open(self) -> None:
         """Subscribe to the live stream; raises (no such session) before any frame."""
+        await self.registry.load(self.session)
         self._live, self._last_seq = await self._open()
 
     async def run(self, request_id: RequestId) -> None:

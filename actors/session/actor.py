@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import msgspec
 import trio
@@ -40,7 +41,6 @@ from actors.tools.core.agentic import AGENTIC_TOOLS
 from actors.tools.core.agents import AGENT_TOOLS
 from actors.tools.core.loop_breakers import LOOP_BREAKING_TOOLS
 from actors.tools.core.terminal import TERMINAL
-from actors.tools.mcp import McpTools
 from environments.wrappers import ScopedEnvironment
 from protocol.environment import Describe
 from protocol.events import (
@@ -77,6 +77,9 @@ from protocol.session import (
     WaitIdle,
 )
 from protocol.supervision import ChildFailed, ServiceRestarted
+
+if TYPE_CHECKING:
+    from actors.tools.mcp import McpTools
 
 
 class SessionClosed(Rejection):
@@ -210,6 +213,10 @@ class SessionActor(Actor):
         gate = PolicyGate(self.hub, self.approvals, root, paths, fenced=self.fenced_paths)
         self._tools = ToolRunner(self.hub, self.environment, root, self.agents, gate)
         if self.config.mcp_servers and self.agent_depth == 0:
+            # Here, not at the top: the MCP SDK takes most of a second to import,
+            # and a session without MCP servers never needs it.
+            from actors.tools.mcp import McpTools
+
             self._mcp = McpTools(self.config.mcp_servers, self.ctx.nursery)
         self.hub.emit(
             SessionStartEvent(

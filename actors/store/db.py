@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS summaries (
     cost_usd REAL,
     updated REAL NOT NULL
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS sessions_by_state ON sessions(state);
 CREATE TABLE IF NOT EXISTS history (
     session_id TEXT NOT NULL,
     idx INTEGER NOT NULL,
@@ -202,14 +203,48 @@ def apply(connection: sqlite3.Connection, ops: list[Op]) -> None:
         raise
 
 
+def _session_row(row: tuple) -> SessionRow:  # type: ignore[type-arg]
+    return SessionRow(
+        row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]), row[8], row[9]
+    )
+
+
 def sessions(connection: sqlite3.Connection) -> list[SessionRow]:
     rows = connection.execute("SELECT * FROM sessions ORDER BY created").fetchall()
-    return [
-        SessionRow(
-            row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]), row[8], row[9]
-        )
-        for row in rows
-    ]
+    return [_session_row(row) for row in rows]
+
+
+def session(connection: sqlite3.Connection, session_id: str) -> SessionRow | None:
+    row = connection.execute("SELECT * FROM sessions WHERE id=?", (session_id,)).fetchone()
+    return None if row is None else _session_row(row)
+
+
+def sessions_not_at_rest(connection: sqlite3.Connection) -> list[SessionRow]:
+    """The sessions whose stored state is neither ``idle`` nor ``closed`` (an input
+    was running): read through the state's index, not a scan of every row."""
+    rows = connection.execute(
+        "SELECT * FROM sessions WHERE state NOT IN ('idle', 'closed') ORDER BY created"
+    ).fetchall()
+    return [_session_row(row) for row in rows]
+
+
+def summary(connection: sqlite3.Connection, session_id: str) -> SummaryRow | None:
+    row = connection.execute("SELECT * FROM summaries WHERE session_id=?", (session_id,))
+    found = row.fetchone()
+    return None if found is None else SummaryRow(*found)
+
+
+def seq_mark(connection: sqlite3.Connection, session_id: str) -> int:
+    row = connection.execute("SELECT mark FROM seq_marks WHERE session_id=?", (session_id,))
+    found = row.fetchone()
+    return 0 if found is None else int(found[0])
+
+
+def max_seq(connection: sqlite3.Connection, session_id: str) -> int:
+    """The highest stored seq of one session: one seek in the events' key, however
+    many events the store holds (``MAX`` over a key prefix reads its last entry)."""
+    row = connection.execute("SELECT MAX(seq) FROM events WHERE session_id=?", (session_id,))
+    return row.fetchone()[0] or 0
 
 
 def summaries(connection: sqlite3.Connection) -> dict[str, SummaryRow]:
@@ -271,6 +306,7 @@ CREATE TABLE IF NOT EXISTS subagents (
     parent TEXT NOT NULL,
     address TEXT NOT NULL
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS subagents_by_parent ON subagents(parent);
 """
 
 
@@ -303,12 +339,28 @@ def ledgers(connection: sqlite3.Connection) -> dict[str, bytes]:
     return dict(connection.execute("SELECT session_id, spend FROM ledgers").fetchall())
 
 
+def ledger(connection: sqlite3.Connection, session_id: str) -> bytes | None:
+    """One session's ledger, by key (a start reads only the live sessions')."""
+    row = connection.execute(
+        "SELECT spend FROM ledgers WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return row[0] if row else None
+
+
 def put_subagent(
     connection: sqlite3.Connection, subagent_id: str, parent: str, address: str
 ) -> None:
     connection.execute(
         "INSERT OR REPLACE INTO subagents VALUES (?,?,?)", (subagent_id, parent, address)
     )
+
+
+def subagents_of(connection: sqlite3.Connection, parent: str) -> list[SubagentRow]:
+    """The subagents of one top-level session (at any depth)."""
+    rows = connection.execute(
+        "SELECT id, parent, address FROM subagents WHERE parent=? ORDER BY id", (parent,)
+    ).fetchall()
+    return [SubagentRow(*row) for row in rows]
 
 
 def subagents(connection: sqlite3.Connection) -> list[SubagentRow]:

@@ -35,6 +35,7 @@ import trio
 from actors.store import db
 from actors.store.db import EventRow, Op, SessionRow, SubagentRow, SummaryRow
 from actors.store.health import StoreHealth, StoreUnavailable
+from actors.store.paths import default_data_dir as default_data_dir
 from protocol.events import EventData, SessionEvent
 from protocol.session import SessionConfig, Spend, Turn
 
@@ -382,6 +383,24 @@ class Store:
     async def sessions(self) -> list[SessionRow]:
         return await self._read(db.sessions)
 
+    async def session(self, session_id: str) -> SessionRow | None:
+        return await self._read(db.session, session_id)
+
+    async def sessions_not_at_rest(self) -> list[SessionRow]:
+        return await self._read(db.sessions_not_at_rest)
+
+    async def summary(self, session_id: str) -> SummaryRow | None:
+        return await self._read(db.summary, session_id)
+
+    async def seq_mark(self, session_id: str) -> int:
+        mark: int = await self._read(db.seq_mark, session_id)
+        self._committed_mark[session_id] = max(self._committed_mark.get(session_id, 0), mark)
+        self._queued_mark[session_id] = max(self._queued_mark.get(session_id, 0), mark)
+        return mark
+
+    async def subagents_of(self, parent: str) -> list[SubagentRow]:
+        return await self._read(db.subagents_of, parent)
+
     async def summaries(self) -> dict[str, SummaryRow]:
         return await self._read(db.summaries)
 
@@ -390,6 +409,13 @@ class Store:
         for session_id, seq in seqs.items():
             self._committed[session_id] = max(self._committed.get(session_id, 0), seq)
         return seqs
+
+    async def max_seq(self, session_id: str) -> int:
+        """The highest seq stored of one session (0 for none): one index seek."""
+        seq: int = await self._read(db.max_seq, session_id)
+        if seq > self._committed.get(session_id, 0):
+            self._committed[session_id] = seq
+        return seq
 
     async def seq_marks(self) -> dict[str, int]:
         marks: dict[str, int] = await self._read(db.seq_marks)
@@ -416,6 +442,16 @@ class Store:
                 continue
         return found
 
+    async def ledger(self, session_id: str) -> Spend | None:
+        """One session's ledger (None before its first input, or if unreadable)."""
+        blob: bytes | None = await self._read(db.ledger, session_id)
+        if blob is None:
+            return None
+        try:
+            return _spend.decode(blob)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+
     async def subagents(self) -> list[SubagentRow]:
         return await self._read(db.subagents)
 
@@ -428,17 +464,6 @@ class Store:
 
     def close(self) -> None:
         self._closed = True
-
-
-def default_data_dir(environ: dict[str, str] | None = None) -> Path:
-    """``$TROUPE_DATA_DIR``, else ``$XDG_DATA_HOME/troupe``, else ``~/.local/share/troupe``."""
-    import os
-
-    env = os.environ if environ is None else environ
-    if env.get("TROUPE_DATA_DIR"):
-        return Path(env["TROUPE_DATA_DIR"]).expanduser()
-    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base).expanduser() / "troupe"
 
 
 @asynccontextmanager

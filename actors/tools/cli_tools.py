@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
-import yaml
 
 from actors.policy.categories import Category
 
@@ -74,6 +73,8 @@ def load_tools_file(path: Path) -> list[CliToolSpec]:
 
 def parse_tools_text(text: str, origin: str) -> list[CliToolSpec]:
     """The tools a YAML text declares, checked; errors name ``origin`` (the file)."""
+    import yaml  # here: only a tools file needs it, and it takes a twentieth of a second
+
     try:
         raw = yaml.safe_load(text) or {}
         specs = msgspec.convert(raw, type=_ToolsFile).tools

@@ -235,7 +235,8 @@ async def test_resolve_approval_on_a_stored_session_is_not_found(start_stack: St
     async with start_stack() as stack, stack.client() as client:
         session = (await client.request(CreateSession)).session.session_id
     async with start_stack() as stack, stack.client() as client:
-        assert stack.server.registry.record(session).ref is None  # stored, not running
+        detail = await client.request(GetSession, session=session)
+        assert detail.session.status == "stored"  # not running
         await expect_error("not_found", client, ResolveApproval, session=session,
                            request_id="ap-1", approved=True)  # fmt: skip
 

@@ -1,0 +1,90 @@
+"""A command imports what its run uses, nothing more (issue #36): the MCP SDK
+(most of a second of import), the server's stack, the web page and the ACP host
+are imported when first needed, so ``troupe run -p`` starts quickly.
+
+Each check runs in a fresh interpreter and reads its ``sys.modules``: what a
+process imported is a fact, not a timing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import trio
+
+from tests.cli.conftest import HANG_GUARD, REPO, Home, mock_llm
+
+NOT_ON_THE_RUN_PATH = ("mcp", "actors.server", "actors.web", "actors.acp")
+"""Packages ``import actors.commands.run`` must not import."""
+
+NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.tools.mcp",
+                          "asyncssh", "bashlex", "rich.markdown", "yaml", "actors.web",
+                          "actors.server.server", "actors.server.connection",
+                          "actors.server.handshake", "trio_websocket", "wsproto",
+                          "rich", "click", "pygments")  # fmt: skip
+"""What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
+json output and no shell command does not use: its runtime is answered by calls
+(:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
+web page stay out too; rich only draws on a colour terminal, and httpx's own
+command-line client (click, pygments, rich) is never imported."""
+
+
+def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+_PRINT_MODULES = "\nimport json, sys; print(json.dumps([n for n, m in sys.modules.items() if m]))"
+"""A module set to None in ``sys.modules`` is one declared absent, not imported."""
+
+
+def _modules_after(code: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", code + _PRINT_MODULES],
+        capture_output=True,
+        check=True,
+        cwd=REPO,
+        timeout=HANG_GUARD,
+    )
+    return json.loads(done.stdout.decode().splitlines()[-1])
+
+
+def test_importing_the_run_command_leaves_the_server_mcp_web_and_acp_alone() -> None:
+    modules = _modules_after("import actors.commands.run")
+    assert "actors.commands.run" in modules
+    assert _loaded(modules, NOT_ON_THE_RUN_PATH) == []
+
+
+def test_the_parser_alone_imports_no_runtime() -> None:
+    """``troupe --help`` and ``--version`` build the parser and stop there."""
+    modules = _modules_after("from actors.cli import build_parser; build_parser()")
+    assert _loaded(modules, ("trio", "msgspec", "httpx", "actors.commands.run")) == []
+
+
+# The embedded run in a fresh interpreter that, on its way out, writes the names of
+# the modules it imported to a file (the command's own stdout stays its result).
+_RUN_AND_RECORD = """
+import json, sys
+from actors.cli import main
+code = main(sys.argv[2:])
+with open(sys.argv[1], "w") as out:
+    json.dump(sorted(name for name, module in sys.modules.items() if module), out)
+sys.exit(code)
+"""
+
+
+async def test_an_embedded_run_imports_no_mcp_acp_ssh_or_markdown(home: Home) -> None:
+    record = home.root / "modules.json"
+    async with mock_llm({"turns": [{"text": "done"}]}) as mock:
+        with trio.fail_after(HANG_GUARD):
+            done = await trio.run_process(
+                [sys.executable, "-c", _RUN_AND_RECORD, str(record), "run", "--embedded",
+                 "--base-url", mock.base_url, "--output-format", "json", "-p", "hi"],
+                capture_stdout=True, capture_stderr=True, check=False,
+                cwd=home.work, env=home.env,
+            )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.decode().splitlines()[-1])["result"] == "done"
+    modules = json.loads(await trio.Path(record).read_text())
+    assert "actors.session.actor" in modules  # the session did run in this process
+    assert _loaded(modules, NOT_IN_AN_EMBEDDED_RUN) == []
