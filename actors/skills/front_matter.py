@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 
 class FrontMatterError(ValueError):
     """Front matter that is not a YAML mapping."""
@@ -21,6 +19,8 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         return {}, text
     for index in range(1, len(lines)):
         if lines[index].strip() == "---":
+            import yaml  # here: only a file with front matter needs it (it is slow to import)
+
             raw = "".join(lines[1:index])
             body = "".join(lines[index + 1 :])
             try:
