@@ -12,6 +12,7 @@ already has: with them, the command runs embedded and says why.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -22,11 +23,12 @@ import trio
 
 from actors.commands.common import advertised_server, connect_to, data_dir, read_token
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
-from actors.config import Settings
+from actors.config import ConfigError, Settings
 from actors.config.resolve import KEY_VARIABLES, URL_VARIABLES
 from actors.models.config import DEFAULT_BASE_URLS
 from actors.server.models import ModelSettings
 from actors.server.server import ServerConfig, run_server
+from actors.telemetry import TelemetrySettings, telemetry_installed, telemetry_settings
 from protocol.client import TroupeClient, connect
 from protocol.session import SessionConfig
 
@@ -83,6 +85,23 @@ def session_defaults(settings: Settings) -> SessionConfig:
         user_instructions=read_instructions(settings.get("instructions")),
         mcp_servers=settings.mcp_servers,
     )
+
+
+def host_telemetry(settings: Settings) -> TelemetrySettings:
+    """OpenTelemetry export for a server this command hosts: the config file's
+    ``[telemetry]`` under the ``OTEL_*`` variables; a value it cannot honour is bad
+    input, said before anything starts."""
+    try:
+        telemetry = telemetry_settings(settings.telemetry, os.environ)
+    except ConfigError as error:
+        raise CommandError(str(error), EXIT_BAD_INPUT) from None
+    if telemetry.enabled and not telemetry_installed():
+        raise CommandError(
+            "telemetry is on but the OpenTelemetry SDK is not installed: "
+            "pip install 'troupe-agents[otel]' (or set TROUPE_TELEMETRY=0)",
+            EXIT_BAD_INPUT,
+        )
+    return telemetry
 
 
 def model_settings(settings: Settings, strict: bool = True) -> ModelSettings:
@@ -151,6 +170,7 @@ async def open_host(
             model_settings(settings), fallbacks=tuple(args.fallback or ())
         ),
         advertise=False,
+        telemetry=host_telemetry(settings),
     )
     async with embedded_server(config) as (url, token), connect(url, token) as client:
         yield Host(client, url, True, note)
