@@ -91,7 +91,8 @@ async def _batch(args: argparse.Namespace, tasks: list[tuple[Task, Path]], out: 
 async def _git(repo: Path, *argv: str) -> str:
     with trio.fail_after(GIT_TIMEOUT):
         done = await trio.run_process(
-            safe_git_argv("-C", str(repo), *argv),
+            safe_git_argv(*argv),  # the subcommand first: diff gets --no-ext-diff
+            cwd=str(repo),
             capture_stdout=True,
             capture_stderr=True,
             check=False,
@@ -119,11 +120,21 @@ async def _run_task(
         code, status = await _troupe_run(args, task, worktree)
         await _git(worktree, "add", "--all")
         patch = await _git(worktree, "diff", "--cached", "--binary", base)
+    except CommandError as error:
+        return "", False, f"no patch: {error.message}"
     finally:
         if not args.keep_worktrees:
-            await _git(repo, "worktree", "remove", "--force", str(worktree))
+            with trio.CancelScope(shield=True):
+                await _remove_worktree(repo, worktree)
     changed = patch.count("\ndiff --git ") + patch.startswith("diff --git ")
     return patch, code == 0, f"{status} (exit {code}), {changed} files changed"
+
+
+async def _remove_worktree(repo: Path, worktree: Path) -> None:
+    try:
+        await _git(repo, "worktree", "remove", "--force", str(worktree))
+    except CommandError as error:
+        print(f"troupe batch: {error.message}", file=sys.stderr, flush=True)
 
 
 async def _troupe_run(args: argparse.Namespace, task: Task, worktree: Path) -> tuple[int, str]:
