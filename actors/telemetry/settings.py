@@ -93,3 +93,19 @@ def telemetry_settings(
         headers=dict(section.headers),
         capture_content=section.capture_content if content is None else content,
     )
+
+
+def describe(settings: TelemetrySettings, env: Mapping[str, str]) -> str:
+    """One line for ``troupe config``: off, or where spans and metrics go and
+    whether text goes with them."""
+    if not settings.enabled:
+        return "off (TROUPE_TELEMETRY=1 or [telemetry] enabled = true; docs/telemetry.md)"
+    endpoint = (
+        env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        or settings.endpoint
+        or "http://localhost:4318 (the exporter's default)"
+    )
+    signals = [name for name, on in (("traces", settings.traces), ("metrics", settings.metrics))
+               if on]  # fmt: skip
+    text = "with" if settings.capture_content else "without"
+    return f"on -> {endpoint}: {' and '.join(signals) or 'nothing'}, {text} prompt and output text"

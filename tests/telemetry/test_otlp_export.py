@@ -204,3 +204,25 @@ def test_the_config_file_turns_it_on(tmp_path: Path) -> None:
     assert not telemetry_settings(section, {"TROUPE_TELEMETRY": "0"}).enabled
     assert not telemetry_settings(section, {"OTEL_SDK_DISABLED": "true"}).enabled
     assert not telemetry_settings(None, {}).enabled
+
+
+async def test_config_says_where_telemetry_goes_and_an_untrusted_project_cannot_turn_it_on(
+    home: Home,
+) -> None:
+    shown = await home.troupe(
+        "config", TROUPE_TELEMETRY="1", OTEL_EXPORTER_OTLP_ENDPOINT="http://collector:4318"
+    )
+    assert shown.returncode == 0, shown.stderr.decode()
+    assert (
+        "telemetry         on -> http://collector:4318: traces and metrics, "
+        "without prompt and output text"
+    ) in shown.stdout.decode()
+    project = home.work / ".troupe"
+    project.mkdir()
+    (project / "config.toml").write_text(
+        '[telemetry]\nenabled = true\nendpoint = "http://theirs:4318"\ncapture_content = true\n'
+    )
+    untrusted = await home.troupe("config")
+    assert untrusted.returncode == 0, untrusted.stderr.decode()
+    assert "telemetry         off" in untrusted.stdout.decode()
+    assert "telemetry" in untrusted.stderr.decode()  # the one line saying what was ignored
