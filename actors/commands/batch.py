@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -21,12 +23,14 @@ from pathlib import Path
 import msgspec
 import trio
 
-from actors.commands.errors import EXIT_BAD_INPUT, EXIT_ERROR, CommandError
+from actors.commands.errors import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_TIMEOUT, CommandError
 from actors.commands.harness_args import PASSED_TO_RUN
 from actors.harness.swebench import Prediction, Task, TaskError, read_tasks
 from environments.safe_git import SAFE_GIT_ENV, safe_git_argv
 
 GIT_TIMEOUT = 300.0
+STOP_GRACE = 60.0
+"""Seconds past a task's --timeout before the batch kills its run."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,14 +153,21 @@ async def _troupe_run(args: argparse.Namespace, task: Task, worktree: Path) -> t
     if getattr(args, "data_dir", None):
         argv += ["--data-dir", args.data_dir]
     argv += ["-p", task.problem_statement]
-    done = await trio.run_process(
-        argv,
-        stdin=b"",
-        capture_stdout=True,
-        stderr=None,  # each task's one-line failures reach the batch's stderr
-        check=False,
-        cwd=str(worktree),
-    )
+    done: subprocess.CompletedProcess[bytes] | None = None
+    # run's own --timeout stops the work; this guard only catches a run that could
+    # not stop (cancelling run_process terminates it, then kills it)
+    guard = math.inf if args.timeout is None else args.timeout + STOP_GRACE
+    with trio.move_on_after(guard):
+        done = await trio.run_process(
+            argv,
+            stdin=b"",
+            capture_stdout=True,
+            stderr=None,  # each task's one-line failures reach the batch's stderr
+            check=False,
+            cwd=str(worktree),
+        )
+    if done is None:
+        return EXIT_TIMEOUT, "killed past --timeout"
     status = "no result"
     for line in done.stdout.decode(errors="replace").splitlines():
         try:

@@ -7,10 +7,12 @@ patch applies to its base commit. The repositories are left as they were."""
 from __future__ import annotations
 
 import json
+import secrets
 import subprocess
 from pathlib import Path
 
 from tests.cli.conftest import Home, home, mock_llm
+from tests.environments.helpers import survivors
 
 __all__ = ["home"]
 
@@ -121,3 +123,34 @@ async def test_a_bad_tasks_file_is_one_line(home: Home) -> None:
     assert "line 1:" in result.stderr.decode() and "is not a git repository" in (
         result.stderr.decode()
     )
+
+
+async def test_a_task_past_its_timeout_still_gets_its_line_and_leaves_no_process(
+    home: Home,
+) -> None:
+    marker = f"troupe-batch-{secrets.token_hex(4)}"
+    script = {
+        "turns": [
+            {"tool_calls": [{"name": "write_file",
+                             "arguments": {"file_path": "partial.txt", "content": "half\n"}}]},
+            {"tool_calls": [{"name": "shell",
+                             "arguments": {"command": f"exec sleep 300 # {marker}"}}]},
+            {"text": "never reached"},
+        ]
+    }  # fmt: skip
+    make_repo(home.root / "repo")
+    tasks_file = home.root / "tasks.jsonl"
+    task = {"instance_id": "slow-1", "problem_statement": "take forever", "repo_path": "repo"}
+    tasks_file.write_text(json.dumps(task) + "\n")
+    out = home.root / "predictions.jsonl"
+    async with mock_llm(script) as mock:
+        result = await home.troupe(
+            "batch", str(tasks_file), "--out", str(out), "--base-url", mock.base_url,
+            "--timeout", "10",
+        )  # fmt: skip
+    assert result.returncode == 1, result.stderr.decode()
+    assert "slow-1: timeout (exit 124)" in result.stderr.decode()
+    assert survivors(marker) == []
+    (prediction,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert prediction["instance_id"] == "slow-1"
+    assert "b/partial.txt" in prediction["model_patch"]  # the work it got to
