@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
 from actors.commands.run import settings_for
-from actors.commands.session_host import host_telemetry
 from actors.config import user_config_path
 from actors.policy.engine import Policy
 from actors.policy.presets import InvalidPolicy, UnknownPreset, resolve_policy
 from actors.policy.sandbox import network_allowed
-from actors.telemetry.settings import describe as describe_telemetry
 from environments.sandbox import find_bwrap, probe_local_now
 
 
@@ -64,22 +61,24 @@ def _policy(args: argparse.Namespace) -> Policy:
 def run(args: argparse.Namespace) -> int:
     workdir = Path(args.workdir or ".").resolve()
     settings = settings_for(args, workdir)
+    from actors.commands.telemetry_host import telemetry_line  # its own line, docs/telemetry.md
+
+    telemetry = telemetry_line(settings)
     key = settings.api_key
     key_text = f"set ({key.source})" if key.value else "not set"
     policy = _policy(args)
     source = "--sandbox" if getattr(args, "sandbox", None) else f"policy {policy.name}"
     sandbox = sandbox_state(policy, source)
-    telemetry = describe_telemetry(host_telemetry(settings), os.environ)
     if args.json:
         out = {name: {"value": s.value, "source": s.source} for name, s in settings.values.items()}
         out["api_key"] = {"value": bool(key.value), "source": key.source}
         print(json.dumps({
             "settings": out,
             "ssh_hosts": {name: host.target for name, host in settings.ssh_hosts.items()},
+            "telemetry": telemetry,
             "files": settings.files,
             "policy": policy.name,
             "sandbox": sandbox,
-            "telemetry": telemetry,
         }))  # fmt: skip
         return 0
     rows = [(name, _show(s.value), s.source) for name, s in settings.values.items()]
@@ -89,9 +88,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{name:<17} {value:<{width}}  {source}".rstrip())
     for name, host in settings.ssh_hosts.items():
         print(f"ssh_hosts.{name:<7} {host.target}")
+    print(f"{'telemetry':<17} {telemetry}")
     print(f"{'policy':<17} {policy.name}")
     print(f"{'sandbox':<17} {sandbox_line(sandbox)}")
-    print(f"{'telemetry':<17} {telemetry}")
     files = settings.files or [f"none (looked for {user_config_path()} and .troupe/config.toml)"]
     print("config files: " + ", ".join(files))
     return 0

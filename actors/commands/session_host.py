@@ -12,7 +12,6 @@ already has: with them, the command runs embedded and says why.
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -23,12 +22,11 @@ import trio
 
 from actors.commands.common import advertised_server, connect_to, data_dir, read_token
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
-from actors.config import ConfigError, Settings
+from actors.config import Settings
 from actors.config.resolve import KEY_VARIABLES, URL_VARIABLES
 from actors.models.config import DEFAULT_BASE_URLS
 from actors.server.models import ModelSettings
 from actors.server.server import ServerConfig, run_server
-from actors.telemetry import TelemetrySettings, telemetry_installed, telemetry_settings
 from protocol.client import TroupeClient, connect
 from protocol.session import SessionConfig
 
@@ -87,23 +85,6 @@ def session_defaults(settings: Settings) -> SessionConfig:
     )
 
 
-def host_telemetry(settings: Settings) -> TelemetrySettings:
-    """OpenTelemetry export for a server this command hosts: the config file's
-    ``[telemetry]`` under the ``OTEL_*`` variables; a value it cannot honour is bad
-    input, said before anything starts."""
-    try:
-        telemetry = telemetry_settings(settings.telemetry, os.environ)
-    except ConfigError as error:
-        raise CommandError(str(error), EXIT_BAD_INPUT) from None
-    if telemetry.enabled and not telemetry_installed():
-        raise CommandError(
-            "telemetry is on but the OpenTelemetry SDK is not installed: "
-            "pip install 'troupe-agents[otel]' (or set TROUPE_TELEMETRY=0)",
-            EXIT_BAD_INPUT,
-        )
-    return telemetry
-
-
 def model_settings(settings: Settings, strict: bool = True) -> ModelSettings:
     """A server's model endpoint. ``strict`` refuses early when there is no key
     and no base URL (the first thing a new user meets); a lenient server starts
@@ -143,6 +124,8 @@ async def open_host(
     args: argparse.Namespace, settings: Settings, working_dir: Path
 ) -> AsyncIterator[Host]:
     """A client of the server the session should run on (see the module doc)."""
+    from actors.commands.telemetry_host import host_telemetry
+
     url = settings.get("connect")
     if url:
         async with connect_to(url, read_token(args)) as client:
