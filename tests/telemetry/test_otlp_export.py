@@ -73,13 +73,12 @@ def _kinds(spans: list[Span]) -> Counter[str]:
     return Counter("chat" if span.name.startswith("chat ") else span.name for span in spans)
 
 
-async def _run(home: Home, url: str, base_url: str, content: bool = False) -> dict[str, Any]:
+async def _run(home: Home, url: str, base_url: str) -> dict[str, Any]:
     (home.work / "hello.py").write_text("print('hi')\n")
     result = await home.troupe(
         "run", "--base-url", base_url, "-m", "test-model", "--output-format", "json", "-p", TASK,
         TROUPE_TELEMETRY="1", OTEL_EXPORTER_OTLP_ENDPOINT=url,
         OTEL_METRIC_EXPORT_INTERVAL="600000", OTEL_BSP_SCHEDULE_DELAY="100",
-        OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true" if content else "false",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr.decode()
     return json.loads(result.stdout)
@@ -154,10 +153,21 @@ async def test_a_session_with_a_subagent_exports_its_span_tree_and_metrics(home:
     assert sum(v for _, v in points["troupe.model_call.duration"]) == 5
 
 
-async def test_prompt_and_output_text_only_when_asked_for(home: Home) -> None:
+async def test_the_config_file_turns_it_on_with_prompt_and_output_text(home: Home) -> None:
+    """The user's ``[telemetry]`` table alone: on, its endpoint (``/v1/traces`` and
+    ``/v1/metrics`` added), and text, which only this opt-in sends."""
     with otlp_receiver() as received:
+        home.config.write_text(
+            f'[telemetry]\nenabled = true\nendpoint = "{received.url}"\ncapture_content = true\n'
+        )
         async with mock_llm(SCRIPT) as mock:
-            await _run(home, received.url, mock.base_url, content=True)
+            (home.work / "hello.py").write_text("print('hi')\n")
+            result = await home.troupe(
+                "run", "--base-url", mock.base_url, "--output-format", "json", "-p", TASK,
+                OTEL_METRIC_EXPORT_INTERVAL="600000",
+            )  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()
+    assert {path for path, _, _ in received.posts} == {"/v1/traces", "/v1/metrics"}
     spans = received.spans()
     inputs = [str(attributes(s.attributes).get("troupe.input.text")) for s in spans
               if s.name == "troupe.input"]  # fmt: skip
@@ -204,6 +214,10 @@ def test_the_config_file_turns_it_on(tmp_path: Path) -> None:
     assert not telemetry_settings(section, {"TROUPE_TELEMETRY": "0"}).enabled
     assert not telemetry_settings(section, {"OTEL_SDK_DISABLED": "true"}).enabled
     assert not telemetry_settings(None, {}).enabled
+    content = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}
+    assert telemetry_settings(section, content).capture_content
+    assert not telemetry_settings(section, {"OTEL_TRACES_EXPORTER": "none"}).traces
+    assert telemetry_settings(section, {"OTEL_TRACES_EXPORTER": "none"}).metrics
 
 
 async def test_config_says_where_telemetry_goes_and_an_untrusted_project_cannot_turn_it_on(
