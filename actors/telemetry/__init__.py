@@ -8,6 +8,7 @@ only when telemetry is on (it is off by default).
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -21,6 +22,10 @@ if TYPE_CHECKING:
     from actors.session.events import EventHub
 
 log = logging.getLogger("troupe.telemetry")
+
+FLUSH_SECONDS = 5.0
+"""What a host's exit waits for the collector, at most (the SDK's threads are
+daemons: what is still unsent after it is dropped, and said so in one line)."""
 
 Observer = Callable[["EventHub"], None]
 """What a host calls with each session's (and subagent's) event hub before it starts."""
@@ -41,11 +46,19 @@ async def open_telemetry(settings: TelemetrySettings) -> AsyncIterator[Observer 
         yield providers.telemetry.observe
     finally:
         providers.telemetry.close(time.time())
-        with trio.CancelScope(shield=True):
-            try:
-                await trio.to_thread.run_sync(providers.shutdown)
-            except Exception:  # a collector's fault must not fail the host's exit
-                log.exception("telemetry: flushing to the collector failed")
+        delivered = False
+        with trio.CancelScope(shield=True), trio.move_on_after(FLUSH_SECONDS):
+            try:  # a collector that does not answer is given up on, not waited for
+                await trio.to_thread.run_sync(providers.shutdown, abandon_on_cancel=True)
+                delivered = True
+            except Exception as error:  # a collector's fault must not fail the host's exit
+                providers.failures.first = providers.failures.first or str(error)
+        providers.release_logging()
+        failure = providers.failures.first
+        if failure is not None or not delivered:
+            reason = failure or f"no answer within {FLUSH_SECONDS:g} s"
+            print(f"troupe: telemetry was not delivered to the collector: {reason}",
+                  file=sys.stderr, flush=True)  # fmt: skip
 
 
 def telemetry_installed() -> bool:

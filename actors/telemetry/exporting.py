@@ -8,7 +8,9 @@ thread, so the event loop never waits on a collector.
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 from collections.abc import Mapping
 
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
@@ -25,6 +27,31 @@ from actors.telemetry.settings import TelemetrySettings
 SCOPE = "troupe"
 FLUSH_MILLIS = 5000
 """What closing waits for a collector, at most, per signal."""
+SDK_LOGGER = "opentelemetry"
+
+
+class Failures(logging.Handler):
+    """The SDK's export warnings (a collector down means one per retry, each with
+    a stack of connection errors), kept instead of printed: the host says once,
+    in one line, that telemetry was not delivered."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.first: str | None = None
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+        if self.first is None:
+            self.first = _reason(record.getMessage())
+
+
+def _reason(message: str) -> str:
+    """The cause in a few words (``Connection refused``), else the message's start."""
+    found = re.search(r"\[Errno -?\d+\] ([^\"')]+)", message)
+    if found:
+        return found.group(1).strip()
+    return message.splitlines()[0][:160] if message else "unknown error"
 
 
 def _endpoint(settings: TelemetrySettings, env: Mapping[str, str], signal: str) -> str | None:
@@ -40,12 +67,17 @@ class Providers:
 
     def __init__(self, settings: TelemetrySettings, version: str) -> None:
         env = os.environ
+        self.failures = Failures()
+        sdk_log = logging.getLogger(SDK_LOGGER)
+        self._propagate = sdk_log.propagate
+        sdk_log.addHandler(self.failures)
+        sdk_log.propagate = False
         resource = Resource.create({"service.name": "troupe", "service.version": version})
         headers = dict(settings.headers) or None
         self.tracing: TracerProvider | None = None
         self.metering: MeterProvider | None = None
         if settings.traces:
-            self.tracing = TracerProvider(resource=resource)
+            self.tracing = TracerProvider(resource=resource, shutdown_on_exit=False)
             exporter = OTLPSpanExporter(
                 endpoint=_endpoint(settings, env, "traces"), headers=headers
             )
@@ -55,7 +87,9 @@ class Providers:
                 endpoint=_endpoint(settings, env, "metrics"), headers=headers
             )
             reader = PeriodicExportingMetricReader(exporter)
-            self.metering = MeterProvider(resource=resource, metric_readers=[reader])
+            self.metering = MeterProvider(
+                resource=resource, metric_readers=[reader], shutdown_on_exit=False
+            )
         self.telemetry = Telemetry(
             self.tracing.get_tracer(SCOPE, version) if self.tracing else None,
             self.metering.get_meter(SCOPE, version) if self.metering else None,
@@ -69,3 +103,8 @@ class Providers:
             self.tracing.shutdown()
         if self.metering is not None:
             self.metering.shutdown(FLUSH_MILLIS)
+
+    def release_logging(self) -> None:
+        sdk_log = logging.getLogger(SDK_LOGGER)
+        sdk_log.removeHandler(self.failures)
+        sdk_log.propagate = self._propagate

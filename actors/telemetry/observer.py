@@ -133,8 +133,9 @@ class Telemetry:
         """A hub sink must not raise: a telemetry fault never reaches the session."""
         try:
             self.handle(event)
-        except Exception:
-            log.exception("telemetry could not record %s of %s", event.kind, event.session_id)
+        except Exception as error:  # one line, never a traceback at the user's terminal
+            log.warning("telemetry could not record %s of %s: %r", event.kind, event.session_id,
+                        error)  # fmt: skip
 
     def close(self, now: float) -> None:
         """End what is still open (a host stopping suspends its sessions without a

@@ -7,6 +7,7 @@ subagent's session as a child of the parent's input."""
 from __future__ import annotations
 
 import json
+import socket
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -240,3 +241,20 @@ async def test_config_says_where_telemetry_goes_and_an_untrusted_project_cannot_
     assert untrusted.returncode == 0, untrusted.stderr.decode()
     assert "telemetry         off" in untrusted.stdout.decode()
     assert "telemetry" in untrusted.stderr.decode()  # the one line saying what was ignored
+
+
+async def test_a_collector_that_is_down_costs_one_line_not_the_run(home: Home) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    async with mock_llm(SCRIPT) as mock:
+        (home.work / "hello.py").write_text("print('hi')\n")
+        result = await home.troupe(
+            "run", "--base-url", mock.base_url, "--output-format", "json", "-p", TASK,
+            TROUPE_TELEMETRY="1", OTEL_EXPORTER_OTLP_ENDPOINT=closed,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()
+    assert json.loads(result.stdout)["status"] == "done"
+    assert result.stderr.decode().splitlines() == [
+        "troupe: telemetry was not delivered to the collector: Connection refused"
+    ]
