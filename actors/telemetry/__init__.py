@@ -35,7 +35,7 @@ Observer = Callable[["EventHub"], None]
 async def open_telemetry(settings: TelemetrySettings) -> AsyncIterator[Observer | None]:
     """An observer for the block's sessions, or None when telemetry is off. On the
     way out, spans still open are ended and everything is flushed to the collector
-    (in a worker thread, shielded, bounded by the exporter's own timeouts)."""
+    (in a worker thread, shielded, for :data:`FLUSH_SECONDS` at most)."""
     if not settings.enabled:
         yield None
         return
@@ -53,7 +53,8 @@ async def open_telemetry(settings: TelemetrySettings) -> AsyncIterator[Observer 
                 delivered = True
             except Exception as error:  # a collector's fault must not fail the host's exit
                 providers.failures.first = providers.failures.first or str(error)
-        providers.release_logging()
+        if delivered:  # else the abandoned export may still log: keep it quiet
+            providers.release_logging()
         failure = providers.failures.first
         if failure is not None or not delivered:
             reason = failure or f"no answer within {FLUSH_SECONDS:g} s"
