@@ -88,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_server_commands(commands)
     _add_tools(commands)
     _add_trust(commands)
+    from actors.commands.harness_args import add_harness_commands
+
+    add_harness_commands(commands, _command, _data_dir_option, (ENV_DATA, ENV_MODELS, ENV_CONFIG))
     return parser
 
 
@@ -187,6 +190,13 @@ def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     _model_options(run)
     run.add_argument("--reasoning-effort", choices=["minimal", "low", "medium", "high"])
     run.add_argument("--max-turns", type=int, help="model turns for the session (0 = unlimited)")
+    run.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="wall-clock limit: past it the work is stopped, its commands killed, the "
+        "result object printed, and the exit code is 124",
+    )
     run.add_argument(
         "--preset",
         help="a loop preset: each seed document's limits, timeouts and loop options "

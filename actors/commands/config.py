@@ -66,6 +66,9 @@ def _policy(args: argparse.Namespace) -> Policy:
 def run(args: argparse.Namespace) -> int:
     workdir = Path(args.workdir or ".").resolve()
     settings = settings_for(args, workdir)
+    from actors.commands.telemetry_host import telemetry_line  # its own line, docs/telemetry.md
+
+    telemetry = telemetry_line(settings)
     key = settings.api_key
     key_text = f"set ({key.source})" if key.value else "not set"
     policy = _policy(args)
@@ -82,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({
             "settings": out,
             "ssh_hosts": {name: host.target for name, host in settings.ssh_hosts.items()},
+            "telemetry": telemetry,
             "files": settings.files,
             "policy": policy.name,
             "sandbox": sandbox,
@@ -99,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{name:<17} {value:<{width}}  {source}".rstrip())
     for name, host in settings.ssh_hosts.items():
         print(f"ssh_hosts.{name:<7} {host.target}")
+    print(f"{'telemetry':<17} {telemetry}")
     print(f"{'policy':<17} {policy.name}")
     print(f"{'sandbox':<17} {sandbox_line(sandbox)}")
     for hook, runs in all_hooks:

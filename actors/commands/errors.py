@@ -20,6 +20,8 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_BAD_INPUT = 2
 EXIT_TURN_LIMIT = 53
+EXIT_TIMEOUT = 124
+"""``troupe run --timeout`` ran out (GNU ``timeout``'s code, which harnesses know)."""
 EXIT_INTERRUPTED = 130
 
 

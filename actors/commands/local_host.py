@@ -31,6 +31,7 @@ from actors.server.registry import SessionRegistry
 from actors.server.restarts import report_restarts
 from actors.server.subscription import SessionSubscription, subscription_key
 from actors.store import open_store
+from actors.telemetry import TelemetrySettings, open_telemetry
 from protocol.asks import Asks
 from protocol.client import RequestError
 from protocol.wire import (
@@ -138,11 +139,13 @@ async def open_local(
     grace: float = 3.0,
     kill_grace: float = 2.0,
     replay_buffer_bytes: int = 2 << 20,
+    telemetry: TelemetrySettings | None = None,
 ) -> AsyncIterator[LocalClient]:
     """The server's stack for the duration of the block (see the module doc); the
     defaults are :class:`~actors.server.server.ServerConfig`'s, whose module (the
     listener, the web page) this one does not import."""
     async with (
+        open_telemetry(telemetry or TelemetrySettings()) as observer,  # flushed last
         open_store(data_dir) as store,
         Runtime(grace=grace, kill_grace=kill_grace) as runtime,
         trio.open_nursery() as nursery,
@@ -153,6 +156,8 @@ async def open_local(
         registry = SessionRegistry(runtime, store, environments, Models(runtime, models), nursery)
         registry.replay_buffer_bytes = replay_buffer_bytes
         registry.fenced_paths = own_paths(data_dir)
+        if observer is not None:
+            registry.observers.append(observer)
         await environments.local()
         await environments.restore_ssh()
         await registry.recover()

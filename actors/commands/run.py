@@ -32,6 +32,7 @@ from actors.commands.errors import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_TIMEOUT,
     CommandError,
     explain,
 )
@@ -93,6 +94,9 @@ def _checked_run(args: argparse.Namespace, printed: Printed) -> int:
         settings = settings_for(args, workdir)
     check_policy(settings.get("policy"))
     loop_options(args)  # bad values are said before anything starts
+    timeout = getattr(args, "timeout", None)
+    if timeout is not None and not timeout > 0:
+        raise CommandError("--timeout must be a number of seconds above 0", EXIT_BAD_INPUT)
     task = read_task(args)
     return trio.run(_run, args, settings, workdir, task, printed)
 
@@ -382,8 +386,18 @@ async def _follow(
     --resume) and ends the command with 130."""
     streaming = args.input_format == "stream-json"
     interactive = not streaming and args.output_format == "text" and sys.stdin.isatty()
-    interrupted = False
+    interrupted = timed_out = False
+    timeout: float | None = getattr(args, "timeout", None)
     async with trio.open_nursery() as nursery:
+
+        async def on_timeout(seconds: float) -> None:
+            """The wall-clock limit: stop the work as Ctrl-C does; leaving the host
+            then runs the shutdown ladder, so no command outlives the run."""
+            nonlocal timed_out
+            await trio.sleep(seconds)
+            timed_out = True
+            await follower.interrupt(immediate=True)
+            follower.finish()
 
         async def on_interrupt(signals: AsyncIterator[int]) -> None:
             nonlocal interrupted
@@ -395,6 +409,8 @@ async def _follow(
 
         with trio.open_signal_receiver(signal.SIGINT) as signals:
             nursery.start_soon(on_interrupt, signals)
+            if timeout is not None:
+                nursery.start_soon(on_timeout, timeout)
             if streaming:
                 follower.more_input = True
                 nursery.start_soon(read_stream_json, follower)
@@ -410,6 +426,15 @@ async def _follow(
             f"interrupted; session {follower.session} is kept "
             f"(troupe run --resume {follower.session} TASK)",
             EXIT_INTERRUPTED,
+        )
+    if timed_out:
+        outcome.status, outcome.exit_code = "timeout", EXIT_TIMEOUT
+        outcome.error = f"no result within --timeout {timeout:g} s"
+        follower.emit_result()
+        raise CommandError(
+            f"timed out after {timeout:g} s; its commands were stopped and session "
+            f"{follower.session} is kept (troupe run --resume {follower.session} TASK)",
+            EXIT_TIMEOUT,
         )
     follower.emit_result()
     return outcome

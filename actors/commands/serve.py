@@ -18,6 +18,7 @@ from actors.commands.common import data_dir
 from actors.commands.errors import EXIT_BAD_INPUT, EXIT_ERROR, CommandError, leaves
 from actors.commands.run import check_policy, settings_for
 from actors.commands.session_host import model_settings
+from actors.commands.telemetry_host import host_telemetry
 from actors.server.collector import collector_tuned_for_many_sessions
 from actors.server.server import ServerConfig, run_server
 from actors.store.health import StoreUnavailable
@@ -39,6 +40,7 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
         ),
         origins=origins,
         max_frame_bytes=args.max_frame,
+        telemetry=host_telemetry(settings),
     )
 
 

@@ -140,6 +140,8 @@ async def open_host(
     WebSocket (:mod:`actors.commands.local_host`); for commands that only send
     requests and read events (``troupe run``, the conversation), not for a client
     that serves operations for its sessions (``troupe acp``)."""
+    from actors.commands.telemetry_host import host_telemetry
+
     url = settings.get("connect")
     if url:
         async with connect_to(url, read_token(args)) as client:
@@ -163,14 +165,21 @@ async def open_host(
     if in_process:
         from actors.commands.local_host import open_local
 
-        async with open_local(data_dir(args), working_dir, models) as local:
+        async with open_local(
+            data_dir(args), working_dir, models, telemetry=host_telemetry(settings)
+        ) as local:
             # LocalClient answers the part of TroupeClient these commands use.
             yield Host(cast("TroupeClient", local), "", True, note)
         return
     from actors.server.server import ServerConfig
 
     config = ServerConfig(
-        data_dir=data_dir(args), port=0, working_dir=working_dir, models=models, advertise=False
+        data_dir=data_dir(args),
+        port=0,
+        working_dir=working_dir,
+        models=models,
+        advertise=False,
+        telemetry=host_telemetry(settings),
     )
     async with embedded_server(config) as (url, token), connect(url, token) as client:
         yield Host(client, url, True, note)

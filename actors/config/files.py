@@ -25,6 +25,10 @@ is reported instead of silently ignored)::
 
     [mcp_servers.files]              # MCP servers whose tools sessions get (stdio or url)
     command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
+
+    [telemetry]                      # OpenTelemetry export (docs/telemetry.md), off by default
+    enabled = true
+    endpoint = "http://localhost:4318"
 """
 
 from __future__ import annotations
@@ -61,6 +65,19 @@ class SSHHost(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     client_keys: list[str] = []
 
 
+class TelemetrySection(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``[telemetry]``: OpenTelemetry export; the ``OTEL_*`` variables win over it
+    (see :mod:`actors.telemetry.settings`)."""
+
+    enabled: bool = False
+    endpoint: str | None = None
+    """The OTLP/HTTP base URL (``/v1/traces`` and ``/v1/metrics`` are added)."""
+    headers: dict[str, str] = {}
+    capture_content: bool = False
+    """Prompts, answers, tool arguments and outputs as span attributes (off: only
+    names, counts, tokens, cost and timings leave the machine)."""
+
+
 class ConfigFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     provider: str | None = None
     model: str | None = None
@@ -87,6 +104,7 @@ class ConfigFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     mcp_servers: dict[str, dict[str, Any]] = {}
     """MCP servers by name, each the fields of :class:`McpServerConfig` but its name
     (checked by :func:`load_config`; read them with :func:`mcp_servers_of`)."""
+    telemetry: TelemetrySection | None = None
 
 
 def mcp_servers_of(config: ConfigFile, source: str) -> list[McpServerConfig]:

@@ -15,6 +15,7 @@ from actors.config.files import (
     ConfigError,
     ConfigFile,
     SSHHost,
+    TelemetrySection,
     load_config,
     mcp_servers_of,
     project_config_path,
@@ -80,6 +81,8 @@ class Settings(msgspec.Struct, frozen=True):
     """The files' MCP servers (the project's replace the user's of the same name)."""
     ignored: str | None = None
     """What an untrusted project's file asked for and did not get (one line)."""
+    telemetry: TelemetrySection | None = None
+    """The ``[telemetry]`` table of the file that wins (a trusted project's, else the user's)."""
 
     def get(self, name: str) -> Any:
         return self.values[name].value
@@ -127,6 +130,7 @@ def _without_reach(config: ConfigFile) -> tuple[ConfigFile, list[str]]:
     what = [name for name in UNTRUSTED_FIELDS if getattr(config, name) is not None]
     what += [f"mcp_servers.{name}" for name in config.mcp_servers]
     what += [f"ssh_hosts.{name}" for name in config.ssh_hosts]
+    what += ["telemetry"] if config.telemetry is not None else []
     providers = {}
     for name, section in config.providers.items():
         what += [f"providers.{name}.{field}" for field in ("base_url", "api_key_env")
@@ -134,7 +138,7 @@ def _without_reach(config: ConfigFile) -> tuple[ConfigFile, list[str]]:
         providers[name] = msgspec.structs.replace(section, base_url=None, api_key_env=None)
     stripped = msgspec.structs.replace(
         config, base_url=None, api_key_env=None, connect=None, mcp_servers={}, ssh_hosts={},
-        providers=providers,
+        providers=providers, telemetry=None,
     )  # fmt: skip
     return stripped, what
 
@@ -216,7 +220,8 @@ def resolve(
     for _, config in reversed(layers):
         hosts.update(config.ssh_hosts)
     files = [source for source, _ in layers]
-    return Settings(values, key, hosts, files, _mcp_servers(layers), ignored)
+    telemetry = next((c.telemetry for _, c in layers if c.telemetry is not None), None)
+    return Settings(values, key, hosts, files, _mcp_servers(layers), ignored, telemetry)
 
 
 def _api_key(

@@ -34,6 +34,7 @@ from actors.server.models import Models, ModelSettings
 from actors.server.registry import SessionRegistry
 from actors.server.subscription import SessionSubscription
 from actors.store import open_store
+from actors.telemetry import TelemetrySettings, open_telemetry
 from protocol.asks import Asks
 from protocol.client import RequestError
 from protocol.wire import ErrorReply, Event, Request
@@ -51,6 +52,8 @@ class HostConfig(msgspec.Struct, frozen=True):
     models: ModelSettings = ModelSettings()
     grace: float = 3.0
     """Seconds each actor gets to stop before it is cancelled (then SIGKILL at 2 s)."""
+    telemetry: TelemetrySettings = TelemetrySettings()
+    """OpenTelemetry export of the sessions (off by default; docs/telemetry.md)."""
 
 
 class Sessions:
@@ -162,6 +165,7 @@ async def open_sessions(config: HostConfig) -> AsyncIterator[Sessions]:
     """The server's stack without its listener, in the order the server builds it.
     Leaving the block runs the ladder (shielded: a cancelled host still gets it)."""
     async with (
+        open_telemetry(config.telemetry) as telemetry,
         open_store(config.data_dir) as store,
         Runtime(grace=config.grace) as runtime,
         trio.open_nursery() as nursery,
@@ -170,6 +174,8 @@ async def open_sessions(config: HostConfig) -> AsyncIterator[Sessions]:
         models = Models(runtime, config.models)
         registry = SessionRegistry(runtime, store, environments, models, nursery)
         registry.fenced_paths = own_paths(config.data_dir)
+        if telemetry is not None:
+            registry.observers.append(telemetry)
         await environments.local()
         await registry.recover()
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 import msgspec
 import trio
@@ -24,7 +25,7 @@ from actors.server.recovery import close_open_input, recover_stored_session, rep
 from actors.server.store_sync import StoreSync
 from actors.server.summaries import apply_summary, summary_from_events
 from actors.session.actor import SessionActor
-from actors.session.events import KEEP_BYTES
+from actors.session.events import KEEP_BYTES, EventHub
 from actors.session.snapshots import SnapshotCache
 from actors.store import Store
 from actors.store.db import SessionRow, SummaryRow
@@ -58,6 +59,9 @@ class SessionRegistry:
         """Every subagent the store holds events of, live or not, by address."""
         self._subagent_ids: dict[str, SubagentRecord] = {}
         self.sync = StoreSync(store)
+        self.observers: list[Callable[[EventHub], None]] = []
+        """Told of every session's and subagent's event hub before it starts (the
+        host's telemetry adds its sink there)."""
         self.snapshots = SnapshotCache()
         """Environment snapshots, shared by the sessions on one environment."""
         self.client_environments: dict[str, ActorRef] = {}
@@ -319,6 +323,8 @@ class SessionRegistry:
         actor.hub.keep_bytes = self.replay_buffer_bytes
         record.approvals = actor.approvals
         actor.hub.add_sink(lambda event: self.sync.observe(record, event))
+        for observe in self.observers:
+            observe(actor.hub)
         actor.loop.history.add_sink(lambda index, turn: self.sync.observe_turn(record, index, turn))
         actor.subagent_hook = lambda child, address: self._subagent_started(record, child, address)
         record.ref = await self.runtime.spawn(actor, name=f"sessions/{record.row.id}")
@@ -331,6 +337,8 @@ class SessionRegistry:
         self._add_subagent(subagent)
         child.hub.keep_bytes = self.replay_buffer_bytes
         child.hub.add_sink(lambda event: self.sync.observe_subagent(subagent, event))
+        for observe in self.observers:
+            observe(child.hub)
 
     def _next_agent_number(self, session_id: str) -> int:
         """Above every subagent the session has had directly (``s-x.a-N``)."""

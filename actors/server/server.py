@@ -32,6 +32,7 @@ from actors.server.restarts import report_restarts
 from actors.server.store_faults import interrupt_on_store_faults
 from actors.store import Store, open_store
 from actors.store.health import StoreUnavailable
+from actors.telemetry import TelemetrySettings, open_telemetry
 from actors.web.listener import DualListener
 from actors.web.pages import WebPages
 from protocol.wire import DEFAULT_MAX_FRAME, PROTOCOL_VERSION, Codec, Welcome
@@ -66,6 +67,8 @@ class ServerConfig(msgspec.Struct, frozen=True):
     advertise: bool = True
     """Write ``server.json`` (the URL) in the data dir for ``troupe sessions``/``attach``;
     an embedded server (``troupe run``) does not."""
+    telemetry: TelemetrySettings = TelemetrySettings()
+    """OpenTelemetry export of every session's spans and metrics (off by default)."""
 
 
 class RunningServer:
@@ -116,6 +119,7 @@ async def run_server(
     except OSError as error:  # nothing serves without a token a client can read
         raise StoreUnavailable(f"cannot write the token in {config.data_dir}: {error}") from error
     async with (
+        open_telemetry(config.telemetry) as telemetry,  # outermost: flushed after the ladder
         open_store(config.data_dir) as store,
         Runtime(grace=config.grace, kill_grace=config.kill_grace) as runtime,
         trio.open_nursery() as nursery,
@@ -130,6 +134,8 @@ async def run_server(
         registry = SessionRegistry(runtime, store, environments, models, nursery)
         registry.replay_buffer_bytes = config.replay_buffer_bytes
         registry.fenced_paths = own_paths(config.data_dir)
+        if telemetry is not None:
+            registry.observers.append(telemetry)
         await environments.local()  # /environments/local, the server's directory
         await environments.restore_ssh()
         await registry.recover()
