@@ -1,0 +1,363 @@
+"""DockerEnvironment: a container as an execution environment.
+
+The container is created from an image on first use, with the workspace
+bind-mounted at the same path inside, as the chosen user, under resource limits
+(CPUs, memory, pids) and with no network unless asked. Commands run through the
+SSH kind's bash wrapper (their own process group, killed by group); files are read
+with an exec and written through the archive API; grep, glob and path resolution
+reuse the SSH kind's scripts. The container is the sandbox: a command's filesystem
+and network are the container's, so the OS sandbox (bwrap) is not used inside it.
+Stopping the actor (runtime shutdown) or ``Cleanup`` (session close) removes the
+container; the next use creates a fresh one.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import shlex
+import tarfile
+import time
+from typing import Any
+
+import msgspec
+import trio
+
+from environments.base import EnvironmentActor
+from environments.capture import DEFAULT_CAPTURE_CAP
+from environments.docker.api import DockerAPI, DockerError
+from environments.docker.command import run_command
+from environments.docker.labels import container_labels, remove_orphans
+from environments.envvars import EnvPolicy, restricted_to
+from environments.errors import (
+    FileNotFound,
+    InvalidRequest,
+    NotADirectory,
+    NotAFile,
+    PermissionDenied,
+)
+from environments.search import SKIPPED_DIRECTORIES, file_filter, glob_to_regex
+from environments.ssh import exact
+from environments.ssh.scripts import find_files_command, grep_command
+from environments.textfiles import render_file
+from protocol.environment import (
+    DeleteFile,
+    DirEntry,
+    EnvironmentInfo,
+    ExecCommand,
+    ExecResult,
+    FileContent,
+    FileExists,
+    Glob,
+    GlobResult,
+    Grep,
+    GrepResult,
+    ListDirectory,
+    PathGuard,
+    PathKind,
+    ReadFile,
+    ResolvedPath,
+    ResolvePath,
+    SandboxState,
+    StatPath,
+    WriteFile,
+    WriteResult,
+)
+
+_REMOVE_BOUND = 30.0
+_STATUS_ERRORS = {
+    3: FileNotFound,
+    4: NotAFile,
+    5: PermissionDenied,
+    6: NotADirectory,
+}
+_READ = (
+    'p=$1; [ -e "$p" ] || { echo "$p does not exist" >&2; exit 3; }; '
+    '[ -d "$p" ] && { echo "$p is a directory" >&2; exit 4; }; '
+    '[ -r "$p" ] || { echo "permission denied: $p" >&2; exit 5; }; exec cat -- "$p"'
+)
+_PREPARE_WRITE = (
+    # Parents made as the user; the existing file's mode kept; the ids to write as.
+    'p=$1; [ -d "$p" ] && { echo "$p is a directory" >&2; exit 4; }; '
+    'mkdir -p -- "$(dirname -- "$p")" || exit 5; '
+    '[ -w "$(dirname -- "$p")" ] || { echo "permission denied: $p" >&2; exit 5; }; '
+    'if [ -e "$p" ]; then [ -w "$p" ] || { echo "permission denied: $p" >&2; exit 5; }; '
+    'stat -c "%a %u %g" -- "$p"; else echo "644 $(id -u) $(id -g)"; fi'
+)
+_DELETE = (
+    'p=$1; [ -e "$p" ] || [ -L "$p" ] || { echo "$p does not exist" >&2; exit 3; }; '
+    '[ -d "$p" ] && [ ! -L "$p" ] && { echo "$p is a directory" >&2; exit 4; }; '
+    'rm -f -- "$p" || exit 5'
+)
+_KIND = (
+    'p=$1; if [ -d "$p" ]; then echo directory; elif [ -f "$p" ]; then echo file; '
+    'elif [ -e "$p" ] || [ -L "$p" ]; then echo other; else echo missing; fi'
+)
+_LIST = (
+    'p=$1; [ -e "$p" ] || { echo "$p does not exist" >&2; exit 3; }; '
+    '[ -d "$p" ] || { echo "$p is not a directory" >&2; exit 6; }; '
+    'find "$p" -mindepth 1 -maxdepth "$2" -printf \'%y\\t%s\\t%P\\0\''
+)
+
+
+class DockerEnvironment(EnvironmentActor):
+    """One container, created on first use and removed on stop or ``Cleanup``."""
+
+    def __init__(
+        self,
+        image: str,
+        *,
+        workspace: str,
+        working_dir: str | None = None,
+        user: str | None = None,
+        cpus: float | None = None,
+        memory_bytes: int | None = None,
+        pids_limit: int | None = 1024,
+        network: str = "none",
+        docker_host: str | None = None,
+        owner: str = "default",
+        env_policy: EnvPolicy | None = None,
+        capture_cap: int = DEFAULT_CAPTURE_CAP,
+    ) -> None:
+        self.image = image
+        self.workspace = workspace
+        self._working_dir = working_dir or workspace
+        self.user = user
+        self.cpus = cpus
+        self.memory_bytes = memory_bytes
+        self.pids_limit = pids_limit
+        self.network = network
+        self.docker_host = docker_host
+        self.owner = owner
+        self.env_policy = env_policy or EnvPolicy()
+        self.capture_cap = capture_cap
+        self.container: str | None = None
+        self._api: DockerAPI | None = None
+        self._creating = trio.Lock()
+        self._uname: tuple[str, str] | None = None
+        self._swept = False
+
+    @property
+    def api(self) -> DockerAPI:
+        if self._api is None:
+            self._api = DockerAPI(self.docker_host)
+        return self._api
+
+    def container_config(self) -> dict[str, Any]:
+        host: dict[str, Any] = {
+            "Binds": [f"{self.workspace}:{self.workspace}"],
+            "NetworkMode": self.network,
+            "Init": True,
+            "AutoRemove": False,
+        }
+        if self.cpus:
+            host["NanoCpus"] = int(self.cpus * 1e9)
+        if self.memory_bytes:
+            host["Memory"] = self.memory_bytes
+        if self.pids_limit:
+            host["PidsLimit"] = self.pids_limit
+        return {
+            "Image": self.image,
+            "Cmd": ["sleep", "infinity"],
+            "WorkingDir": self._working_dir,
+            "Labels": container_labels(self.owner),
+            "HostConfig": host,
+            "NetworkDisabled": self.network == "none",
+        }
+
+    async def ensure_container(self) -> str:
+        """The running container, created (and orphans of a crash swept) on first need."""
+        async with self._creating:
+            if self.container is None:
+                if not self._swept:
+                    self._swept = True
+                    await remove_orphans(self.api, self.owner)
+                container = await self.api.create_container(self.container_config(), None)
+                try:
+                    await self.api.start_container(container)
+                except BaseException:
+                    with trio.CancelScope(shield=True):
+                        await self.api.remove_container(container)
+                    raise
+                self.container = container
+            return self.container
+
+    async def _remove(self) -> None:
+        container, self.container = self.container, None
+        if container is None:
+            return
+        with trio.CancelScope(shield=True), trio.move_on_after(_REMOVE_BOUND):
+            await self.api.remove_container(container)
+
+    async def on_stop(self) -> None:
+        # Shielded and bounded: the supervisor may cancel after its grace period.
+        await self._remove()
+        if self._api is not None:
+            with trio.CancelScope(shield=True), trio.move_on_after(5):
+                await self._api.aclose()
+
+    async def initialize(self) -> None:
+        await self.ensure_container()
+
+    async def cleanup(self) -> None:
+        await self._remove()
+
+    async def _script(self, script: str, *args: str) -> tuple[int, bytes, str]:
+        container = await self.ensure_container()
+        argv = ["bash", "-c", script, "troupe", *args]
+        status, out, err = await self.api.run(container, argv, user=self.user)
+        return status, out, err.decode(errors="replace").strip()
+
+    async def _checked(self, script: str, *args: str) -> bytes:
+        status, out, err = await self._script(script, *args)
+        if status != 0:
+            kind = _STATUS_ERRORS.get(status, InvalidRequest)
+            raise kind(err[:300] or f"failed with status {status}")
+        return out
+
+    async def _guard(self, path: str, guard: PathGuard | None) -> None:
+        """The image may have no python3, so a guarded path is checked just before
+        use (no link on the way, one hard link unless allowed); inside a container
+        that narrows the window, and the container is the boundary."""
+        if guard is None:
+            return
+        status, _, _ = await self._script(exact.check_script(path, guard.hard_links))
+        refused = exact.check_refusal(path, status)
+        if refused is not None:
+            raise refused
+
+    def resolve(self, path: str | None) -> str:
+        return posixpath.join(self._working_dir, path) if path else self._working_dir
+
+    async def read_file(self, request: ReadFile) -> FileContent:
+        path = self.resolve(request.path)
+        await self._guard(path, request.guard)
+        data = await self._checked(_READ, path)
+        return render_file(
+            path, data, request.offset, request.limit, request.line_numbers, request.exact
+        )
+
+    async def write_file(self, request: WriteFile) -> WriteResult:
+        path = self.resolve(request.path)
+        await self._guard(path, request.guard)
+        mode, uid, gid = (await self._checked(_PREPARE_WRITE, path)).decode().split()
+        data = request.content.encode()
+        info = tarfile.TarInfo(posixpath.basename(path))
+        info.size, info.mode, info.mtime = len(data), int(mode, 8), int(time.time())
+        info.uid, info.gid = int(uid), int(gid)
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            tar.addfile(info, io.BytesIO(data))
+        container = await self.ensure_container()
+        await self.api.put_archive(container, posixpath.dirname(path), buffer.getvalue())
+        return WriteResult(path, len(data))
+
+    async def file_exists(self, request: FileExists) -> bool:
+        status, _, _ = await self._script('[ -e "$1" ]', self.resolve(request.path))
+        return status == 0
+
+    async def stat_path(self, request: StatPath) -> PathKind:
+        path = self.resolve(request.path)
+        if request.guard is not None:
+            await self._guard(path, PathGuard(hard_links=True))
+        kind = (await self._checked(_KIND, path)).decode().strip()
+        return kind if kind in ("file", "directory", "other") else "missing"  # type: ignore[return-value]
+
+    async def resolve_path(self, request: ResolvePath) -> ResolvedPath:
+        path = self.resolve(request.path)
+        status, out, err = await self._script(exact.resolve_script(path, request.same_file_in))
+        fields = out.decode(errors="replace").split("\0")
+        resolved, home, entry, links = [*fields, "", "", "", ""][:4]
+        if status != 0 or not resolved.startswith("/"):
+            raise InvalidRequest(f"cannot resolve {path}: {err or 'realpath failed'}")
+        count = int(links) if links.isdigit() else 0
+        also_at = next((o for o in fields[4:] if o and o != resolved), None)
+        entry = "/" + entry.lstrip("/") if entry.startswith("//") else entry
+        return ResolvedPath(
+            resolved, home or "/", count, also_at if count > 1 else None, entry or resolved
+        )
+
+    async def delete_file(self, request: DeleteFile) -> None:
+        path = self.resolve(request.path)
+        await self._guard(path, request.guard)
+        await self._checked(_DELETE, path)
+
+    async def list_directory(self, request: ListDirectory) -> list[DirEntry]:
+        if request.depth < 1:
+            raise InvalidRequest(f"depth must be 1 or more (got {request.depth})")
+        root = self.resolve(request.path)
+        await self._guard(root, request.guard)
+        out = await self._checked(_LIST, root, str(request.depth))
+        entries: list[DirEntry] = []
+        for record in out.decode(errors="replace").split("\0"):
+            if not record:
+                continue
+            kind, size, name = record.split("\t", 2)
+            is_dir = kind == "d"
+            entries.append(DirEntry(name, is_dir, None if is_dir else int(size)))
+        entries.sort(key=lambda entry: entry.name.split("/"))
+        return entries
+
+    async def exec_command(self, request: ExecCommand) -> ExecResult:
+        # The container is the sandbox: request.sandbox needs no bwrap inside it.
+        cwd = self.resolve(request.working_dir)
+        if request.argv:
+            request = _with_command(request, shlex.join(request.argv))
+        container = await self.ensure_container()
+        return await run_command(
+            self.api,
+            container,
+            self.user,
+            request,
+            cwd,
+            restricted_to(self.env_policy, request.env_allowlist),
+            self.capture_cap,
+        )
+
+    async def grep(self, request: Grep) -> GrepResult:
+        file_filter(request.glob_filter)
+        root = self.resolve(request.path)
+        status, _, _ = await self._script('[ -e "$1" ]', root)
+        if status != 0:
+            raise FileNotFound(f"{root} does not exist")
+        command = grep_command(request.pattern, root, request.glob_filter, request.case_insensitive)
+        status, out, err = await self._script(command)
+        if status > 1:
+            raise InvalidRequest(err or f"grep failed with status {status}")
+        lines = out.decode(errors="replace").splitlines()
+        truncated = len(lines) > request.max_results
+        lines = lines[: request.max_results]
+        return GrepResult("\n".join(lines), len(lines), truncated)
+
+    async def glob(self, request: Glob) -> GlobResult:
+        matcher = glob_to_regex(request.pattern)
+        root = self.resolve(request.path)
+        status, _, _ = await self._script('[ -d "$1" ]', root)
+        if status != 0:
+            raise FileNotFound(f"{root} is not a directory")
+        status, out, err = await self._script(find_files_command(root, SKIPPED_DIRECTORIES))
+        text = out.decode(errors="replace")
+        if status != 0 and not text:
+            raise InvalidRequest(err or f"find failed with status {status}")
+        found: list[tuple[float, str]] = []
+        for line in text.splitlines():
+            mtime, _, path = line.partition("\t")
+            if matcher.match(posixpath.relpath(path, root)):
+                found.append((float(mtime), path))
+        found.sort(key=lambda item: (-item[0], item[1]))
+        return GlobResult([path for _, path in found])
+
+    async def describe(self) -> EnvironmentInfo:
+        if self._uname is None:
+            _, out, _ = await self._script("uname -s; uname -r")
+            system, _, release = out.decode(errors="replace").partition("\n")
+            self._uname = (system.strip().lower(), release.strip())
+        state = SandboxState(True, f"a Docker container ({self.image}, network {self.network})")
+        return EnvironmentInfo(self._working_dir, *self._uname, state)
+
+
+def _with_command(request: ExecCommand, command: str) -> ExecCommand:
+    return msgspec.structs.replace(request, command=command)
+
+
+__all__ = ["DockerEnvironment", "DockerError"]
