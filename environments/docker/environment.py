@@ -4,7 +4,8 @@ The container is created from an image on first use, with the workspace
 bind-mounted at the same path inside, as the chosen user, under resource limits
 (CPUs, memory, pids) and with no network unless asked. Commands run through the
 SSH kind's bash wrapper (their own process group, killed by group); files are read
-with an exec and written through the archive API; grep, glob and path resolution
+with an exec and written through the archive API (uploaded, then copied in
+place as the user); grep, glob and path resolution
 reuse the SSH kind's scripts. The container is the sandbox: a command's filesystem
 and network are the container's, so the OS sandbox (bwrap) is not used inside it.
 Stopping the actor (runtime shutdown) or ``Cleanup`` (session close) removes the
@@ -15,9 +16,9 @@ from __future__ import annotations
 
 import io
 import posixpath
+import secrets
 import shlex
 import tarfile
-import time
 from typing import Any
 
 import msgspec
@@ -76,14 +77,17 @@ _READ = (
     '[ -d "$p" ] && { echo "$p is a directory" >&2; exit 4; }; '
     '[ -r "$p" ] || { echo "permission denied: $p" >&2; exit 5; }; exec cat -- "$p"'
 )
-_PREPARE_WRITE = (
-    # Parents made as the user; the existing file's mode kept; the ids to write as.
-    'p=$1; [ -d "$p" ] && { echo "$p is a directory" >&2; exit 4; }; '
-    'mkdir -p -- "$(dirname -- "$p")" || exit 5; '
-    '[ -w "$(dirname -- "$p")" ] || { echo "permission denied: $p" >&2; exit 5; }; '
-    'if [ -e "$p" ]; then [ -w "$p" ] || { echo "permission denied: $p" >&2; exit 5; }; '
-    'stat -c "%a %u %g" -- "$p"; else echo "644 $(id -u) $(id -g)"; fi'
+_WRITE = (
+    # In place (a hard link or the file's mode and owner stay), from the upload.
+    "p=$1; t=$2; trap 'rm -f -- \"$t\"' EXIT; "
+    '[ -d "$p" ] && { echo "$p is a directory" >&2; exit 4; }; '
+    'mkdir -p -- "$(dirname -- "$p")" 2>/dev/null; '
+    '[ -d "$(dirname -- "$p")" ] || { echo "cannot create the parent of $p" >&2; exit 5; }; '
+    'cat -- "$t" > "$p" || { echo "permission denied: $p" >&2; exit 5; }'
 )
+_UPLOADS = "/tmp"
+"""Where a write's bytes land (the container's own filesystem) before they are
+copied in place by the user: the archive API extracts as root and replaces files."""
 _DELETE = (
     'p=$1; [ -e "$p" ] || [ -L "$p" ] || { echo "$p does not exist" >&2; exit 3; }; '
     '[ -d "$p" ] && [ ! -L "$p" ] && { echo "$p is a directory" >&2; exit 4; }; '
@@ -136,6 +140,7 @@ class DockerEnvironment(EnvironmentActor):
         self._creating = trio.Lock()
         self._uname: tuple[str, str] | None = None
         self._swept = False
+        self._user_ids: tuple[int, int] | None = None
 
     @property
     def api(self) -> DockerAPI:
@@ -240,17 +245,25 @@ class DockerEnvironment(EnvironmentActor):
     async def write_file(self, request: WriteFile) -> WriteResult:
         path = self.resolve(request.path)
         await self._guard(path, request.guard)
-        mode, uid, gid = (await self._checked(_PREPARE_WRITE, path)).decode().split()
+        uid, gid = await self._ids()
         data = request.content.encode()
-        info = tarfile.TarInfo(posixpath.basename(path))
-        info.size, info.mode, info.mtime = len(data), int(mode, 8), int(time.time())
-        info.uid, info.gid = int(uid), int(gid)
+        name = f".troupe-upload-{secrets.token_hex(8)}"
+        info = tarfile.TarInfo(name)
+        info.size, info.mode, info.mtime, info.uid, info.gid = len(data), 0o600, 0, uid, gid
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as tar:
             tar.addfile(info, io.BytesIO(data))
         container = await self.ensure_container()
-        await self.api.put_archive(container, posixpath.dirname(path), buffer.getvalue())
+        await self.api.put_archive(container, _UPLOADS, buffer.getvalue())
+        await self._checked(_WRITE, path, f"{_UPLOADS}/{name}")
         return WriteResult(path, len(data))
+
+    async def _ids(self) -> tuple[int, int]:
+        """The numeric user and group commands run as (for uploads they can read)."""
+        if self._user_ids is None:
+            uid, gid = (await self._checked("id -u; id -g")).decode().split()
+            self._user_ids = (int(uid), int(gid))
+        return self._user_ids
 
     async def file_exists(self, request: FileExists) -> bool:
         status, _, _ = await self._script('[ -e "$1" ]', self.resolve(request.path))
@@ -258,9 +271,11 @@ class DockerEnvironment(EnvironmentActor):
 
     async def stat_path(self, request: StatPath) -> PathKind:
         path = self.resolve(request.path)
-        if request.guard is not None:
-            await self._guard(path, PathGuard(hard_links=True))
-        kind = (await self._checked(_KIND, path)).decode().strip()
+        script = _KIND
+        if request.guard is not None:  # the entry itself: a link there is "other"
+            await self._guard(posixpath.dirname(path), PathGuard(hard_links=True))
+            script = '[ -L "$1" ] && { echo other; exit 0; }; ' + _KIND
+        kind = (await self._checked(script, path)).decode().strip()
         return kind if kind in ("file", "directory", "other") else "missing"  # type: ignore[return-value]
 
     async def resolve_path(self, request: ResolvePath) -> ResolvedPath:
