@@ -54,6 +54,7 @@ from protocol.wire_replies import (
 )
 from protocol.wire_requests import (
     AbortSession,
+    AddDockerEnvironment,
     AddSSHEnvironment,
     ClientFrame,
     CreateSession,
@@ -271,6 +272,7 @@ __all__ = [
     "MAX_NESTING",
     "PROTOCOL_VERSION",
     "AbortSession",
+    "AddDockerEnvironment",
     "AddSSHEnvironment",
     "ClientCall",
     "ClientCallCancel",

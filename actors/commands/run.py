@@ -27,6 +27,7 @@ import msgspec
 import trio
 
 from actors.commands.common import data_dir
+from actors.commands.docker_env import docker_image, ensure_docker
 from actors.commands.errors import (
     EXIT_BAD_INPUT,
     EXIT_ERROR,
@@ -341,6 +342,10 @@ async def _open_session(
             name, entry = host_entry(args.ssh_host, settings.ssh_hosts)
             environment = await ensure_host(host.client, name, entry)
             where = f"{entry.working_dir or '~'} on ssh host {name}"
+        elif getattr(args, "environment", None):
+            image = docker_image(args.environment)
+            environment = await ensure_docker(host.client, image, workdir)
+            where = f"{workdir} in a container of {image}"
         created = cast(
             SessionCreated,
             await host.client.request(

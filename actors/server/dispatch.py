@@ -45,6 +45,7 @@ from protocol.session import (
 )
 from protocol.wire import (
     AbortSession,
+    AddDockerEnvironment,
     AddSSHEnvironment,
     ConfigUpdated,
     CreateSession,
@@ -291,6 +292,9 @@ async def _environment_request(environments: Environments, request: Request) -> 
             )
             ref = await environments.add_ssh(host)
             return EnvironmentAdded(request.id, EnvironmentSummary(ref.address, "ssh"))
+        case AddDockerEnvironment():
+            ref = await environments.add_docker(request)
+            return EnvironmentAdded(request.id, EnvironmentSummary(ref.address, "docker"))
         case RemoveEnvironment():
             await environments.remove(request.environment)
             return Ok(request.id)
