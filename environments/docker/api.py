@@ -32,6 +32,10 @@ class DockerError(EnvironmentError_):
     """The Docker daemon refused a request or could not be reached."""
 
 
+class ContainerGone(DockerError):
+    """The container is missing or not running (removed, or its init ended)."""
+
+
 def _transport(host: str) -> tuple[httpx.AsyncBaseTransport, str]:
     if host.startswith("unix://"):
         return httpx.AsyncHTTPTransport(uds=host.removeprefix("unix://")), "http://docker"
@@ -76,7 +80,10 @@ class DockerAPI:
                 message = response.json().get("message", response.text)
             except ValueError:
                 message = response.text
-            raise DockerError(f"Docker: {method} {path}: {response.status_code} {message[:300]}")
+            text = f"Docker: {method} {path}: {response.status_code} {message[:300]}"
+            if response.status_code in (404, 409) and path.startswith("/containers/"):
+                raise ContainerGone(text)
+            raise DockerError(text)
         return response
 
     async def create_container(self, config: Mapping[str, Any], name: str | None) -> str:

@@ -12,6 +12,7 @@ bounded, until the group is gone.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
 
@@ -19,7 +20,7 @@ import trio
 
 from actors.kernel import KILL_GRACE
 from environments.capture import OutputCollector
-from environments.docker.api import DockerAPI, DockerError
+from environments.docker.api import ContainerGone, DockerAPI, DockerError
 from environments.envvars import EnvPolicy
 from environments.errors import ConnectionLost, FileNotFound
 from environments.ssh.markers import MarkerFilter
@@ -38,7 +39,8 @@ async def kill_groups(
     if not groups:
         return
     with trio.move_on_after(_KILL_BOUND):
-        await api.run(container, ["bash", "-c", kill_script(groups, KILL_GRACE)], user=user)
+        with contextlib.suppress(ContainerGone):  # nothing runs in a container that is gone
+            await api.run(container, ["bash", "-c", kill_script(groups, KILL_GRACE)], user=user)
 
 
 class _Run:

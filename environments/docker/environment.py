@@ -26,7 +26,7 @@ import trio
 
 from environments.base import EnvironmentActor
 from environments.capture import DEFAULT_CAPTURE_CAP
-from environments.docker.api import DockerAPI, DockerError
+from environments.docker.api import ContainerGone, DockerAPI, DockerError
 from environments.docker.command import run_command
 from environments.docker.labels import container_labels, remove_orphans
 from environments.envvars import EnvPolicy, restricted_to
@@ -187,6 +187,15 @@ class DockerEnvironment(EnvironmentActor):
                 self.container = container
             return self.container
 
+    async def _forget(self, container: str) -> None:
+        """``container`` vanished under us (removed from outside, or its init ended):
+        make sure it is gone, and let the next call create a fresh one."""
+        async with self._creating:
+            if self.container == container:
+                self.container = None
+        with trio.CancelScope(shield=True), trio.move_on_after(_REMOVE_BOUND):
+            await self.api.remove_container(container)
+
     async def _remove(self) -> None:
         container, self.container = self.container, None
         if container is None:
@@ -208,9 +217,14 @@ class DockerEnvironment(EnvironmentActor):
         await self._remove()
 
     async def _script(self, script: str, *args: str) -> tuple[int, bytes, str]:
-        container = await self.ensure_container()
         argv = ["bash", "-c", script, "troupe", *args]
-        status, out, err = await self.api.run(container, argv, user=self.user)
+        container = await self.ensure_container()
+        try:
+            status, out, err = await self.api.run(container, argv, user=self.user)
+        except ContainerGone:
+            await self._forget(container)
+            container = await self.ensure_container()
+            status, out, err = await self.api.run(container, argv, user=self.user)
         return status, out, err.decode(errors="replace").strip()
 
     async def _checked(self, script: str, *args: str) -> bytes:
@@ -318,16 +332,18 @@ class DockerEnvironment(EnvironmentActor):
         cwd = self.resolve(request.working_dir)
         if request.argv:
             request = _with_command(request, shlex.join(request.argv))
+        policy = restricted_to(self.env_policy, request.env_allowlist)
         container = await self.ensure_container()
-        return await run_command(
-            self.api,
-            container,
-            self.user,
-            request,
-            cwd,
-            restricted_to(self.env_policy, request.env_allowlist),
-            self.capture_cap,
-        )
+        try:
+            return await run_command(
+                self.api, container, self.user, request, cwd, policy, self.capture_cap
+            )
+        except ContainerGone:  # raised before the command started: safe to run it again
+            await self._forget(container)
+            container = await self.ensure_container()
+            return await run_command(
+                self.api, container, self.user, request, cwd, policy, self.capture_cap
+            )
 
     async def grep(self, request: Grep) -> GrepResult:
         file_filter(request.glob_filter)

@@ -219,3 +219,31 @@ async def test_docker_host_is_honoured(
         assert (await api.call("GET", "/_ping")).text == "OK"
     finally:
         await api.aclose()
+
+
+async def _remove_from_outside(docker: DockerForTests, container: str | None) -> None:
+    assert container is not None
+    api = DockerAPI(docker.daemon.host)
+    try:
+        await api.remove_container(container)
+    finally:
+        await api.aclose()
+
+
+async def test_a_container_removed_from_outside_is_made_again(
+    docker: DockerForTests, tmp_path: Path
+) -> None:
+    """A command, or a file call, finds the container gone and makes a fresh one."""
+    environment = _environment(docker, tmp_path, owner="vanished-test")
+    (tmp_path / "note.txt").write_text("kept\n")
+    async with Runtime(grace=2.0, kill_grace=TEST_KILL_GRACE) as runtime:
+        ref = await runtime.spawn(environment)
+        await ref.ask(ExecCommand("true"))
+        first = environment.container
+        await _remove_from_outside(docker, first)
+        assert (await ref.ask(ExecCommand("echo again"))).stdout == "again\n"
+        second = environment.container
+        assert second not in (None, first)
+        await _remove_from_outside(docker, second)
+        assert (await ref.ask(ReadFile("note.txt", line_numbers=False))).text == "kept"
+        assert environment.container not in (None, first, second)
