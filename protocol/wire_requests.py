@@ -212,6 +212,8 @@ class AddDockerEnvironment(_Request[EnvironmentAdded], frozen=True, tag="add_doc
     name: str
     image: str
     workspace: str
+    copy_workspace: bool = False
+    """Copy the workspace in when the container is made, instead of bind-mounting it."""
     user: str | None = None
     cpus: float | None = None
     memory_bytes: int | None = None

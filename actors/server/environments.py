@@ -183,6 +183,7 @@ class Environments:
         environment = DockerEnvironment(
             request.image,
             workspace=str(workspace),
+            copy_workspace=request.copy_workspace,
             user=request.user,
             cpus=request.cpus,
             memory_bytes=request.memory_bytes,

@@ -1,11 +1,11 @@
 """DockerEnvironment: a container as an execution environment.
 
 The container is created from an image on first use, with the workspace
-bind-mounted at the same path inside, as the chosen user, under resource limits
-(CPUs, memory, pids) and with no network unless asked. Commands run through the
-SSH kind's bash wrapper (their own process group, killed by group); files are read
-with an exec and written through the archive API (uploaded, then copied in
-place as the user); grep, glob and path resolution
+bind-mounted at the same path inside (or copied in, a setting), as the chosen
+user, under resource limits (CPUs, memory, pids) and with no network unless asked.
+Commands run through the SSH kind's bash wrapper (their own process group, killed
+by group); files are read with an exec and written through the archive API
+(uploaded, then copied in place as the user); grep, glob and path resolution
 reuse the SSH kind's scripts. The container is the sandbox: a command's filesystem
 and network are the container's, so the OS sandbox (bwrap) is not used inside it.
 Stopping the actor (runtime shutdown) or ``Cleanup`` (session close) removes the
@@ -112,6 +112,7 @@ class DockerEnvironment(EnvironmentActor):
         image: str,
         *,
         workspace: str,
+        copy_workspace: bool = False,
         working_dir: str | None = None,
         user: str | None = None,
         cpus: float | None = None,
@@ -125,6 +126,9 @@ class DockerEnvironment(EnvironmentActor):
     ) -> None:
         self.image = image
         self.workspace = workspace
+        self.copy_workspace = copy_workspace
+        """Copy the workspace into the container at creation instead of bind-mounting
+        it: the container's changes stay in the container (an isolated copy)."""
         self._working_dir = working_dir or workspace
         self.user = user
         self.cpus = cpus
@@ -150,7 +154,7 @@ class DockerEnvironment(EnvironmentActor):
 
     def container_config(self) -> dict[str, Any]:
         host: dict[str, Any] = {
-            "Binds": [f"{self.workspace}:{self.workspace}"],
+            "Binds": [] if self.copy_workspace else [f"{self.workspace}:{self.workspace}"],
             "NetworkMode": self.network,
             "Init": True,
             "AutoRemove": False,
@@ -180,12 +184,25 @@ class DockerEnvironment(EnvironmentActor):
                 container = await self.api.create_container(self.container_config(), None)
                 try:
                     await self.api.start_container(container)
+                    if self.copy_workspace:
+                        await self._copy_in(container)
                 except BaseException:
                     with trio.CancelScope(shield=True):
                         await self.api.remove_container(container)
                     raise
                 self.container = container
             return self.container
+
+    async def _copy_in(self, container: str) -> None:
+        """The workspace's files, owned by the container's user, at the same path."""
+        parent = posixpath.dirname(self.workspace.rstrip("/")) or "/"
+        status, _, err = await self.api.run(container, ["mkdir", "-p", parent], user="0")
+        if status != 0:
+            raise InvalidRequest(f"cannot create {parent} in the container: {err[:200]!r}")
+        status, out, _ = await self.api.run(container, ["sh", "-c", "id -u; id -g"], user=self.user)
+        uid, gid = (int(word) for word in out.split()) if status == 0 else (0, 0)
+        archive = await trio.to_thread.run_sync(_workspace_tar, self.workspace, uid, gid)
+        await self.api.put_archive(container, parent, archive)
 
     async def _forget(self, container: str) -> None:
         """``container`` vanished under us (removed from outside, or its init ended):
@@ -385,6 +402,20 @@ class DockerEnvironment(EnvironmentActor):
             self._uname = (system.strip().lower(), release.strip())
         state = SandboxState(True, f"a Docker container ({self.image}, network {self.network})")
         return EnvironmentInfo(self._working_dir, *self._uname, state)
+
+
+def _workspace_tar(workspace: str, uid: int, gid: int) -> bytes:
+    """A tar of ``workspace`` (named by its last component), every entry owned by
+    ``uid``:``gid``; symbolic links are kept as links, never followed."""
+
+    def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.uid, info.gid, info.uname, info.gname = uid, gid, "", ""
+        return info
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.add(workspace, arcname=posixpath.basename(workspace.rstrip("/")), filter=owned)
+    return buffer.getvalue()
 
 
 def _with_command(request: ExecCommand, command: str) -> ExecCommand:

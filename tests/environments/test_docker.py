@@ -247,3 +247,20 @@ async def test_a_container_removed_from_outside_is_made_again(
         await _remove_from_outside(docker, second)
         assert (await ref.ask(ReadFile("note.txt", line_numbers=False))).text == "kept"
         assert environment.container not in (None, first, second)
+
+
+async def test_a_copied_workspace_keeps_the_host_unchanged(
+    docker: DockerForTests, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "project"
+    (workspace / "src").mkdir(parents=True)
+    (workspace / "src" / "main.txt").write_text("original\n")
+    environment = _environment(docker, workspace, copy_workspace=True, user="troupe")
+    async with Runtime(grace=2.0, kill_grace=TEST_KILL_GRACE) as runtime:
+        ref = await runtime.spawn(environment)
+        assert (await ref.ask(ReadFile("src/main.txt", line_numbers=False))).text == "original"
+        await ref.ask(WriteFile("src/main.txt", "changed in the container\n"))
+        result = await ref.ask(ExecCommand("cat src/main.txt; echo new > made.txt; stat -c %u ."))
+        assert result.stdout == f"changed in the container\n{IMAGE_USER_UID}\n"
+    assert (workspace / "src" / "main.txt").read_text() == "original\n"
+    assert not (workspace / "made.txt").exists()
