@@ -15,6 +15,7 @@ container; the next use creates a fresh one.
 from __future__ import annotations
 
 import io
+import logging
 import posixpath
 import secrets
 import shlex
@@ -66,6 +67,7 @@ from protocol.environment import (
 )
 
 _REMOVE_BOUND = 30.0
+log = logging.getLogger("troupe.environments")
 _STATUS_ERRORS = {
     3: FileNotFound,
     4: NotAFile,
@@ -218,7 +220,10 @@ class DockerEnvironment(EnvironmentActor):
         if container is None:
             return
         with trio.CancelScope(shield=True), trio.move_on_after(_REMOVE_BOUND):
-            await self.api.remove_container(container)
+            try:
+                await self.api.remove_container(container)
+            except DockerError as error:  # the labels let the next start sweep it
+                log.warning("container %s not removed: %s", container[:12], error)
 
     async def on_stop(self) -> None:
         # Shielded and bounded: the supervisor may cancel after its grace period.

@@ -153,7 +153,13 @@ def stop_dockerd(daemon: DockerDaemon) -> None:
         except subprocess.TimeoutExpired:
             daemon.process.kill()
             daemon.process.wait()
-    # vfs layers may hold read-only directories; the daemon's mounts are gone by now.
+    # A daemon that died (rather than stopped) leaves its mounts: lift those under
+    # its own directory, deepest first, before removing the files.
+    root = f"{daemon.directory}/"
+    with open("/proc/mounts") as mounts:
+        points = [line.split()[1] for line in mounts if line.split()[1].startswith(root)]
+    for point in sorted(points, reverse=True):
+        subprocess.run(["umount", "-l", point], check=False)
     subprocess.run(["rm", "-rf", str(daemon.directory)], check=False)
 
 
