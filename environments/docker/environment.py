@@ -405,8 +405,17 @@ class DockerEnvironment(EnvironmentActor):
             _, out, _ = await self._script("uname -s; uname -r")
             system, _, release = out.decode(errors="replace").partition("\n")
             self._uname = (system.strip().lower(), release.strip())
-        state = SandboxState(True, f"a Docker container ({self.image}, network {self.network})")
-        return EnvironmentInfo(self._working_dir, *self._uname, state)
+        return EnvironmentInfo(self._working_dir, *self._uname, self.sandbox_state())
+
+    def sandbox_state(self) -> SandboxState:
+        """A container with no network is the sandbox (filesystem and network both
+        confined); one with a network confines only the filesystem, so the policy is
+        told there is no sandbox and judges network use as it does unconfined."""
+        if self.network == "none":
+            return SandboxState(True, f"a Docker container of {self.image} with no network")
+        return SandboxState(
+            False, f"a Docker container of {self.image} on network {self.network!r}"
+        )
 
 
 def _workspace_tar(workspace: str, uid: int, gid: int) -> bytes:

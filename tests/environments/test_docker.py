@@ -19,7 +19,7 @@ from actors.kernel import Runtime
 from environments.docker.api import DockerAPI, DockerError
 from environments.docker.environment import DockerEnvironment
 from environments.docker.labels import MANAGED, OWNER, PROCESS
-from protocol.environment import Cleanup, ExecCommand, ReadFile, WriteFile
+from protocol.environment import Cleanup, Describe, ExecCommand, ReadFile, WriteFile
 from tests.environments.conftest import DockerForTests
 from tests.environments.dockerd import (
     IMAGE_USER_UID,
@@ -264,3 +264,17 @@ async def test_a_copied_workspace_keeps_the_host_unchanged(
         assert result.stdout == f"changed in the container\n{IMAGE_USER_UID}\n"
     assert (workspace / "src" / "main.txt").read_text() == "original\n"
     assert not (workspace / "made.txt").exists()
+
+
+async def test_the_container_is_the_sandbox_only_without_a_network(
+    docker: DockerForTests, tmp_path: Path
+) -> None:
+    async with Runtime(grace=2.0, kill_grace=TEST_KILL_GRACE) as runtime:
+        closed = await runtime.spawn(_environment(docker, tmp_path))
+        info = await closed.ask(Describe())
+        assert info.sandbox is not None and info.sandbox.available
+        assert "no network" in info.sandbox.reason
+        host = await runtime.spawn(_environment(docker, tmp_path, network="host"))
+        info = await host.ask(Describe())
+        assert info.sandbox is not None and not info.sandbox.available
+        assert (await host.ask(ExecCommand("echo on host network"))).exit_code == 0
