@@ -58,7 +58,7 @@ from protocol.wire import (
 )
 
 SETTING_FLAGS = ("provider", "wire", "model", "base_url", "api_key", "reasoning_effort",
-                 "max_turns", "instructions", "policy", "connect")  # fmt: skip
+                 "max_turns", "instructions", "policy", "connect", "environment")  # fmt: skip
 
 
 @dataclass
@@ -342,8 +342,8 @@ async def _open_session(
             name, entry = host_entry(args.ssh_host, settings.ssh_hosts)
             environment = await ensure_host(host.client, name, entry)
             where = f"{entry.working_dir or '~'} on ssh host {name}"
-        elif getattr(args, "environment", None):
-            image = docker_image(args.environment)
+        elif settings.get("environment"):
+            image = docker_image(settings.get("environment"))
             environment = await ensure_docker(host.client, image, workdir)
             where = f"{workdir} in a container of {image}"
         created = cast(

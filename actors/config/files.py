@@ -11,6 +11,7 @@ is reported instead of silently ignored)::
     reasoning_effort = "high"
     max_turns = 40
     instructions = "Answer in British English."
+    environment = "docker:python:3.12"  # where sessions run (troupe run --environment)
 
     [providers.anthropic]            # used when that provider is chosen
     model = "claude-sonnet-4-5"
@@ -70,6 +71,8 @@ class ConfigFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     connect: str | None = None
     """A server to use by default (``ws://...``)."""
     policy: str | None = None
+    environment: str | None = None
+    """Where ``troupe run`` works: ``docker:IMAGE`` (else this machine)."""
     """The safety policy preset of new sessions (``interactive``, ``unattended`` ...)."""
     providers: dict[str, ProviderSection] = {}
     ssh_hosts: dict[str, SSHHost] = {}

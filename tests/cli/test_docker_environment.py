@@ -34,3 +34,18 @@ async def test_an_unknown_environment_kind_is_one_line(home: Home) -> None:
     )
     assert done.returncode == 2
     assert "unknown environment 'podman:x'" in one_line(done.stderr)
+
+
+async def test_the_config_file_chooses_the_container(
+    home: Home,
+    docker: DockerForTests,  # noqa: F811
+) -> None:
+    home.config.write_text(f'environment = "docker:{docker.image}"\n')
+    script = shell_then_text("id -u troupe > seen.txt", final="Done.")
+    async with mock_llm(script) as mock:
+        done = await home.troupe(
+            "run", "--base-url", mock.base_url, "go", DOCKER_HOST=docker.daemon.host
+        )
+    assert done.returncode == 0, done.stderr
+    assert f"in a container of {docker.image}".encode() in done.stdout
+    assert (home.work / "seen.txt").read_text() == f"{IMAGE_USER_UID}\n"
