@@ -8,8 +8,8 @@ by group); files are read with an exec and written through the archive API
 (uploaded, then copied in place as the user); grep, glob and path resolution
 reuse the SSH kind's scripts. The container is the sandbox: a command's filesystem
 and network are the container's, so the OS sandbox (bwrap) is not used inside it.
-Stopping the actor (runtime shutdown) or ``Cleanup`` (session close) removes the
-container; the next use creates a fresh one.
+Stopping the actor (runtime shutdown, removal from a server) or ``Cleanup``
+removes the container; the next use creates a fresh one.
 """
 
 from __future__ import annotations
