@@ -187,6 +187,12 @@ def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         metavar="NAME",
         help="work on this SSH host: a [ssh_hosts.NAME] of a config file, or ssh://user@host",
     )
+    run.add_argument(
+        "--environment",
+        metavar="KIND:WHAT",
+        help="work in another kind of environment: docker:IMAGE runs the session in a "
+        "container of IMAGE with the working directory bind-mounted (no network)",
+    )
     _model_options(run)
     run.add_argument("--reasoning-effort", choices=["minimal", "low", "medium", "high"])
     run.add_argument("--max-turns", type=int, help="model turns for the session (0 = unlimited)")

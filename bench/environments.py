@@ -1,4 +1,4 @@
-"""Execution environment benchmark: local and SSH exec latency, SSH fan-out, SFTP.
+"""Execution environment benchmark: local, SSH and Docker exec latency, SSH fan-out, SFTP.
 
     python bench/environments.py          # a table
     python bench/environments.py --json   # one JSON object
@@ -11,6 +11,10 @@ sides are warmed alike, then measured in rounds whose order alternates; each
 latency is reported as the min and the median of the per-round means, and each
 ratio as median against median. SSH logins use the unprivileged test user when it
 exists, so the figures measure Troupe rather than root's shell startup files.
+
+Docker (where a private dockerd starts, as for the tests: root and ``docker.io``):
+exec ``true`` in a container through Troupe against ``docker exec`` through the CLI
+in the same container, and 1 MB written and read through Troupe against ``docker cp``.
 """
 
 from __future__ import annotations
@@ -30,9 +34,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from actors.kernel import ActorRef, Runtime
 from bench.report import Figure, emit, parse_args
+from environments.docker.environment import DockerEnvironment
 from environments.local import LocalEnvironment
 from environments.ssh.bridge import SSHBridge
 from protocol.environment import AddSSHHost, ExecCommand, ReadFile, WriteFile
+from tests.environments.dockerd import (
+    DockerUnavailable,
+    build_test_image,
+    start_dockerd,
+    stop_dockerd,
+)
 from tests.environments.sshd import SSHServer, start_sshd
 
 FAN_OUT_TOTAL = 100
@@ -210,6 +221,83 @@ async def ssh_figures(
     return exec_pair, fan, {key: statistics.median(values) for key, values in transfer.items()}
 
 
+class DockerFigures(msgspec.Struct, frozen=True):
+    exec_pair: Paired
+    transfer: dict[str, float]
+
+
+async def docker_figures(
+    host: str, image: str, workdir: Path, rounds: int, per_round: int
+) -> DockerFigures:
+    cli = shutil.which("docker")
+    if cli is None:
+        raise DockerUnavailable("no docker CLI to compare with")
+    async with Runtime() as runtime:
+        environment = DockerEnvironment(image, workspace=str(workdir), docker_host=host)
+        env = await runtime.spawn(environment)
+        await env.ask(ExecCommand("true"))
+        container = environment.container
+        assert container is not None
+
+        async def theirs() -> None:
+            argv = [cli, "-H", host, "exec", container, "true"]
+            await trio.run_process(argv, capture_stdout=True, capture_stderr=True)
+
+        exec_pair = await paired(lambda: env.ask(ExecCommand("true")), theirs, rounds, per_round)
+        payload = "x" * 1_000_000
+        (workdir / "source.txt").write_text(payload)
+        transfer: dict[str, list[float]] = {k: [] for k in ("ours_w", "ours_r", "cp_w", "cp_r")}
+
+        async def timed(key: str, work: Awaitable[object]) -> None:
+            start = time.perf_counter()
+            await work
+            transfer[key].append(1.0 / (time.perf_counter() - start))
+
+        async def cp(source: str, target: str) -> None:
+            argv = [cli, "-H", host, "cp", source, target]
+            await trio.run_process(argv, capture_stdout=True, capture_stderr=True)
+
+        for _ in range(3 if rounds < 5 else 7):
+            await timed("ours_w", env.ask(WriteFile("ours.txt", payload)))
+            await timed("ours_r", env.ask(ReadFile("ours.txt", exact=True)))
+            await timed("cp_w", cp(str(workdir / "source.txt"), f"{container}:/tmp/theirs.txt"))
+            await timed("cp_r", cp(f"{container}:/tmp/theirs.txt", str(workdir / "back.txt")))
+    return DockerFigures(exec_pair, {k: statistics.median(v) for k, v in transfer.items()})
+
+
+def _docker_figures(args: object, rounds: int, per_round: int) -> list[Figure]:
+    directory = Path(tempfile.mkdtemp(prefix="troupe-bench-dockerd-"))
+    workdir = Path(tempfile.mkdtemp(prefix="troupe-bench-docker-"))
+    try:
+        daemon = start_dockerd(directory)
+    except DockerUnavailable as reason:
+        print(f"Docker figures skipped: {reason}", file=sys.stderr)
+        return []
+    try:
+        image = build_test_image(daemon)
+        found = trio.run(docker_figures, daemon.host, image, workdir, rounds, per_round)
+    except DockerUnavailable as reason:
+        print(f"Docker figures skipped: {reason}", file=sys.stderr)
+        return []
+    finally:
+        stop_dockerd(daemon)
+        shutil.rmtree(workdir, ignore_errors=True)
+    pair, transfer = found.exec_pair, found.transfer
+    return [
+        *_latency("docker_exec", "Docker exec `true` through Troupe (warm)", pair.ours),
+        *_latency("docker_cli_exec", "docker exec CLI, same container", pair.theirs),
+        Figure("docker_exec_ratio", "Troupe / docker exec CLI (medians)", pair.ratio, "x"),
+        Figure("docker_write_mb_s", "Docker write 1 MB through Troupe (median)",
+               transfer["ours_w"], "MB/s"),
+        Figure("docker_cp_write_mb_s", "docker cp into the container (median)",
+               transfer["cp_w"], "MB/s"),
+        Figure("docker_read_mb_s", "Docker read 1 MB through Troupe (median)",
+               transfer["ours_r"], "MB/s"),
+        Figure("docker_cp_read_mb_s", "docker cp out of the container (median)",
+               transfer["cp_r"], "MB/s"),
+    ]  # fmt: skip
+
+
 def _latency(key: str, label: str, samples: list[float]) -> list[Figure]:
     return [
         Figure(f"{key}_min_ms", f"{label}, min of rounds", min(samples) * 1e3, "ms"),
@@ -223,6 +311,7 @@ def main() -> None:
     try:
         rounds, per_round = (3, 10) if args.quick else (7, 30)
         local = trio.run(local_figures, rounds, per_round, directory)
+        docker = _docker_figures(args, rounds, per_round)
         # Its own directory: sshd reads authorized_keys as the login user, so the
         # path must be traversable by that user (mkdtemp makes 0700 parents).
         sshd_directory = Path(tempfile.mkdtemp(prefix="troupe-bench-sshd-"))
@@ -262,6 +351,7 @@ def main() -> None:
         Figure("scp_read_mb_s", "scp read (median)", transfer["scp_r"], "MB/s"),
         Figure("sftp_write_ratio", "SFTP / scp write", transfer["sftp_w"] / transfer["scp_w"], "x"),
         Figure("sftp_read_ratio", "SFTP / scp read", transfer["sftp_r"] / transfer["scp_r"], "x"),
+        *docker,
     ]  # fmt: skip
     emit("Troupe execution environments", figures, args.json)
 

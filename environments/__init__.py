@@ -1,8 +1,9 @@
-"""Execution environments as actors: this machine, and remote hosts over SSH.
+"""Execution environments as actors: this machine, remote hosts over SSH, and
+Docker containers.
 
 Imports ``protocol`` and ``actors.kernel`` only, never sessions or tools.
 
-``LocalEnvironment`` and ``SSHBridge`` (the actor that adds SSH hosts, see
+``LocalEnvironment``, ``DockerEnvironment`` and ``SSHBridge`` (the actor that adds SSH hosts, see
 ``AddSSHHost``) are importable from here; they are imported on first use, so
 ``import environments`` does not load asyncssh.
 """
@@ -13,11 +14,13 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from environments.docker.environment import DockerEnvironment
     from environments.local import LocalEnvironment
     from environments.ssh.bridge import SSHBridge
     from protocol.environment import AddSSHHost
 
 _WHERE = {
+    "DockerEnvironment": "environments.docker.environment",
     "LocalEnvironment": "environments.local",
     "SSHBridge": "environments.ssh.bridge",
     "AddSSHHost": "protocol.environment",
@@ -31,4 +34,4 @@ def __getattr__(name: str) -> Any:
     return getattr(import_module(module), name)
 
 
-__all__ = ["AddSSHHost", "LocalEnvironment", "SSHBridge"]
+__all__ = ["AddSSHHost", "DockerEnvironment", "LocalEnvironment", "SSHBridge"]

@@ -55,6 +55,7 @@ from protocol.wire_replies import (
 )
 from protocol.wire_requests import (
     AbortSession,
+    AddDockerEnvironment,
     AddSSHEnvironment,
     ClientFrame,
     CompactSession,
@@ -273,6 +274,7 @@ __all__ = [
     "MAX_NESTING",
     "PROTOCOL_VERSION",
     "AbortSession",
+    "AddDockerEnvironment",
     "AddSSHEnvironment",
     "ClientCall",
     "ClientCallCancel",

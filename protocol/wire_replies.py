@@ -149,7 +149,7 @@ class EnvironmentSummary(msgspec.Struct, frozen=True):
     with ``check`` (a probe that reaches the host), else ``state`` is ``unchecked``."""
 
     address: str
-    kind: Literal["local", "ssh", "other"]
+    kind: Literal["local", "ssh", "docker", "other"]
     state: Literal["unchecked", "reachable", "unreachable"] = "unchecked"
     working_directory: str | None = None
     platform: str | None = None

@@ -212,6 +212,26 @@ class AddSSHEnvironment(_Request[EnvironmentAdded], frozen=True, tag="add_ssh_en
     client_keys: list[str] = []
 
 
+class AddDockerEnvironment(_Request[EnvironmentAdded], frozen=True, tag="add_docker_environment"):
+    """Run sessions in a container of ``image`` (created on first use, removed when
+    the environment stops) with ``workspace``, a directory of the server's machine,
+    bind-mounted at the same path; the address becomes ``/environments/docker/<name>``.
+    The container has no network unless ``network`` names one; ``docker_host`` is
+    the daemon (default ``DOCKER_HOST``, else the standard socket)."""
+
+    name: str
+    image: str
+    workspace: str
+    copy_workspace: bool = False
+    """Copy the workspace in when the container is made, instead of bind-mounting it."""
+    user: str | None = None
+    cpus: float | None = None
+    memory_bytes: int | None = None
+    pids_limit: int | None = 1024
+    network: str = "none"
+    docker_host: str | None = None
+
+
 class RemoveEnvironment(_Request[Ok], frozen=True, tag="remove_environment"):
     """Stop an environment added over the wire (by its address or SSH name)."""
 
@@ -242,6 +262,7 @@ Request = (
     | WriteEnvironmentFile
     | ListEnvironments
     | AddSSHEnvironment
+    | AddDockerEnvironment
     | RemoveEnvironment
     | GetServerOptions
 )

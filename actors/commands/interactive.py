@@ -71,11 +71,11 @@ def is_terminal() -> bool:
 RUN_DEFAULTS = {"input_format": "text", "output_format": "text", "continue_latest": False}
 """``troupe run``'s flags the conversation has no flag for: sessions are opened by
 run's own code, which reads them (the rest default to None)."""
-RUN_FLAGS = ("task", "prompt", "ssh_host", "preset", "workdir", "policy", "resume", "verbose",
-             "approval", "sandbox", "agentic", "max_iterations", "tool_calling", "max_turns",
-             "input_token_budget", "session_token_budget", "reasoning_effort", "instructions",
-             "output_last_message", "fallback", "compaction", "context_window", "max_cost",
-             "max_input_cost")  # fmt: skip
+RUN_FLAGS = ("task", "prompt", "ssh_host", "environment", "preset", "workdir", "policy",
+             "resume", "verbose", "approval", "sandbox", "agentic", "max_iterations",
+             "tool_calling", "max_turns", "input_token_budget", "session_token_budget",
+             "reasoning_effort", "instructions", "output_last_message", "fallback",
+             "compaction", "context_window", "max_cost", "max_input_cost")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:

@@ -27,6 +27,7 @@ import msgspec
 import trio
 
 from actors.commands.common import data_dir
+from actors.commands.docker_env import docker_image, ensure_docker
 from actors.commands.errors import (
     EXIT_BAD_INPUT,
     EXIT_ERROR,
@@ -58,8 +59,8 @@ from protocol.wire import (
 )
 
 SETTING_FLAGS = ("provider", "wire", "model", "base_url", "api_key", "reasoning_effort",
-                 "max_turns", "instructions", "policy", "connect", "compaction",
-                 "context_window", "max_cost", "max_input_cost")  # fmt: skip
+                 "max_turns", "instructions", "policy", "connect", "environment",
+                 "compaction", "context_window", "max_cost", "max_input_cost")  # fmt: skip
 
 
 @dataclass
@@ -346,6 +347,10 @@ async def _open_session(
             name, entry = host_entry(args.ssh_host, settings.ssh_hosts)
             environment = await ensure_host(host.client, name, entry)
             where = f"{entry.working_dir or '~'} on ssh host {name}"
+        elif settings.get("environment"):
+            image = docker_image(settings.get("environment"))
+            environment = await ensure_docker(host.client, image, workdir)
+            where = f"{workdir} in a container of {image}"
         created = cast(
             SessionCreated,
             await host.client.request(

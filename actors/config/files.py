@@ -14,6 +14,7 @@ is reported instead of silently ignored)::
     compaction = "auto"              # auto, manual or off
     context_window = 200000          # tokens; 0: the model catalog's
     max_cost = 5.0                   # dollars a session may spend (0: no cap)
+    environment = "docker:python:3.12"  # where sessions run (troupe run --environment)
 
     [providers.anthropic]            # used when that provider is chosen
     model = "claude-sonnet-4-5"
@@ -98,6 +99,8 @@ class ConfigFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     connect: str | None = None
     """A server to use by default (``ws://...``)."""
     policy: str | None = None
+    environment: str | None = None
+    """Where ``troupe run`` works: ``docker:IMAGE`` (else this machine)."""
     """The safety policy preset of new sessions (``interactive``, ``unattended`` ...)."""
     providers: dict[str, ProviderSection] = {}
     ssh_hosts: dict[str, SSHHost] = {}

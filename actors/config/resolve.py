@@ -60,8 +60,8 @@ URL_VARIABLES = {
     "gemini": "GEMINI_BASE_URL",
 }
 FIELDS = ("provider", "wire", "model", "base_url", "reasoning_effort", "max_turns",
-          "instructions", "policy", "connect", "compaction", "context_window", "max_cost",
-          "max_input_cost")  # fmt: skip
+          "instructions", "policy", "connect", "environment", "compaction", "context_window",
+          "max_cost", "max_input_cost")  # fmt: skip
 COMPACTION_MODES = ("auto", "manual", "off")
 
 
@@ -93,9 +93,10 @@ class Settings(msgspec.Struct, frozen=True):
         return WIRES[self.get("wire")]
 
 
-UNTRUSTED_FIELDS = ("base_url", "api_key_env", "connect")
-"""Top-level settings of a project file that send credentials somewhere (besides
-``mcp_servers`` and ``ssh_hosts``, which also run or reach things)."""
+UNTRUSTED_FIELDS = ("base_url", "api_key_env", "connect", "environment")
+"""Top-level settings of a project file that send credentials somewhere or choose
+where commands run (besides ``mcp_servers`` and ``ssh_hosts``, which also run or
+reach things)."""
 
 
 def _layers(workdir: Path, env: Mapping[str, str]) -> list[tuple[str, ConfigFile]]:
@@ -137,8 +138,8 @@ def _without_reach(config: ConfigFile) -> tuple[ConfigFile, list[str]]:
                  if getattr(section, field) is not None]  # fmt: skip
         providers[name] = msgspec.structs.replace(section, base_url=None, api_key_env=None)
     stripped = msgspec.structs.replace(
-        config, base_url=None, api_key_env=None, connect=None, mcp_servers={}, ssh_hosts={},
-        providers=providers, telemetry=None,
+        config, base_url=None, api_key_env=None, connect=None, environment=None,
+        mcp_servers={}, ssh_hosts={}, providers=providers, telemetry=None,
     )  # fmt: skip
     return stripped, what
 
@@ -201,6 +202,7 @@ def resolve(
     values["instructions"] = pick("instructions", None)
     values["policy"] = pick("policy", "interactive")
     values["connect"] = pick("connect", None, "default (a running local server, else embedded)")
+    values["environment"] = pick("environment", None, "default (this machine)")
     values["compaction"] = pick("compaction", "auto")
     if values["compaction"].value not in COMPACTION_MODES:
         raise ConfigError(_choice("compaction", values["compaction"], COMPACTION_MODES))

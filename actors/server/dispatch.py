@@ -46,6 +46,7 @@ from protocol.session import (
 )
 from protocol.wire import (
     AbortSession,
+    AddDockerEnvironment,
     AddSSHEnvironment,
     Compacted,
     CompactSession,
@@ -323,6 +324,9 @@ async def _environment_request(environments: Environments, request: Request) -> 
             )
             ref = await environments.add_ssh(host)
             return EnvironmentAdded(request.id, EnvironmentSummary(ref.address, "ssh"))
+        case AddDockerEnvironment():
+            ref = await environments.add_docker(request)
+            return EnvironmentAdded(request.id, EnvironmentSummary(ref.address, "docker"))
         case RemoveEnvironment():
             await environments.remove(request.environment)
             return Ok(request.id)

@@ -21,11 +21,12 @@ from actors.server.env_probe import probe_all
 from actors.store import Store
 from environments.local import LocalEnvironment
 from protocol.environment import AddSSHHost
-from protocol.wire import EnvironmentSummary
+from protocol.wire import AddDockerEnvironment, EnvironmentSummary
 
 log = logging.getLogger("troupe.server")
 
 SSH_BRIDGE = "/environments/ssh"
+DOCKER_PREFIX = "/environments/docker/"
 RESOLVED_FRESH_FOR = 1.0
 """Seconds a resolved working directory is reused without asking the file system
 again: a burst of sessions on one directory costs one trip to a worker thread."""
@@ -68,6 +69,8 @@ class Environments:
         """SSH names -> addresses of hosts added over the wire."""
         self._locals: dict[str, LocalEnvironment] = {}
         """The local environments by address, to ask which commands they run."""
+        self.docker_owner = f"server:{self.default_dir}"
+        """The owner label of this server's containers (see environments.docker.labels)."""
         self._spawning = trio.Lock()
         """Held from choosing a local environment's name until it is registered:
         two sessions created at once for new directories would otherwise pick the
@@ -165,6 +168,32 @@ class Environments:
             self.store.put_ssh_environment(request.name, stored)
         return ref
 
+    async def add_docker(self, request: AddDockerEnvironment) -> ActorRef:
+        """Add a Docker environment under its name (``already_exists`` if taken). Its
+        containers carry this server's owner label, so a crashed server's are swept
+        by the next one's first container. Not stored: it is added again by whoever
+        needs it (``troupe run --environment docker:IMAGE`` does)."""
+        from actors.server.ssh_hosts import AlreadyExists
+        from environments.docker.environment import DockerEnvironment
+
+        workspace = await self._resolve(request.workspace)
+        address = f"{DOCKER_PREFIX}{request.name}"
+        if address in self.runtime.addresses():
+            raise AlreadyExists(f"a Docker environment named {request.name} already exists")
+        environment = DockerEnvironment(
+            request.image,
+            workspace=str(workspace),
+            copy_workspace=request.copy_workspace,
+            user=request.user,
+            cpus=request.cpus,
+            memory_bytes=request.memory_bytes,
+            pids_limit=request.pids_limit,
+            network=request.network,
+            docker_host=request.docker_host,
+            owner=self.docker_owner,
+        )
+        return await self.runtime.spawn(environment, name=address.removeprefix("/"))
+
     async def restore_ssh(self) -> None:
         """Add again every SSH environment the store remembers (at server start)."""
         if self.store is None:
@@ -199,6 +228,7 @@ class Environments:
             if not address.startswith("/environments/") or address == SSH_BRIDGE:
                 continue
             kind = "ssh" if address.startswith(SSH_BRIDGE + "/") else "local"
+            kind = "docker" if address.startswith(DOCKER_PREFIX) else kind
             found.append(EnvironmentSummary(address=address, kind=kind))
         return found
 

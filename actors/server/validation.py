@@ -18,6 +18,7 @@ from actors.kernel import Rejection
 from actors.policy.presets import resolve_policy
 from protocol.session import SessionConfig
 from protocol.wire_requests import (
+    AddDockerEnvironment,
     AddSSHEnvironment,
     CreateSession,
     ExecInEnvironment,
@@ -52,6 +53,18 @@ def validate(request: Request) -> None:
             _path("known_hosts", request.known_hosts)
             for index, key in enumerate(request.client_keys):
                 _path(f"client_keys[{index}]", key)
+        case AddDockerEnvironment():
+            check_ssh_name(request.name)
+            _text("image", request.image, required=True)
+            _path("workspace", request.workspace)
+            if not request.workspace.startswith("/"):
+                raise InvalidRequest("workspace must be an absolute path")
+            if request.cpus is not None and not request.cpus > 0:
+                raise InvalidRequest("cpus must be more than 0")
+            for field in ("memory_bytes", "pids_limit"):
+                value = getattr(request, field)
+                if value is not None and value < 1:
+                    raise InvalidRequest(f"{field} must be 1 or more")
         case CreateSession():
             _path("working_dir", request.working_dir)
             if request.config is not None:

@@ -1,6 +1,6 @@
 """One environment fixture, parametrized over every kind the behaviour suite covers:
-this machine, and a real OpenSSH sshd on loopback logged into as root and as an
-unprivileged user."""
+this machine, a real OpenSSH sshd on loopback logged into as root and as an
+unprivileged user, and a container of a private real dockerd."""
 
 from __future__ import annotations
 
@@ -17,13 +17,23 @@ from pathlib import Path
 import pytest
 
 from actors.kernel import ActorRef, Runtime
+from environments.docker.environment import DockerEnvironment
 from environments.local import LocalEnvironment
 from environments.ssh.bridge import SSHBridge
 from protocol.environment import AddSSHHost
+from tests.environments.dockerd import (
+    DockerDaemon,
+    DockerUnavailable,
+    alive_in,
+    build_test_image,
+    start_dockerd,
+    stop_dockerd,
+)
+from tests.environments.helpers import alive
 from tests.environments.sshd import TEST_USER, SSHDUnavailable, SSHServer, start_sshd
 from tests.waiting import TEST_KILL_GRACE
 
-ENVIRONMENT_KINDS = ["local", "ssh-root", "ssh-user"]
+ENVIRONMENT_KINDS = ["local", "ssh-root", "ssh-user", "docker"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +43,36 @@ class EnvUnderTest:
     kind: str
     ref: ActorRef
     workdir: Path
+    alive: Callable[[list[int]], list[int]] = alive
+    """Those of the pids a command wrote (in its own pid namespace) still running."""
+
+
+@dataclass(frozen=True)
+class DockerForTests:
+    """The session's private dockerd and the image built for the tests."""
+
+    daemon: DockerDaemon
+    image: str
+
+
+@pytest.fixture(scope="session")
+def docker() -> Iterator[DockerForTests]:
+    """A dockerd of the test session's own (data root, socket, process), with the
+    test image imported; every container removed and the daemon stopped at the end."""
+    directory = Path(tempfile.mkdtemp(prefix="troupe-dockerd-"))
+    try:
+        daemon = start_dockerd(directory)
+    except DockerUnavailable as reason:
+        shutil.rmtree(directory, ignore_errors=True)
+        pytest.skip(f"no test dockerd: {reason}")
+    try:
+        try:
+            image = build_test_image(daemon)
+        except DockerUnavailable as reason:
+            pytest.skip(f"no test image: {reason}")
+        yield DockerForTests(daemon, image)
+    finally:
+        stop_dockerd(daemon)
 
 
 @pytest.fixture(scope="session")
@@ -117,6 +157,18 @@ async def env(
         workdir.mkdir()
         ref = await runtime.spawn(LocalEnvironment(workdir), name="environments/local")
         yield EnvUnderTest(kind, ref, workdir)
+        return
+    if kind == "docker":
+        docker: DockerForTests = request.getfixturevalue("docker")
+        workdir = tmp_path / "work"
+        workdir.mkdir()
+        environment = DockerEnvironment(
+            docker.image, workspace=str(workdir), docker_host=docker.daemon.host, owner="tests"
+        )
+        ref = await runtime.spawn(environment, name="environments/docker")
+        yield EnvUnderTest(
+            kind, ref, workdir, lambda pids: alive_in(docker.daemon, environment.container, pids)
+        )
         return
     server: SSHServer = request.getfixturevalue("sshd")
     user = "root" if kind == "ssh-root" else TEST_USER

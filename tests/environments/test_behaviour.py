@@ -26,7 +26,7 @@ from protocol.environment import (
     WriteFile,
 )
 from tests.environments.conftest import EnvUnderTest
-from tests.environments.helpers import OutputSink, alive
+from tests.environments.helpers import OutputSink
 
 HANG_GUARD = 20
 
@@ -178,7 +178,7 @@ async def test_timeout_kills_the_whole_group_and_keeps_partial_output(env: EnvUn
         "You can retry with a longer timeout by setting the timeout_ms parameter.]"
     )
     pids = [int((env.workdir / name).read_text()) for name in ("leader.pid", "child.pid")]
-    assert alive(pids) == []
+    assert env.alive(pids) == []
 
 
 async def test_aborted_command_leaves_no_process(env: EnvUnderTest) -> None:
@@ -189,7 +189,7 @@ async def test_aborted_command_leaves_no_process(env: EnvUnderTest) -> None:
                 await trio.sleep(0.02)  # written remotely
             nursery.cancel_scope.cancel()
         pids = [int((env.workdir / name).read_text()) for name in ("leader.pid", "child.pid")]
-        while alive(pids):  # noqa: ASYNC110 - the kill ladder runs after the caller left
+        while env.alive(pids):  # noqa: ASYNC110 - the kill ladder runs after the caller left
             await trio.sleep(0.05)
     assert await env.ref.ask(ExecCommand("echo still serving")) is not None
 
@@ -199,7 +199,7 @@ async def test_grandchild_holding_stdout_does_not_hang_the_call(env: EnvUnderTes
         result = await env.ref.ask(ExecCommand("sleep 300 & echo $! > bg.pid; echo done"))
     assert result.stdout == "done\n"
     assert result.exit_code == 0
-    assert alive([int((env.workdir / "bg.pid").read_text())]) == []
+    assert env.alive([int((env.workdir / "bg.pid").read_text())]) == []
 
 
 async def test_huge_single_line_stays_under_the_capture_cap(env: EnvUnderTest) -> None:
@@ -290,5 +290,5 @@ async def test_a_returned_call_leaves_not_even_its_shell_running(env: EnvUnderTe
     for _ in range(SHELL_EXIT_ROUNDS):
         with trio.fail_after(HANG_GUARD):
             result = await env.ref.ask(ExecCommand("echo $$"))
-        still_running += alive([int(result.stdout)])
+        still_running += env.alive([int(result.stdout)])
     assert still_running == []

@@ -79,6 +79,11 @@ async def test_a_symlink_swapped_in_after_the_check_is_never_followed(
 ) -> None:
     if env.kind != "local" and kernel == "walk":
         pytest.skip("the host's own kernel decides there (its openat2, or the walk)")
+    if env.kind == "docker":
+        pytest.skip(
+            "the test image has no python3: a guarded path is checked just before use "
+            "there (as on an SSH host without python3), which a race can beat"
+        )
     rounds = ROUNDS if env.kind == "local" else SSH_ROUNDS  # each SSH use is a remote run
     outside = env.workdir / "elsewhere"  # only reachable through the swapped link
     directory = env.workdir / "d"

@@ -8,6 +8,7 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
 import trio
 
 from actors.kernel import Runtime
@@ -94,6 +95,8 @@ def real(path: Path) -> str:
 
 
 async def test_environment_terminal_keeps_state_and_close_ends_its_group(env: EnvUnderTest) -> None:
+    if env.kind == "docker":
+        pytest.skip("the Docker environment has no persistent terminal yet")
     """RunInTerminal / CloseTerminal on every environment kind (local and over SSH)."""
     (env.workdir / "sub").mkdir()
 
@@ -120,6 +123,8 @@ async def test_environment_terminal_keeps_state_and_close_ends_its_group(env: En
 async def test_stopping_the_environment_ends_its_terminals(
     env: EnvUnderTest, runtime: Runtime
 ) -> None:
+    if env.kind == "docker":
+        pytest.skip("the Docker environment has no persistent terminal yet")
     with trio.fail_after(HANG_GUARD):
         started = await env.ref.ask(RunInTerminal("sleep 300 & echo $! $$", "t2", 10_000))
     pids = [int(pid) for pid in started.output.split()]
