@@ -523,7 +523,7 @@ class SessionActor(Actor):
             view = ScopedEnvironment(self.environment, working_dir)
             scope = await self.ctx.spawn(view, name=f"scopes/{agent_id}")
         child = SessionActor(
-            self.profile.derive(model=model),
+            self.profile.derive(model=model or self.loop.model_name),  # ours unless told
             scope or self.environment,
             self.gateway,
             msgspec.structs.replace(self.config, max_turns=max_turns or 0, model=None),

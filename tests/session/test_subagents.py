@@ -225,3 +225,32 @@ async def test_a_client_can_follow_a_subagents_own_events(start_agent: StartAgen
                     break
             await agent.drain_until("processing_end")
         assert "tool_call_start" in kinds
+
+
+async def test_a_subagent_runs_on_the_parents_model_unless_told_otherwise(
+    start_agent: StartAgent,
+) -> None:
+    """A session started with ``model`` set (``--model``, the config file) passes
+    that model on to its subagents; ``spawn_agent``'s own ``model`` still wins."""
+    script = conversations(
+        [
+            [call("spawn_agent", task="INHERIT task"), call("spawn_agent", task="OWN task",
+                                                            model="child-own-model")],
+            [call("wait", agent_ids=["a-1", "a-2"], timeout_ms=60_000)],
+            "both done",
+        ],
+        **{"INHERIT task": ["inherited"], "OWN task": ["own"]},
+    )  # fmt: skip
+    config = SessionConfig(model="parent-chosen-model")
+    async with start_agent("anthropic", script, config) as agent:
+        with trio.fail_after(HANG_GUARD):
+            await agent.run("PARENT: two helpers")
+        models = {
+            task: {b["model"] for b in bodies_of(agent, "anthropic", task)}
+            for task in ("PARENT", "INHERIT task", "OWN task")
+        }
+    assert models == {
+        "PARENT": {"parent-chosen-model"},
+        "INHERIT task": {"parent-chosen-model"},
+        "OWN task": {"child-own-model"},
+    }
