@@ -360,7 +360,7 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
         "(who, when), oldest first.",
         env=(ENV_DATA,),
     )
-    audit.add_argument("session", help="a session id or address")
+    audit.add_argument("session", help="a session id or address, or last (the newest started here)")
     audit.add_argument("--json", action="store_true", help="one JSON object per line")
     _data_dir_option(audit)
 

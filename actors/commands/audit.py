@@ -18,6 +18,7 @@ from typing import Any
 
 from actors.commands.common import data_dir
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
+from actors.commands.stored import named_session
 
 AUDIT_KINDS = ("policy_decision", "approval_request", "approval_resolved", "hook_run")
 AUDIT_WARNINGS = ("refused_answer",)
@@ -31,7 +32,7 @@ QUERY = (
 
 
 def run(args: argparse.Namespace) -> int:
-    session = str(args.session).rsplit("/", 1)[-1]
+    session = _named(args).rsplit("/", 1)[-1]
     records = audit_records(data_dir(args) / "troupe.db", session)
     for record in records:
         print(json.dumps(record) if args.json else describe(record))
@@ -86,3 +87,10 @@ def describe(record: dict[str, Any]) -> str:
                 f"{when} {verdict} {data['request_id']} ({scope}) "
                 f"by {data.get('by', 'client')}{note}"
             )
+
+
+def _named(args: argparse.Namespace) -> str:
+    try:
+        return named_session(str(args.session), data_dir(args))
+    except LookupError as error:
+        raise CommandError(str(error), EXIT_BAD_INPUT) from None

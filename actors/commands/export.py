@@ -17,6 +17,7 @@ import msgspec
 
 from actors.commands.common import data_dir
 from actors.commands.errors import EXIT_BAD_INPUT, EXIT_ERROR, CommandError
+from actors.commands.stored import named_session
 from actors.harness import troupe_version
 from actors.harness.atif import trajectory
 from protocol.events import SessionEvent, UnknownEventKind, decode_event_data
@@ -34,7 +35,7 @@ def session_id_of(given: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    session = session_id_of(str(args.session))
+    session = session_id_of(_named(args))
     path = data_dir(args) / "troupe.db"
     document = export_atif(path, session, troupe_version())
     encoded = msgspec.json.format(msgspec.json.encode(document), indent=2)
@@ -82,3 +83,10 @@ def export_atif(path: Path, session: str, version: str) -> object:
         return trajectory(session, events_of, version)
     finally:
         connection.close()
+
+
+def _named(args: argparse.Namespace) -> str:
+    try:
+        return named_session(str(args.session), data_dir(args))
+    except LookupError as error:
+        raise CommandError(str(error), EXIT_BAD_INPUT) from None

@@ -25,7 +25,9 @@ def add_harness_commands(
         "See docs/benchmarks.md.",
         env=env[:1],
     )
-    export.add_argument("session", help="a session id or address")
+    export.add_argument(
+        "session", help="a session id or address, or last (the newest started here)"
+    )
     export.add_argument("--format", choices=["atif"], default="atif", help="default atif")
     export.add_argument("-o", "--out", metavar="FILE", help="write here (default stdout)")
     data_dir_option(export)

@@ -118,3 +118,21 @@ async def latest_in(data_dir: Path, working_dir: Path) -> StoredSession | None:
     here = str(working_dir)
     mine = [s for s in await stored_sessions(data_dir) if s.working_dir == here]
     return max(mine, key=lambda s: s.updated, default=None)
+
+
+LAST = "last"
+"""The session argument of ``troupe export`` and ``troupe audit`` that names the
+newest session started in the current directory (as ``run --continue`` does)."""
+
+
+def named_session(given: str, data_dir: Path) -> str:
+    """``given`` itself, or for :data:`LAST` the id of the session last updated
+    among those started here; raises LookupError when there is none."""
+    if given != LAST:
+        return given
+    here = str(Path.cwd().resolve())
+    mine = [s for s in read_stored(data_dir) if s.working_dir == here]
+    latest = max(mine, key=lambda s: s.updated, default=None)
+    if latest is None:
+        raise LookupError(f"no session was started in {here}")
+    return latest.session_id

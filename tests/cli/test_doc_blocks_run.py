@@ -10,10 +10,13 @@ same for Anthropic and Gemini. Ollama's URL in the local-model tour
 
 A block that cannot run here says so just above it, with its reason, in an HTML
 comment: ``<!-- doc-test: skip: REASON -->`` (an installer, a server that runs until
-stopped, a host that is not here). The list of skips is kept short and each names
-what covers the block instead. The blocks run concurrently, a few at a time;
-the other kinds of block (TOML, JSON, YAML, the commands parsing) are checked by
-tests/cli/test_doc_blocks.py.
+stopped, a host or daemon that is not here). The list of skips is kept short and
+each names what covers the block instead. A block that is a file's content rather
+than a program (``<!-- file: PATH -->`` above it, as docs/hooks.md's hook scripts)
+is written out and run, with the page's other files, by a test that reads its page
+(checked here: such a test exists for every page that has file blocks). The blocks
+run concurrently, a few at a time; the other kinds of block (TOML, JSON, YAML, the
+commands parsing) are checked by tests/cli/test_doc_blocks.py.
 """
 
 from __future__ import annotations
@@ -36,8 +39,9 @@ from tests.cli.conftest import KEYS, REPO
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^( *)```(\w*)\n(.*?)^\1```", re.DOTALL | re.MULTILINE)
 SKIP = re.compile(r"<!-- doc-test: skip: (?P<reason>.+?) -->")
+FILE = re.compile(r"<!-- file: (?P<path>\S+) -->")
 RUNNABLE = ("python", "sh")
-MAX_SKIPS = 6
+MAX_SKIPS = 10
 BLOCK_GUARD = 600
 """Seconds one block may take before it counts as hung (never a timing assertion)."""
 LOCAL_MODEL = "http://localhost:11434"
@@ -50,6 +54,7 @@ class Block:
     kind: str
     code: str
     skip: str | None
+    file: str | None = None
 
 
 def blocks() -> list[Block]:
@@ -65,12 +70,17 @@ def blocks() -> list[Block]:
             marker = SKIP.search(before)
             line = text[: match.start()].count("\n") + 1
             where = f"{path.relative_to(REPO)}:{line}"
-            found.append(Block(where, match.group(2), code, marker and marker["reason"]))
+            file = FILE.search(before)
+            found.append(
+                Block(
+                    where, match.group(2), code, marker and marker["reason"], file and file["path"]
+                )
+            )
     return found
 
 
 BLOCKS = blocks()
-TO_RUN = [block for block in BLOCKS if block.skip is None]
+TO_RUN = [block for block in BLOCKS if block.skip is None and block.file is None]
 
 
 @dataclass(frozen=True)
@@ -201,3 +211,14 @@ def test_the_skips_are_few_and_each_says_why() -> None:
         for marker in SKIP.finditer(text):
             after = text[marker.end() :].lstrip("\n")
             assert after.startswith("```"), f"{path.name}: a skip marker is not above a block"
+
+
+def test_every_page_with_file_blocks_has_a_test_that_runs_them() -> None:
+    pages = {block.where.rsplit(":", 1)[0] for block in BLOCKS if block.file is not None}
+    sources = [path.read_text() for path in (REPO / "tests").rglob("test_*.py")]
+    for page in pages:
+        name = Path(page).name
+        # tests/docs_files.plant writes a page's <!-- file: --> blocks out
+        assert any(name in source and "docs_files import plant" in source for source in sources), (
+            f"{page} has <!-- file: --> blocks but no test writes them out and runs them"
+        )

@@ -111,3 +111,19 @@ async def test_an_unknown_session_is_one_line(home: Home) -> None:
     result = await home.troupe("export", "s-nothere")
     assert result.returncode == 2
     assert result.stderr.decode().startswith("troupe export: no session s-nothere")
+
+
+async def test_last_names_the_newest_session_started_here(home: Home) -> None:
+    """``troupe export last`` and ``troupe audit last``: the session last updated
+    among those started in the current directory; with none, one line and exit 2."""
+    session = await _session(home)
+    exported = await home.troupe("export", "last", "--format", "atif")
+    assert exported.returncode == 0, exported.stderr.decode()
+    assert json.loads(exported.stdout)["session_id"] == session
+    audited = await home.troupe("audit", "last", "--json")
+    assert audited.returncode == 0, audited.stderr.decode()
+    elsewhere = home.root / "elsewhere"
+    elsewhere.mkdir()
+    none = await home.troupe("audit", "last", cwd=elsewhere)
+    assert none.returncode == 2
+    assert none.stderr.decode().strip() == f"troupe audit: no session was started in {elsewhere}"
