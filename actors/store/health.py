@@ -27,6 +27,12 @@ class StoreUnavailable(Rejection):
     code = STORE_UNAVAILABLE
 
 
+class StoreCannotOpen(StoreUnavailable, OSError):
+    """The store could not be opened at all (no database, no server): still the
+    typed store fault for ``troupe serve``'s one line, and an ``OSError`` for an
+    embedding program, as opening a bad data directory always was."""
+
+
 class StoreHealth:
     """The store's write availability, the sessions that needed a write during the
     current outage, and a doorbell for changes."""

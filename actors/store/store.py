@@ -34,7 +34,7 @@ import trio
 
 from actors.store import db
 from actors.store.db import EventRow, Op, SessionRow, SubagentRow, SummaryRow
-from actors.store.health import StoreHealth, StoreUnavailable
+from actors.store.health import StoreCannotOpen, StoreHealth, StoreUnavailable
 from actors.store.paths import default_data_dir as default_data_dir
 from protocol.events import EventData, SessionEvent
 from protocol.session import SessionConfig, Spend, Turn
@@ -482,7 +482,7 @@ async def open_store(data_dir: Path) -> AsyncIterator[Store]:
             connection = await trio.to_thread.run_sync(db.open_read_only, path)
             await trio.to_thread.run_sync(db.sessions, connection)
         except _FAULT:
-            raise StoreUnavailable(f"cannot open the store {path}: {error}") from error
+            raise StoreCannotOpen(f"cannot open the store {path}: {error}") from error
     identity = await trio.to_thread.run_sync(db.identity, path)
     store = Store(connection, path, identity)
     if fault is None:
