@@ -5,7 +5,10 @@ shell may be anything and the command's size is not bounded by ARG_MAX). The
 wrapper starts the command as the leader of its own process group,
 reports the group id and, when the leader exits, the exit status on stderr behind a
 per-call nonce, and then ends whatever is left of the group (SIGTERM, 2 s, SIGKILL)
-so that a background grandchild cannot hold the channel open. Killing by group from
+so that a background grandchild cannot hold the channel open. A report that cannot
+be written (the channel is gone) makes the wrapper end the group at once; a report
+lost on the way is made up for by the call's nonce in the wrapper's command line
+(:class:`LostCall`). Killing by group from
 a second channel works for root and non-root logins alike, where sshd's signal
 requests do not (OpenSSH before 10.0 refuses them for root).
 """
