@@ -156,9 +156,9 @@ class RemoteCommand:
 
 
 async def start_command(
-    pool: HostPool, script: str, markers: MarkerFilter, cap: int, want_deltas: bool
+    pool: HostPool, script: str, markers: MarkerFilter, cap: int, want_deltas: bool, tag: str = ""
 ) -> RemoteCommand:
-    remote = await pool.start(script)
+    remote = await pool.start(script, tag)
     command = RemoteCommand(pool, remote, markers, HeadTail(cap), HeadTail(cap), want_deltas)
     command.start()
     return command

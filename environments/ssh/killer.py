@@ -13,6 +13,7 @@ groups remembered as orphans, ended as soon as a connection works again.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import asyncssh
@@ -20,12 +21,14 @@ import asyncssh
 from actors.kernel import KILL_GRACE
 from environments.errors import EnvironmentError_
 from environments.ssh.connect import LINK_ERRORS
-from environments.ssh.scripts import RemoteGroup, kill_script
+from environments.ssh.scripts import LostCall, RemoteGroup, kill_script
 
 if TYPE_CHECKING:
     from environments.ssh.pool import HostPool, Link
 
 _SHELL = "exec bash --norc --noprofile -s"
+Owed = RemoteGroup | LostCall
+"""What a kill ends: a known group, or the groups of a call that never reported one."""
 _DELIVERY_SLACK = 20.0
 """Seconds a kill batch may take beyond the grace before its link counts as hung."""
 
@@ -38,8 +41,8 @@ class Killer:
         self.grace = grace
         self._running: dict[RemoteGroup, str | None] = {}
         """Groups started and not known to be over -> their ledger record."""
-        self._orphans: set[RemoteGroup] = set()
-        self._pending: dict[RemoteGroup, list[asyncio.Future[bool]]] = {}
+        self._orphans: set[Owed] = set()
+        self._pending: dict[Owed, list[asyncio.Future[bool]]] = {}
         self._worker: asyncio.Task[None] | None = None
 
     @property
@@ -47,7 +50,7 @@ class Killer:
         return frozenset(self._running)
 
     @property
-    def orphans(self) -> frozenset[RemoteGroup]:
+    def orphans(self) -> frozenset[Owed]:
         return frozenset(self._orphans)
 
     def started(self, group: RemoteGroup) -> None:
@@ -63,7 +66,9 @@ class Killer:
         """The wrapper saw the group through to its end: forget it."""
         self._forget(group)
 
-    def _forget(self, group: RemoteGroup) -> None:
+    def _forget(self, group: Owed) -> None:
+        if not isinstance(group, RemoteGroup):
+            return
         record = self._running.pop(group, None)
         if self.pool.ledger is not None and record is not None:
             self.pool.ledger.remove(record)
@@ -83,9 +88,11 @@ class Killer:
             "config": listed(options.config),
         }
 
-    def remember(self, group: RemoteGroup) -> None:
-        """A group whose fate is unknown (its link dropped): end it on reconnect."""
-        self._running.setdefault(group, None)
+    def remember(self, group: Owed) -> None:
+        """A group whose fate is unknown (its link dropped): end it on reconnect. A
+        call that never reported its group is remembered by its nonce instead."""
+        if isinstance(group, RemoteGroup):
+            self._running.setdefault(group, None)
         self._orphans.add(group)
 
     def link_ready(self) -> None:
@@ -96,7 +103,7 @@ class Killer:
                 self._pending.setdefault(group, [])
             self._ensure_worker()
 
-    async def kill(self, groups: list[RemoteGroup]) -> bool:
+    async def kill(self, groups: Sequence[Owed]) -> bool:
         """End ``groups``; True once done, False if it could not be delivered."""
         if not groups:
             return True
@@ -114,7 +121,8 @@ class Killer:
         """End every group this pool started that may still run (shutdown, cleanup)."""
         if grace is not None:
             self.grace = grace
-        return await self.kill(sorted(set(self._running) | self._orphans, key=_order))
+        owed: set[Owed] = {*self._running, *self._orphans}
+        return await self.kill(sorted(owed, key=_order))
 
     def _ensure_worker(self) -> None:
         if self._worker is None or self._worker.done():
@@ -140,8 +148,10 @@ class Killer:
                 return link
         return None
 
-    async def _deliver(self, groups: list[RemoteGroup]) -> bool:
-        script = kill_script(groups, self.grace)
+    async def _deliver(self, owed: list[Owed]) -> bool:
+        groups = [g for g in owed if isinstance(g, RemoteGroup)]
+        calls = [c for c in owed if isinstance(c, LostCall)]
+        script = kill_script(groups, self.grace, calls)
         try:
             link = self._free_link() or await self.pool.new_link()
             try:
@@ -188,5 +198,7 @@ class _Hung(Exception):
     """The kill script did not finish in time on its link."""
 
 
-def _order(group: RemoteGroup) -> tuple[int, int]:
-    return group.pgid, group.start_time or 0
+def _order(group: Owed) -> tuple[int, int, str]:
+    if isinstance(group, LostCall):
+        return -1, 0, group.nonce
+    return group.pgid, group.start_time or 0, ""

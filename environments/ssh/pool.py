@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,8 +35,7 @@ from environments.ssh.connect import (
     login_shell_is_bash,
     open_connection,
 )
-from environments.ssh.killer import Killer
-from environments.ssh.scripts import RemoteGroup
+from environments.ssh.killer import Killer, Owed
 from environments.ssh.target import SSHTarget
 
 REMOTE_SHELL = "exec bash --norc --noprofile -s"
@@ -284,11 +285,13 @@ class HostPool:
             return link, channel
         raise ConnectionLost(f"{self.target}: no session could be opened")
 
-    async def start(self, script: str) -> RemoteProcess:
+    async def start(self, script: str, tag: str = "") -> RemoteProcess:
         """Open a channel running ``script`` (a bash script): as the command itself
-        when the login shell is bash and it is short, else fed to ``bash -s``."""
+        when the login shell is bash and it is short, else fed to ``bash -s`` with
+        ``tag`` as its argument, so the wrapper's command line names the call either
+        way (the kill path finds a call that never reported its group by it)."""
         direct = bool(self._login_is_bash) and len(script) <= _DIRECT_SCRIPT_LIMIT
-        command = script if direct else REMOTE_SHELL
+        command = script if direct else _with_argument(REMOTE_SHELL, tag)
 
         async def open_process(connection: asyncssh.SSHClientConnection) -> Any:
             return await connection.create_process(command, encoding=None, window=COMMAND_WINDOW)
@@ -403,12 +406,12 @@ class HostPool:
 
     # -- process groups: the kill path, orphans, the ledger ----------------------
 
-    async def kill(self, groups: list[RemoteGroup]) -> bool:
+    async def kill(self, groups: Sequence[Owed]) -> bool:
         """End ``groups`` (TERM, grace, KILL) over the reserved session; False when it
         could not be delivered (they are remembered and ended on reconnect)."""
         return await self.killer.kill(groups)
 
-    async def remember_orphan(self, group: RemoteGroup) -> None:
+    async def remember_orphan(self, group: Owed) -> None:
         """A group we could not end because the link dropped: end it on reconnect."""
         self.killer.remember(group)
 
@@ -432,6 +435,10 @@ class HostPool:
         for link in links:
             await link.connection.wait_closed()
         self._notify()
+
+
+def _with_argument(command: str, argument: str) -> str:
+    return f"{command} {shlex.quote(argument)}" if argument else command
 
 
 def _link_gone(link: Link, error: asyncssh.ChannelOpenError) -> bool:

@@ -26,7 +26,7 @@ from environments.ssh.bridge import AsyncioLoop
 from environments.ssh.command import CommandOutcome, RemoteCommand, current_group, start_command
 from environments.ssh.markers import MarkerFilter
 from environments.ssh.pool import HostPool
-from environments.ssh.scripts import Markers, command_script
+from environments.ssh.scripts import LostCall, Markers, RemoteGroup, command_script
 from protocol.environment import ExecCommand, ExecResult, effective_timeout_ms, timeout_message
 
 _KILL_BOUND = KILL_GRACE + 25.0
@@ -37,14 +37,23 @@ _SETTLE = 0.25
 """Seconds the wrapper lets stragglers finish writing before it ends their group."""
 
 
-async def _kill_group(bridge: AsyncioLoop, pool: HostPool, command: RemoteCommand) -> None:
+def _owed(group: RemoteGroup | None, markers: Markers) -> RemoteGroup | LostCall:
+    """What ends a call's command: its group, or, when the report never came (the
+    link died between the fork and the report), the call's nonce."""
+    return group if group is not None else LostCall(markers.nonce)
+
+
+async def _kill_group(
+    bridge: AsyncioLoop, pool: HostPool, command: RemoteCommand, markers: Markers
+) -> None:
     """End the command's group and return once it is gone (or the kill is owed)."""
     with trio.move_on_after(_KILL_BOUND):
         # A command on a busy host may not have reported its group yet: the
         # report is on its way unless the channel ends, so wait for either.
         group = await bridge.run(current_group(command))
-        if group is not None:
-            await bridge.run(pool.kill([group]))
+        # None: the channel ended unreported (a lost link, or no working directory,
+        # where the nonce finds nothing): the wrapper, if it runs, names the call.
+        await bridge.run(pool.kill([_owed(group, markers)]))
 
 
 async def _forward_deltas(
@@ -77,7 +86,12 @@ async def run_remote_command(
     timed_out = False
     command = await bridge.run(
         start_command(
-            pool, script, MarkerFilter(markers), capture_cap, request.output_to is not None
+            pool,
+            script,
+            MarkerFilter(markers),
+            capture_cap,
+            request.output_to is not None,
+            markers.tag,
         )
     )
     try:
@@ -91,7 +105,7 @@ async def run_remote_command(
                 await bridge.run(command.wait_exited())
             if deadline.cancelled_caught:
                 timed_out = True
-                await _kill_group(bridge, pool, command)
+                await _kill_group(bridge, pool, command, markers)
             # After a normal exit the wrapper ends stragglers itself (settle, TERM,
             # 2 s, KILL, up to 5 s to see them gone) and the channel closes; this
             # bound only guards a hung link.
@@ -102,18 +116,17 @@ async def run_remote_command(
             watchers.cancel_scope.cancel()
     except BaseException:
         with trio.CancelScope(shield=True):
-            await _kill_group(bridge, pool, command)
+            await _kill_group(bridge, pool, command, markers)
         raise
     finally:
         outcome: CommandOutcome | None = None
         with trio.CancelScope(shield=True), trio.move_on_after(_CLOSE_BOUND):
             outcome = await bridge.run(command.finish())
     if outcome is None:  # the bridge did not answer in time: the link is hung
-        if command.group is not None:
-            await bridge.run(pool.remember_orphan(command.group))
+        await bridge.run(pool.remember_orphan(_owed(command.group, markers)))
         raise ConnectionLost(f"{pool.target}: the connection stopped answering")
-    if outcome.exit_status is None and outcome.group is not None and not timed_out:
-        await bridge.run(pool.remember_orphan(outcome.group))
+    if outcome.exit_status is None and not outcome.no_cwd and not timed_out:
+        await bridge.run(pool.remember_orphan(_owed(outcome.group, markers)))
     return _result(pool, request, cwd, outcome, timed_out, timeout_ms, started)
 
 

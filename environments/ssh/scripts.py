@@ -5,7 +5,10 @@ shell may be anything and the command's size is not bounded by ARG_MAX). The
 wrapper starts the command as the leader of its own process group,
 reports the group id and, when the leader exits, the exit status on stderr behind a
 per-call nonce, and then ends whatever is left of the group (SIGTERM, 2 s, SIGKILL)
-so that a background grandchild cannot hold the channel open. Killing by group from
+so that a background grandchild cannot hold the channel open. A report that cannot
+be written (the channel is gone) makes the wrapper end the group at once; a report
+lost on the way is made up for by the call's nonce in the wrapper's command line
+(:class:`LostCall`). Killing by group from
 a second channel works for root and non-root logins alike, where sshd's signal
 requests do not (OpenSSH before 10.0 refuses them for root).
 """
@@ -77,7 +80,9 @@ def _end_groups(groups: str, settle: float, grace: float) -> str:
     steps = max(1, round(grace / 0.1))
     return (
         f"if __troupe_alive {groups}; then sleep {settle}; "
-        f'for __g in {groups}; do kill -TERM -- "-$__g" 2>/dev/null; done; '
+        f'for __g in {groups}; do kill -TERM -- "-$__g" 2>/dev/null; '
+        # A stopped member would hold TERM until the KILL: let it act on it now.
+        f'kill -CONT -- "-$__g" 2>/dev/null; done; '
         f"for __i in $(seq {steps}); do __troupe_alive {groups} || break; sleep 0.1; done; "
         f'for __g in {groups}; do kill -KILL -- "-$__g" 2>/dev/null; done; '
         f"for __i in $(seq 50); do __troupe_alive {groups} || break; sleep 0.1; done; fi"
@@ -88,6 +93,12 @@ class Markers(msgspec.Struct, frozen=True):
     """The marker lines of one call; the nonce keeps a command from forging them."""
 
     nonce: str
+
+    @property
+    def tag(self) -> str:
+        """A word that names the call in its wrapper's command line (see
+        :class:`LostCall`)."""
+        return self.line("CALL")
 
     @property
     def prefix(self) -> bytes:
@@ -160,9 +171,17 @@ def command_script(
         '( set +m; eval "$__troupe_command" ) </dev/null &',
         "__pid=$!",
         "set +m",
+        # From here a write to a closed channel fails instead of killing the wrapper
+        # (after the fork, so the command keeps the default SIGPIPE): a group report
+        # that cannot be written means nobody will ever learn the group, so the
+        # wrapper ends it at once; later writes fail harmlessly and the wrapper still
+        # ends the leftovers.
+        "trap '' PIPE",
         _START_TIME,
-        f'echo "{markers.line("PGID")} $__pid" >&2',
-        f'echo "{markers.line("START")} $__start" >&2',
+        f'printf \'%s %s\\n%s %s\\n\' "{markers.line("PGID")}" "$__pid" '
+        f'"{markers.line("START")}" "$__start" >&2 2>/dev/null || {{ '
+        + _end_groups("$__pid", 0, grace)
+        + "; }",
         'wait "$__pid"; __status=$?',
         f'echo "{markers.line("EXIT")} $__status" >&2',
         _end_groups("$__pid", settle, grace),
@@ -178,19 +197,59 @@ class RemoteGroup(msgspec.Struct, frozen=True):
     start_time: int | None = None
 
 
-def kill_script(groups: Iterable[RemoteGroup], grace: float = 2.0) -> str:
+class LostCall(msgspec.Struct, frozen=True):
+    """A call whose group was never reported (its link died between the fork and the
+    report reaching us). Its wrapper still carries the call's nonce in its command
+    line (the script itself, or an extra argument to ``bash -s``), so the groups are
+    found through it: the wrapper's own and those of its children (the command's
+    leader among them)."""
+
+    nonce: str
+
+    def __post_init__(self) -> None:
+        if not _NONCE.match(self.nonce):
+            raise ValueError(f"not a call nonce: {self.nonce!r}")
+
+
+_NONCE = re.compile(r"[0-9a-f]+\Z")
+
+_WRAPPED = (
+    # __troupe_take PID adds PID's process group to $__troupe_groups (never init's,
+    # nor this script's own). __troupe_wrapped ERE adds the groups of every process
+    # whose command line carries one of the nonces in ERE, and of their children. The
+    # pattern keeps grep from finding itself: its own argument has "(" after the prefix.
+    '__troupe_pgid() { __pg=; local __s; read -r __s < "/proc/$1/stat" 2>/dev/null || return 1; '
+    "__s=${__s##*) }; set -- $__s; __pg=$3; }\n"
+    '__troupe_take() { __troupe_pgid "$1" || return 0; case "$__pg" in '
+    '""|0|1|"$__troupe_self") ;; *) __troupe_groups="$__troupe_groups $__pg";; esac; }\n'
+    "__troupe_wrapped() { local __f __p __k __kids; "
+    'for __f in $(grep -lsE -e "__TROUPE_($1)_" /proc/[0-9]*/cmdline); do '
+    '__p=${__f#/proc/}; __p=${__p%/cmdline}; [ "$__p" = "$$" ] && continue; '
+    '__troupe_take "$__p"; __kids=(); '
+    'read -r -a __kids < "/proc/$__p/task/$__p/children" 2>/dev/null; '
+    'for __k in "${__kids[@]}"; do __troupe_take "$__k"; done; done; }\n'
+    '__troupe_pgid "$$"; __troupe_self=$__pg'
+)
+
+
+def kill_script(
+    groups: Iterable[RemoteGroup], grace: float = 2.0, calls: Iterable[LostCall] = ()
+) -> str:
     """End the given groups together (timeout, abort, shutdown, or orphans of a lost
     link): TERM, ``grace`` seconds, KILL, then wait until they are gone. A group whose
-    leader pid now names another process (checked by start time) is left alone."""
+    leader pid now names another process (checked by start time) is left alone. The
+    groups of ``calls`` are found through their wrappers (see :class:`LostCall`)."""
     checks = " ".join(
         f"{int(g.pgid)}:{int(g.start_time) if g.start_time is not None else ''}" for g in groups
     )
+    nonces = "|".join(sorted({c.nonce for c in calls if _NONCE.match(c.nonce)}))
     lines = [
         _ALIVE,
         _SAME_PROCESS,
         "__troupe_groups=",
         f'for __e in {checks}; do __troupe_same "${{__e%%:*}}" "${{__e#*:}}" && '
         '__troupe_groups="$__troupe_groups ${__e%%:*}"; done',
+        *([_WRAPPED, f"__troupe_wrapped '{nonces}'"] if nonces else []),
         _end_groups("$__troupe_groups", 0, grace),
     ]
     return "\n".join(lines) + "\n"

@@ -36,14 +36,15 @@ async def test_killed_connection_fails_in_flight_work_and_the_next_call_reconnec
 
     async def long_command() -> None:
         try:
-            await env.ask(ExecCommand("echo $$ > leader.pid; sleep 30", timeout_ms=60_000))
+            # $$ in the command is the wrapper's pid (a subshell keeps its parent's $$).
+            await env.ask(ExecCommand("echo $$ > wrapper.pid; sleep 30", timeout_ms=60_000))
         except ConnectionLost as exc:
             outcome.append(exc)
 
     with trio.fail_after(HANG_GUARD):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(long_command)
-            while not (tmp_path / "leader.pid").exists():  # noqa: ASYNC110 - written remotely
+            while not (tmp_path / "wrapper.pid").exists():  # noqa: ASYNC110 - written remotely
                 await trio.sleep(0.02)
             for pid in before:  # the processes serving this connection
                 os.kill(pid, signal.SIGKILL)
@@ -51,9 +52,10 @@ async def test_killed_connection_fails_in_flight_work_and_the_next_call_reconnec
     assert "connection lost" in str(outcome[0])
     with trio.fail_after(HANG_GUARD):
         assert (await env.ask(ExecCommand("echo back"))).stdout == "back\n"
-        # The command the lost link left running is ended once we reconnect.
-        leader = int((tmp_path / "leader.pid").read_text())
-        while alive([leader]):  # noqa: ASYNC110 - the orphan kill runs on the new link
+        # The command the lost link left running, and so its wrapper, is ended once
+        # we reconnect (also when its group report was lost with the link).
+        wrapper = int((tmp_path / "wrapper.pid").read_text())
+        while alive([wrapper]):  # noqa: ASYNC110 - the orphan kill runs on the new link
             await trio.sleep(0.05)
 
 
