@@ -226,8 +226,8 @@ def launched(wrapped: Sequence[str]) -> list[str]:
     ``--die-with-parent`` ties bwrap to the thread that forked it, and trio forks
     processes from worker threads that exit after a few idle seconds: bwrap would be
     killed with them, mid-command. The shell in between is single-threaded and
-    lives as long as bwrap; it is in the same process group, so the kill ladder ends
-    both (and with bwrap, the whole sandbox). ``; exit $?`` keeps the shell from
+    lives as long as bwrap; it is in the same process group as bwrap and the whole
+    sandbox, so the kill ladder ends them all. ``; exit $?`` keeps the shell from
     replacing itself with bwrap, and passes its status on.
     """
     return ["sh", "-c", '"$@"; exit $?', "troupe-sandbox", *wrapped]

@@ -128,3 +128,19 @@ async def test_a_runtime_shutdown_mid_setup_leaves_nothing(
                 await runtime.shutdown()
             nursery.cancel_scope.cancel()
     await wait_until_no_survivors(marker)
+
+
+async def test_a_sandboxed_command_has_no_controlling_terminal(
+    tmp_path: Path, runtime: Runtime
+) -> None:
+    """What bwrap's ``--new-session`` would add (no terminal to push input into with
+    TIOCSTI) holds without it: the command starts as a session of its own, with no
+    controlling terminal even when Troupe runs in one (pytest from a terminal)."""
+    ref = await runtime.spawn(LocalEnvironment(tmp_path))
+    probe = (
+        "read -r stat < /proc/self/stat; set -- ${stat##*) }; echo tty=$5; "
+        "(exec 3</dev/tty) 2>/dev/null && echo opened || echo no-tty"
+    )
+    sandbox = Sandbox(writable=(str(tmp_path),))
+    done = await ref.ask(ExecCommand(probe, sandbox=sandbox))
+    assert done.stdout.split() == ["tty=0", "no-tty"]
