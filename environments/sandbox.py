@@ -13,15 +13,20 @@ Classification is advice; this is what holds. The "workspace-write" profile:
   directory or ``/dev/null``, after the writable ones, so they stay hidden inside a
   writable tree;
 - its own PID namespace (``/proc`` shows only the sandbox: no
-  ``/proc/<troupe>/root`` or ``environ``), IPC namespace and session
-  (``--new-session``: no controlling terminal), and no network but its own
-  loopback unless the policy allows it.
+  ``/proc/<troupe>/root`` or ``environ``), IPC namespace, and no network but its
+  own loopback unless the policy allows it;
+- no controlling terminal: every command already starts as a session of its own
+  without one (``start_new_session`` locally, an SSH exec channel without a pty or
+  ``setsid`` remotely), so bwrap's ``--new-session`` is not used.
 
-Killing: the command's own session and PID namespace take it out of the process
-group Troupe created, but bwrap itself stays in it. Its PID 1 dies with it
-(``--die-with-parent``) and the kernel then kills everything in the namespace, so
-the usual SIGTERM / SIGKILL ladder on the group still leaves nothing behind, and a
-background job cannot outlive the command that started it.
+Killing: the whole sandbox stays in the process group Troupe created for the
+command, so the usual SIGTERM / grace / SIGKILL ladder on the group reaches every
+part of it, the sandbox's PID 1 included; once that dies, the kernel kills
+everything else in the namespace, and a background job cannot outlive the command
+that started it. ``--new-session`` would take the PID 1 out of the group, and it
+only binds itself to the outer bwrap (``--die-with-parent``) at the very end of
+its setup: a command killed in between (a shutdown just after a start, on a loaded
+machine) left the PID 1 and the command running for good.
 
 The mounts are planned by pure code from facts about the paths (where each really
 is, what kind of file), so the local environment and an SSH host (whose facts come
@@ -45,9 +50,11 @@ from environments.errors import SandboxUnavailable
 from protocol.environment import Sandbox, SandboxState
 
 BASE_FLAGS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-              "--unshare-pid", "--unshare-ipc", "--new-session", "--die-with-parent")  # fmt: skip
+              "--unshare-pid", "--unshare-ipc", "--die-with-parent")  # fmt: skip
 """Every sandbox: read-only root, fresh /dev, /proc of its own PID namespace,
-private /tmp, and bound to Troupe's lifetime."""
+private /tmp, and bound to the process that starts it. No ``--new-session``: it
+would move the sandbox out of the command's process group (see the module's
+docstring); the command's own session has no controlling terminal already."""
 
 PROBE_TIMEOUT_S = 10.0
 WORKS = "bwrap works"
@@ -219,8 +226,8 @@ def launched(wrapped: Sequence[str]) -> list[str]:
     ``--die-with-parent`` ties bwrap to the thread that forked it, and trio forks
     processes from worker threads that exit after a few idle seconds: bwrap would be
     killed with them, mid-command. The shell in between is single-threaded and
-    lives as long as bwrap; it is in the same process group, so the kill ladder ends
-    both (and with bwrap, the whole sandbox). ``; exit $?`` keeps the shell from
+    lives as long as bwrap; it is in the same process group as bwrap and the whole
+    sandbox, so the kill ladder ends them all. ``; exit $?`` keeps the shell from
     replacing itself with bwrap, and passes its status on.
     """
     return ["sh", "-c", '"$@"; exit $?', "troupe-sandbox", *wrapped]
