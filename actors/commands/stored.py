@@ -113,11 +113,19 @@ async def stored_sessions(data_dir: Path) -> list[StoredSession]:
     return await trio.to_thread.run_sync(read_stored, data_dir)
 
 
-async def latest_in(data_dir: Path, working_dir: Path) -> StoredSession | None:
-    """The session last updated among those started in ``working_dir`` (resolved)."""
+def newest_in(data_dir: Path, working_dir: Path) -> StoredSession | None:
+    """The session last updated among those started in ``working_dir`` (resolved);
+    blocking, like :func:`read_stored`."""
     here = str(working_dir)
-    mine = [s for s in await stored_sessions(data_dir) if s.working_dir == here]
+    mine = [s for s in read_stored(data_dir) if s.working_dir == here]
     return max(mine, key=lambda s: s.updated, default=None)
+
+
+async def latest_in(data_dir: Path, working_dir: Path) -> StoredSession | None:
+    """:func:`newest_in` off the event loop (``run --continue``)."""
+    import trio
+
+    return await trio.to_thread.run_sync(newest_in, data_dir, working_dir)
 
 
 LAST = "last"
@@ -130,9 +138,8 @@ def named_session(given: str, data_dir: Path) -> str:
     among those started here; raises LookupError when there is none."""
     if given != LAST:
         return given
-    here = str(Path.cwd().resolve())
-    mine = [s for s in read_stored(data_dir) if s.working_dir == here]
-    latest = max(mine, key=lambda s: s.updated, default=None)
+    here = Path.cwd().resolve()
+    latest = newest_in(data_dir, here)
     if latest is None:
         raise LookupError(f"no session was started in {here}")
     return latest.session_id
