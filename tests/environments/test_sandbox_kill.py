@@ -14,7 +14,10 @@ writes, which the PID 1 opens (and blocks in) just before it would bind itself.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
+import subprocess
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -130,17 +133,52 @@ async def test_a_runtime_shutdown_mid_setup_leaves_nothing(
     await wait_until_no_survivors(marker)
 
 
-async def test_a_sandboxed_command_has_no_controlling_terminal(
-    tmp_path: Path, runtime: Runtime
-) -> None:
+REPO = Path(__file__).resolve().parents[2]
+PROBE = (
+    "read -r stat < /proc/self/stat; set -- ${stat##*) }; echo tty=$5; "
+    "(exec 3</dev/tty) 2>/dev/null && echo opened || echo no-tty"
+)
+IN_A_TERMINAL = f"""
+import sys, trio
+from pathlib import Path
+from actors.kernel import Runtime
+from environments.local import LocalEnvironment
+from protocol.environment import ExecCommand, Sandbox
+
+async def main():
+    work = sys.argv[1]
+    fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+    print("troupe-tty=" + fields[4], flush=True)  # this process's own terminal
+    async with Runtime() as runtime:
+        ref = await runtime.spawn(LocalEnvironment(Path(work)))
+        done = await ref.ask(ExecCommand({PROBE!r}, sandbox=Sandbox(writable=(work,))))
+        print("command " + " ".join(done.stdout.split()), flush=True)
+
+trio.run(main)
+"""
+
+
+async def test_a_sandboxed_command_has_no_controlling_terminal(tmp_path: Path) -> None:
     """What bwrap's ``--new-session`` would add (no terminal to push input into with
     TIOCSTI) holds without it: the command starts as a session of its own, with no
-    controlling terminal even when Troupe runs in one (pytest from a terminal)."""
-    ref = await runtime.spawn(LocalEnvironment(tmp_path))
-    probe = (
-        "read -r stat < /proc/self/stat; set -- ${stat##*) }; echo tty=$5; "
-        "(exec 3</dev/tty) 2>/dev/null && echo opened || echo no-tty"
-    )
-    sandbox = Sandbox(writable=(str(tmp_path),))
-    done = await ref.ask(ExecCommand(probe, sandbox=sandbox))
-    assert done.stdout.split() == ["tty=0", "no-tty"]
+    controlling terminal, even when Troupe itself runs in one. Troupe runs here
+    under ``script``, which gives it a pseudo-terminal as its controlling terminal
+    (checked: its own tty number is not 0, so the test cannot pass for want of one)."""
+    if shutil.which("script") is None:
+        pytest.skip("needs script(1) (util-linux) to give Troupe a terminal")
+    program = tmp_path / "in_a_terminal.py"
+    program.write_text(IN_A_TERMINAL)
+    work = tmp_path / "work"
+    work.mkdir()
+    line = f"{shlex.quote(sys.executable)} {program} {shlex.quote(str(work))}"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with trio.fail_after(HANG_GUARD):
+        done = await trio.run_process(
+            ["script", "-qec", line, "/dev/null"], capture_stdout=True, capture_stderr=True,
+            check=False, env=env, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    out = done.stdout.decode().replace("\r", "")
+    assert done.returncode == 0, (out, done.stderr.decode())
+    lines = out.splitlines()
+    assert "troupe-tty=0" not in lines and any(x.startswith("troupe-tty=") for x in lines), out
+    assert "command tty=0 no-tty" in lines, out
