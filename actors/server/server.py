@@ -109,6 +109,10 @@ class RunningServer:
     def stop(self) -> None:
         self._stop.set()
 
+    def unready_because(self) -> str | None:
+        """Why new work should go elsewhere now (``/readyz``), or None."""
+        return None if self.store.health.available else "store_unavailable"
+
 
 async def run_server(
     config: ServerConfig, *, task_status: trio.TaskStatus[RunningServer] = trio.TASK_STATUS_IGNORED
@@ -149,7 +153,7 @@ async def run_server(
         server.port = listeners[0].socket.getsockname()[1]
         origins = Origins.serving(config.host, server.port, config.origins)
         gateway = Gateway(runtime, services, Policy(token, origins), config)
-        server.pages = WebPages(token, origins, server.http_url)
+        server.pages = WebPages(token, origins, server.http_url, server.unready_because)
         listener = DualListener(
             gateway.handle, server.pages.handle,
             max_message_size=config.max_frame_bytes, message_queue_size=4,

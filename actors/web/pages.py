@@ -7,17 +7,20 @@ and the icon). Without the cookie, ``/`` redirects to ``/login``, a page saying 
 log in: a browser's first visit gets a page, not a failed load in its console.
 ``POST /login-link`` with the server's token as a bearer mints a fresh one-time link
 for ``troupe login-link``: the login tokens live in this process, so the running
-server must issue them. The page's data never travels over HTTP: it is the
-WebSocket protocol, authenticated by the same cookie at the upgrade. A present Origin
-must be the server's own (or listed) here too. One request per connection
-(``Connection: close``): the page loads a handful of files, then lives on its
-WebSocket.
+server must issue them. ``/healthz`` (the process serves) and ``/readyz`` (it can
+take new work: the store writes) answer load balancers and supervisors without a
+login; they say no more than a one-word state. The page's data never travels over
+HTTP: it is the WebSocket protocol, authenticated by the same cookie at the upgrade.
+A present Origin must be the server's own (or listed) here too. One request per
+connection (``Connection: close``): the page loads a handful of files, then lives on
+its WebSocket.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Callable
 from importlib import resources
 from types import MappingProxyType
 from urllib.parse import parse_qs, urlsplit
@@ -68,6 +71,8 @@ Answer = tuple[int, bytes, str, list[tuple[str, str]]]
 """An HTTP answer: status, body, content type, extra headers."""
 PUBLIC = frozenset({"/login.css", "/favicon.svg"})
 """What the login page shows, served without the cookie (nothing of the app)."""
+PROBES = frozenset({"/healthz", "/readyz"})
+"""Liveness and readiness for load balancers: no cookie, no token, a word of state."""
 
 LOGIN_PAGE = (
     "<!doctype html><html lang=en><head><meta charset=utf-8>"
@@ -106,13 +111,25 @@ class LoginTokens:
         return False
 
 
+Readiness = Callable[[], str | None]
+"""Why the server cannot take new work now (``store_unavailable``), or None when it
+can."""
+
+
+def _always_ready() -> str | None:
+    return None
+
+
 class WebPages:
     """Answers the plain HTTP requests that reach the server's port."""
 
-    def __init__(self, token: str, origins: Origins, base_url: str) -> None:
+    def __init__(
+        self, token: str, origins: Origins, base_url: str, readiness: Readiness = _always_ready
+    ) -> None:
         self._token = token
         self._origins = origins
         self._base_url = base_url
+        self._readiness = readiness
         self.logins = LoginTokens()
 
     def login_url(self) -> str:
@@ -142,6 +159,8 @@ class WebPages:
         url = urlsplit(request.target.decode("latin-1"))
         if url.path == "/login-link" and request.method == b"POST":
             return self._mint(headers)
+        if url.path in PROBES and request.method == b"GET":
+            return self._probe(url.path)
         if request.method != b"GET":
             return 405, b"method not allowed\n", "text/plain", [("allow", "GET")]
         logged_in = web_cookie_valid(self._token, cookie_from(headers.get("cookie")))
@@ -156,6 +175,15 @@ class WebPages:
             return 404, b"not found\n", "text/plain", []
         name, content_type = found
         return 200, asset(name), content_type, []
+
+    def _probe(self, path: str) -> Answer:
+        """``/healthz``: 200 while the process serves HTTP at all. ``/readyz``: 200
+        when it can take new sessions and inputs, else 503 naming why, so a load
+        balancer sends new work elsewhere while reads here still work."""
+        reason = self._readiness() if path == "/readyz" else None
+        if reason is None:
+            return 200, b"ok\n", "text/plain", []
+        return 503, f"{reason}\n".encode(), "text/plain", [("retry-after", "1")]
 
     def _login(self, offered: str, logged_in: bool) -> Answer:
         """Trade a one-time token for the cookie; without one, the login page. A

@@ -42,6 +42,7 @@ from protocol.wire import (
     SubmitInput,
 )
 from tests.waiting import wait_until
+from tests.web.test_auth import http_get
 from tests.wire.conftest import (
     HANG_GUARD,
     REPO,
@@ -183,9 +184,14 @@ async def test_read_only_data_dir_serves_reads_then_writes_once_read_write(
             _mount("-o", "remount,ro", str(data_dir))
 
             async with troupe_serve(data_dir, work, mock.base_url) as serve:
+                port = int(serve.url.rstrip("/").rpartition(":")[2])
                 async with connect(serve.url, token) as client:
                     await _refused(client, SubmitInput, session=session, text="second")
                     await _refused(client, CreateSession)
+                    # a load balancer sends new work elsewhere; the process is alive
+                    status, _, body = await http_get(port, "/readyz")
+                    assert (status, body) == (503, b"store_unavailable\n")
+                    assert (await http_get(port, "/healthz"))[0] == 200
                     listed = (await client.request(ListSessions)).sessions
                     assert [s.session_id for s in listed] == [session]
                     await subscribe(client, session)
@@ -205,6 +211,8 @@ async def test_read_only_data_dir_serves_reads_then_writes_once_read_write(
                         return True
 
                     await wait_until(takes_input, what="the store to take writes again")
+                    status, _, body = await http_get(port, "/readyz")
+                    assert (status, body) == (200, b"ok\n")
                     await wait_until((data_dir / "server.json").exists, what="server.json")
                     async with connect(serve.url, token) as follower:
                         await subscribe(follower, session, after_seq=first[-1].seq)
