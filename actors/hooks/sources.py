@@ -26,7 +26,7 @@ from actors.config.trust import is_trusted, untrusted_line
 from actors.hooks.config import HookError, HookSet, parse_hooks_text
 from actors.kernel import ActorError, ActorRef, Rejection
 from environments.errors import FileNotFound
-from protocol.environment import ReadFile
+from environments.project_files import read_project_file
 
 PROJECT_FILES = (
     ".claude/settings.json",
@@ -75,9 +75,7 @@ async def load_hooks(
     for relative in PROJECT_FILES:
         path = posixpath.join(working_dir, relative)
         try:
-            content = await environment.ask(
-                ReadFile(path, limit=None, line_numbers=False, exact=True, probe=True), timeout=30
-            )
+            content = await read_project_file(environment, path, working_dir)
         except FileNotFound:
             continue
         except (ActorError, Rejection, trio.TooSlowError) as exc:

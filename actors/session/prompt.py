@@ -15,8 +15,9 @@ import msgspec
 
 from actors.kernel import ActorRef, Rejection
 from actors.session.profiles import ProviderProfile
+from environments.project_files import read_project_file
 from environments.safe_git import safe_git_shell
-from protocol.environment import Describe, ExecCommand, ReadFile
+from protocol.environment import DEFAULT_READ_LIMIT, Describe, ExecCommand
 
 PROJECT_DOC_BUDGET = 32 * 1024
 PROJECT_DOC_MARKER = "[Project instructions truncated at 32KB]"
@@ -96,7 +97,7 @@ async def discover_project_docs(
         for name in names:
             path = posixpath.join(directory, name)
             try:
-                content = await environment.ask(ReadFile(path, exact=True, probe=True))
+                content = await read_project_file(environment, path, root, limit=DEFAULT_READ_LIMIT)
             except Rejection:
                 continue
             sections.append(f"## {path}\n{content.text.rstrip()}")

@@ -30,7 +30,8 @@ import trio
 from actors.kernel import ActorError, ActorRef, Rejection
 from actors.skills.front_matter import FrontMatterError, split_front_matter
 from environments.errors import FileNotFound
-from protocol.environment import DirEntry, ListDirectory, ReadFile
+from environments.project_files import read_project_file
+from protocol.environment import DirEntry, ListDirectory
 
 PROJECT_SKILL_DIRS = (".troupe/skills", ".claude/skills", ".codex/skills", ".agents/skills")
 SKILL_FILE = "SKILL.md"
@@ -47,6 +48,8 @@ class Skill(msgspec.Struct, frozen=True):
     """``project`` or ``user``."""
     local: bool
     """Read on this machine (the user's) rather than through the environment."""
+    project_root: str = ""
+    """A project skill's project: its SKILL.md is read only from inside it."""
 
     @property
     def path(self) -> str:
@@ -79,7 +82,9 @@ def user_skill_dirs(environ: Mapping[str, str] | None = None) -> list[Path]:
     ]
 
 
-def parse_skill(text: str, directory: str, scope: str, local: bool) -> Skill:
+def parse_skill(
+    text: str, directory: str, scope: str, local: bool, project_root: str = ""
+) -> Skill:
     """The skill a SKILL.md declares; a ValueError says what is wrong with it."""
     meta, _ = split_front_matter(text)
     name = meta.get("name", posixpath.basename(directory.rstrip("/")))
@@ -89,7 +94,7 @@ def parse_skill(text: str, directory: str, scope: str, local: bool) -> Skill:
     if not isinstance(description, str) or not description.strip():
         raise ValueError("no description in the front matter")
     description = " ".join(description.split())[:DESCRIPTION_LIMIT]
-    return Skill(name, description, directory, scope, local)
+    return Skill(name, description, directory, scope, local, project_root)
 
 
 def _add(found: dict[str, Skill], skill: Skill) -> None:
@@ -149,11 +154,8 @@ async def discover(
             directory = posixpath.join(base, entry.name.rstrip("/"))
             path = posixpath.join(directory, SKILL_FILE)
             try:
-                content = await environment.ask(
-                    ReadFile(path, limit=None, line_numbers=False, exact=True, probe=True),
-                    timeout=30,
-                )
-                _add(found, parse_skill(content.text, directory, "project", False))
+                content = await read_project_file(environment, path, working_dir)
+                _add(found, parse_skill(content.text, directory, "project", False, working_dir))
             except FileNotFound:
                 continue
             except (ActorError, Rejection, trio.TooSlowError, ValueError) as exc:
@@ -170,10 +172,7 @@ async def read_body(skill: Skill, environment: ActorRef) -> str:
     if skill.local:
         text = await trio.to_thread.run_sync(Path(skill.path).read_text)
     else:
-        content = await environment.ask(
-            ReadFile(skill.path, limit=None, line_numbers=False, exact=True, probe=True),
-            timeout=30,
-        )
+        content = await read_project_file(environment, skill.path, skill.project_root)
         text = content.text
     _, body = split_front_matter(text)
     return body.strip()

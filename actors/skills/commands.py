@@ -28,7 +28,8 @@ import trio
 
 from actors.kernel import ActorError, ActorRef, Rejection
 from actors.skills.front_matter import FrontMatterError, split_front_matter
-from protocol.environment import DirEntry, ListDirectory, ReadFile
+from environments.project_files import read_project_file
+from protocol.environment import DirEntry, ListDirectory
 
 PROJECT_COMMAND_DIRS = (".troupe/commands", ".claude/commands", ".codex/prompts")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -161,10 +162,7 @@ async def discover_commands(
                 continue
             path = posixpath.join(base, entry.name)
             try:
-                content = await environment.ask(
-                    ReadFile(path, limit=None, line_numbers=False, exact=True, probe=True),
-                    timeout=30,
-                )
+                content = await read_project_file(environment, path, working_dir)
                 project.append(parse_command(content.text, path, "project"))
             except (ActorError, Rejection, trio.TooSlowError, ValueError) as exc:
                 warnings.append(f"command not loaded: {path}: {exc}")

@@ -42,7 +42,8 @@ from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool
 from actors.tools.schema import InvalidArguments
 from environments.errors import FileNotFound
-from protocol.environment import ExecCommand, ReadFile
+from environments.project_files import read_project_file
+from protocol.environment import ExecCommand
 
 PROJECT_TOOLS = ".troupe/tools.yaml"
 _ASK_MARGIN_S = 30.0
@@ -116,10 +117,7 @@ async def load_cli_tools(
         warnings.append(f"CLI tools not loaded: {exc}")
     project_file = posixpath.join(working_dir, PROJECT_TOOLS)
     try:
-        content = await environment.ask(
-            ReadFile(project_file, limit=None, line_numbers=False, exact=True, probe=True),
-            timeout=30,
-        )
+        content = await read_project_file(environment, project_file, working_dir)
         if await trio.to_thread.run_sync(is_trusted, working_dir, environ):
             for spec in parse_tools_text(content.text, project_file):
                 specs[spec.name] = spec

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import trio
 
 from actors.kernel import ActorRef, Runtime
 from actors.session.profiles import anthropic_profile, gemini_profile, openai_profile
@@ -89,6 +90,24 @@ async def test_project_documents_stop_at_32kb_with_the_marker(tmp_path: Path) ->
     assert len(snapshot.project_docs.encode()) <= 32 * 1024
     prompt = build_system_prompt(anthropic_profile(), snapshot)
     assert "Is git repository: false" in prompt
+
+
+async def test_instruction_files_linking_out_of_the_repository_are_not_sent(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A hostile repository's CLAUDE.md linking to the user's credentials: the
+    system prompt (sent to the provider) never carries them; links inside still read."""
+    secret = Path(await trio.Path(tmp_path).resolve()) / "credentials"
+    secret.write_text("aws_secret_access_key = NOT-FOR-THE-MODEL")
+    (repo / "CLAUDE.md").unlink()
+    (repo / "CLAUDE.md").symlink_to(secret)
+    (repo / "pkg" / "sub" / "CLAUDE.md").symlink_to("AGENTS.md")
+    async with Runtime() as runtime:
+        env = await runtime.spawn(LocalEnvironment(repo / "pkg" / "sub"))
+        snapshot = await take_snapshot(env, anthropic_profile())
+    assert "NOT-FOR-THE-MODEL" not in build_system_prompt(anthropic_profile(), snapshot)
+    assert "root agents rules, edited" in snapshot.project_docs
+    assert snapshot.project_docs.count("deeper agents rules") == 2  # AGENTS.md, its link
 
 
 async def test_the_git_probe_runs_no_program_the_repository_names(repo: Path) -> None:
