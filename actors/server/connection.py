@@ -30,10 +30,10 @@ import msgspec
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection
 
+from actors.access.peers import Peer
 from actors.kernel import Actor, handler
 from actors.server.client_calls import DEFAULT_CALL_TIMEOUT, PendingCalls, ServeOnClient
 from actors.server.dispatch import Services, answer, error_reply
-from actors.server.peers import Peer
 from actors.server.subscription import SessionSubscription, subscription_key
 from actors.server.validation import InvalidRequest, validate
 from protocol.asks import Asks
@@ -105,7 +105,7 @@ class Connection(Actor):
         peer: Peer | None = None,
     ) -> None:
         """``peer``: the TCP ends, to tell whether a session's own command is the
-        client (see :mod:`actors.server.peers`)."""
+        client (see :mod:`actors.access.peers`)."""
         self.peer = peer
         self.slow_timeout = slow_timeout
         self.websocket = websocket

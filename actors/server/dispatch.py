@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 import trio
 
+from actors.access.peers import Peer, command_peer
 from actors.kernel import (
     ActorError,
     ActorFailedError,
@@ -25,7 +26,6 @@ from actors.kernel import (
 )
 from actors.server.environments import Environments
 from actors.server.options import server_options
-from actors.server.peers import Peer, command_peer
 from actors.server.registry import SessionRegistry
 from actors.session.actor import SessionClosed
 from actors.session.approvals import ApprovalNotFound
@@ -104,7 +104,7 @@ class Services:
 
 class AnsweredFromInside(Rejection):
     """An approval answer or config change from a process the server's own
-    commands started (see :mod:`actors.server.peers`)."""
+    commands started (see :mod:`actors.access.peers`)."""
 
     code = "forbidden"
 

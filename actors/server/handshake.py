@@ -14,7 +14,7 @@ import msgspec
 import trio
 from trio_websocket import WebSocketConnection, WebSocketRequest
 
-from actors.server.auth import (
+from actors.access.auth import (
     Origins,
     bearer,
     cookie_from,

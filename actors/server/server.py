@@ -17,8 +17,9 @@ import msgspec
 import trio
 from trio_websocket import ConnectionClosed, WebSocketRequest
 
+from actors.access.auth import Origins, load_or_create_token, token_path
+from actors.access.peers import Peer
 from actors.kernel import Runtime
-from actors.server.auth import Origins, load_or_create_token, token_path
 from actors.server.connection import Connection
 from actors.server.dispatch import Services
 from actors.server.environments import Environments
@@ -26,7 +27,6 @@ from actors.server.fence import own_paths
 from actors.server.handshake import Policy, Refused, read_hello, upgrade
 from actors.server.leftovers import end_leftover_groups, process_ledger
 from actors.server.models import Models, ModelSettings
-from actors.server.peers import Peer
 from actors.server.registry import SessionRegistry
 from actors.server.restarts import report_restarts
 from actors.server.store_faults import interrupt_on_store_faults

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 import trio
 from trio_websocket import WebSocketRequest, wrap_server_stream
 
-from actors.server.peers import Peer
+from actors.access.peers import Peer
 
 MAX_HEAD_BYTES = 64 * 1024
 
@@ -69,7 +69,7 @@ async def read_head(stream: trio.abc.Stream) -> bytes:
 
 
 def peer_of(stream: trio.abc.Stream) -> Peer | None:
-    """The connection's two ends, for :mod:`actors.server.peers` (None off TCP)."""
+    """The connection's two ends, for :mod:`actors.access.peers` (None off TCP)."""
     if not isinstance(stream, trio.SocketStream):
         return None
     try:

@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, urlsplit
 import h11
 import trio
 
-from actors.server.auth import (
+from actors.access.auth import (
     WEB_COOKIE,
     Origins,
     bearer,

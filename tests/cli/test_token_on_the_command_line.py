@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from actors.access.auth import load_or_create_token
 from actors.cli import build_parser
-from actors.server.auth import load_or_create_token
 
 TOKENS = 500
 """Enough that tokens starting with ``-`` would show up: (63/64)**500 < 0.001."""

@@ -8,7 +8,7 @@ import json
 import trio
 from trio_websocket import ConnectionClosed, ConnectionRejected, open_websocket
 
-from actors.server.auth import WEB_COOKIE
+from actors.access.auth import WEB_COOKIE
 from tests.wire.conftest import StartStack
 from tests.wire.conftest import start_stack as start_stack  # the fixture
 
