@@ -1,108 +1,19 @@
-"""One asyncio event loop in a dedicated thread, the crossing from trio into it, and
-the SSHBridge actor that owns it (SSH environments are its children).
-
-trio awaits an asyncio coroutine through a thread-safe future whose completion wakes
-the trio task via the trio token, so no worker thread sits blocked per call. When
-the trio caller is cancelled the asyncio task is cancelled too, and asyncio's
-CancelledError never reaches trio: a call cancelled on the asyncio side surfaces as
-a typed :class:`ConnectionLost`.
-"""
+"""The SSHBridge actor: it owns the asyncio loop thread
+(:mod:`environments.ssh.asyncio_loop`) that asyncssh runs on, and SSH environments
+are its children."""
 
 from __future__ import annotations
-
-import asyncio
-import concurrent.futures
-import contextlib
-import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
-
-import asyncssh
-import trio
 
 from actors.kernel import Actor, ActorRef, AddressInUseError, InvalidAddressError, handler
 from actors.kernel.address import validate_name
 from actors.kernel.processes import ProcessLedger
 from environments.envvars import EnvPolicy
-from environments.errors import ConnectionLost, EnvironmentExists, InvalidRequest
+from environments.errors import EnvironmentExists, InvalidRequest
+from environments.ssh.asyncio_loop import AsyncioLoop
 from environments.ssh.connect import ConnectOptions
+from environments.ssh.environment import SSHEnvironment
 from environments.ssh.target import parse_target
 from protocol.environment import AddSSHHost
-
-T = TypeVar("T")
-
-
-class AsyncioLoop:
-    """An asyncio loop running forever in its own daemon thread until stopped."""
-
-    def __init__(self, name: str = "troupe-asyncssh") -> None:
-        self._name = name
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def start(self) -> None:
-        loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=self._serve, args=(loop,), name=self._name, daemon=True)
-        self._loop, self._thread = loop, thread
-        thread.start()
-
-    @staticmethod
-    def _serve(loop: asyncio.AbstractEventLoop) -> None:
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_forever()
-        finally:
-            pending = asyncio.all_tasks(loop)
-            for task in pending:
-                task.cancel()
-            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-
-    async def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        """Run ``coroutine`` on the asyncio loop and return its result to trio."""
-        if self._loop is None or not self.running:
-            coroutine.close()
-            raise ConnectionLost("the SSH bridge is not running")
-        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
-        return await _wait_future(future)
-
-    async def stop(self) -> None:
-        """Stop the loop (cancelling what still runs there) and join its thread."""
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        if thread.is_alive():
-            loop.call_soon_threadsafe(loop.stop)
-        await trio.to_thread.run_sync(thread.join)
-
-
-async def _wait_future(future: concurrent.futures.Future[T]) -> T:
-    token = trio.lowlevel.current_trio_token()
-    done = trio.Event()
-
-    def wake(_: concurrent.futures.Future[T]) -> None:
-        with contextlib.suppress(trio.RunFinishedError):  # trio is gone: nobody waits
-            token.run_sync_soon(done.set)
-
-    future.add_done_callback(wake)
-    try:
-        await done.wait()
-    except BaseException:
-        future.cancel()
-        raise
-    try:
-        return future.result()
-    except (concurrent.futures.CancelledError, asyncio.CancelledError):
-        raise ConnectionLost("the SSH operation was cancelled on the bridge") from None
-    except (asyncssh.Error, OSError, EOFError) as exc:
-        # A link error that no caller typed: still a refusal for this call, never a
-        # crash of the environment actor.
-        raise ConnectionLost(f"SSH: {type(exc).__name__}: {exc}") from None
 
 
 class SSHBridge(Actor):
@@ -130,8 +41,6 @@ class SSHBridge(Actor):
     @handler
     async def add_host(self, request: AddSSHHost) -> ActorRef:
         """Spawn the host's environment (it connects on first use)."""
-        from environments.ssh.environment import SSHEnvironment
-
         name = _host_name(request.name)
         if name in {ref.address.rsplit("/", 1)[-1] for ref in self.ctx.child_refs}:
             raise EnvironmentExists(f"an SSH environment named {name!r} already exists")

@@ -33,7 +33,7 @@ from environments.sandbox import (
 )
 from environments.search import SKIPPED_DIRECTORIES, file_filter, glob_to_regex
 from environments.ssh import exact, sftp
-from environments.ssh.bridge import AsyncioLoop, SSHBridge
+from environments.ssh.asyncio_loop import AsyncioLoop
 from environments.ssh.connect import ConnectOptions
 from environments.ssh.pool import HostPool
 from environments.ssh.remote_exec import run_remote_command
@@ -331,4 +331,4 @@ class SSHEnvironment(EnvironmentActor):
         return GlobResult([path for _, path in found])
 
 
-__all__ = ["SSHBridge", "SSHEnvironment"]
+__all__ = ["SSHEnvironment"]

@@ -17,7 +17,7 @@ import trio
 from actors.kernel import KILL_GRACE
 from actors.kernel.processes import GroupRecord, ProcessLedger
 from environments.errors import EnvironmentError_
-from environments.ssh.bridge import AsyncioLoop
+from environments.ssh.asyncio_loop import AsyncioLoop
 from environments.ssh.connect import ConnectOptions
 from environments.ssh.pool import HostPool
 from environments.ssh.scripts import RemoteGroup

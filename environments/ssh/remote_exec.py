@@ -22,7 +22,7 @@ from actors.kernel import KILL_GRACE
 from environments.capture import DeltaForwarder
 from environments.envvars import EnvPolicy
 from environments.errors import ConnectionLost, FileNotFound
-from environments.ssh.bridge import AsyncioLoop
+from environments.ssh.asyncio_loop import AsyncioLoop
 from environments.ssh.command import CommandOutcome, RemoteCommand, current_group, start_command
 from environments.ssh.markers import MarkerFilter
 from environments.ssh.pool import HostPool

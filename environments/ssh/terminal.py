@@ -17,7 +17,7 @@ import trio
 from environments.envvars import EnvPolicy
 from environments.errors import ConnectionLost
 from environments.local_terminal import RESTARTED
-from environments.ssh.bridge import AsyncioLoop
+from environments.ssh.asyncio_loop import AsyncioLoop
 from environments.ssh.connect import LINK_ERRORS
 from environments.ssh.pool import HostPool, RemoteProcess
 from environments.ssh.scripts import RemoteGroup, environment_script

@@ -36,7 +36,7 @@ from actors.tools.core.context import ToolContext
 from actors.tools.core.patch import APPLY_PATCH
 from actors.tools.registry import ToolRegistry
 from environments.local import LocalEnvironment
-from environments.ssh.environment import SSHBridge
+from environments.ssh.bridge import SSHBridge
 from protocol.environment import AddSSHHost
 from protocol.llm import ToolCall
 from tests.environments.sshd import SSHDUnavailable, SSHServer, start_sshd
