@@ -46,11 +46,11 @@ export class EnvironmentsView {
 
   async addHost(form) {
     const data = new FormData(form);
-    const fields = { name: data.get("name"), target: data.get("target") };
-    if (data.get("working_dir")) fields.working_dir = data.get("working_dir");
-    if (data.get("known_hosts")) fields.known_hosts = data.get("known_hosts");
-    if (data.get("client_key")) fields.client_keys = [data.get("client_key")];
-    try { await this.link.request("add_ssh_environment", fields); form.reset(); toast("connected", "ok"); } catch (error) { toast(error.message); }
+    const spec = { kind: "ssh", target: data.get("target") };
+    if (data.get("working_dir")) spec.working_dir = data.get("working_dir");
+    if (data.get("known_hosts")) spec.known_hosts = data.get("known_hosts");
+    if (data.get("client_key")) spec.client_keys = [data.get("client_key")];
+    try { await this.link.request("add_environment", { name: data.get("name"), spec }); form.reset(); toast("connected", "ok"); } catch (error) { toast(error.message); }
     await this.paintEnvironments();
   }
 
