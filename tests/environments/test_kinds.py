@@ -46,9 +46,9 @@ def _docstrings(tree: ast.AST) -> set[int]:
     attributes and assignments."""
     found: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-            if isinstance(node.value.value, str):
-                found.add(id(node.value))
+        value = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            found.add(id(value))
     return found
 
 
@@ -71,8 +71,8 @@ def _names_in_code(source: str) -> list[tuple[int, str]]:
             found.append((node.lineno, node.name))
         elif isinstance(node, ast.arg):
             found.append((node.lineno, node.arg))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
-            found.append((node.lineno, node.value))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found += [] if id(node) in skip else [(node.lineno, node.value)]
     return found
 
 
