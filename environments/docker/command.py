@@ -1,11 +1,11 @@
 """One command in a container: the timeout, the abort, the deltas, the result.
 
 The command runs under the same bash wrapper as over SSH
-(:func:`environments.ssh.scripts.command_script`): the command leads a process
+(:func:`environments.shell.scripts.command_script`): the command leads a process
 group of its own, the wrapper reports the group and the exit status on stderr
 behind a per-call nonce, and ends stragglers of the group after a normal exit. On
 timeout or abort a second exec ends the whole group (TERM, grace, KILL, then waits
-until nothing of it runs: :func:`~environments.ssh.scripts.kill_script`), so a
+until nothing of it runs: :func:`~environments.shell.scripts.kill_script`), so a
 group that traps SIGTERM is ended too. A caller that cancels waits, shielded and
 bounded, until the group is gone.
 """
@@ -23,8 +23,8 @@ from environments.capture import OutputCollector
 from environments.docker.api import ContainerGone, DockerAPI, DockerError
 from environments.envvars import EnvPolicy
 from environments.errors import ConnectionLost, FileNotFound
-from environments.ssh.markers import MarkerFilter
-from environments.ssh.scripts import Markers, RemoteGroup, command_script, kill_script
+from environments.shell.markers import MarkerFilter
+from environments.shell.scripts import Markers, RemoteGroup, command_script, kill_script
 from protocol.environment import ExecCommand, ExecResult, effective_timeout_ms, timeout_message
 
 _SETTLE = 0.25

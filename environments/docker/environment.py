@@ -39,8 +39,8 @@ from environments.errors import (
     PermissionDenied,
 )
 from environments.search import SKIPPED_DIRECTORIES, file_filter, glob_to_regex
-from environments.ssh import exact
-from environments.ssh.scripts import find_files_command, grep_command
+from environments.shell import exact
+from environments.shell.scripts import find_files_command, grep_command
 from environments.textfiles import render_file
 from protocol.environment import (
     DeleteFile,

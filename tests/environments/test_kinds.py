@@ -32,6 +32,7 @@ OWN_FILES = {
 OWN_DIRECTORIES = ("environments/ssh/", "environments/docker/")
 ALLOWED = {
     ("environments/safe_git.py", "ssh"): "git's core.sshCommand, which it turns off",
+    ("environments/shell/scripts.py", "ssh"): "SSH_AUTH_SOCK, a variable commands may keep",
 }
 
 

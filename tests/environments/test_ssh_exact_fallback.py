@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from environments.errors import HardLinkRefused, LinkInPath
-from environments.ssh import exact
+from environments.shell import exact
 
 
 def check(path: Path, hard_links: bool = False) -> int:
