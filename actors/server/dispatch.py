@@ -21,6 +21,7 @@ from actors.kernel import (
     AskTimeoutError,
     DeadActorError,
     Rejection,
+    SpawnError,
     UnknownAddressError,
 )
 from actors.server.environments import Environments
@@ -155,6 +156,10 @@ def error_reply(request_id: RequestId | None, error: Exception) -> ErrorReply:
     """The typed error frame for whatever went wrong while answering."""
     if isinstance(error, Rejection):
         return ErrorReply(request_id, error.code, str(error))
+    if isinstance(error, SpawnError) and isinstance(error.__cause__, Rejection):
+        # A session whose environment refused it as it started (no daemon, no host):
+        # the environment's own typed error, not the actor that could not start.
+        return ErrorReply(request_id, error.__cause__.code, str(error.__cause__))
     if isinstance(error, UnknownAddressError):
         return ErrorReply(request_id, "not_found", str(error))
     if isinstance(error, DeadActorError):

@@ -68,13 +68,21 @@ class DockerAPI:
     async def aclose(self) -> None:
         await self._client.aclose()
 
+    def unreachable(self, error: Exception) -> DockerError:
+        """One line a user can act on: where it looked, why it failed, what to check."""
+        reason = str(error).strip() or type(error).__name__
+        return DockerError(
+            f"cannot reach the Docker daemon at {self.host} ({reason}); is dockerd running, "
+            "and does DOCKER_HOST name it?"
+        )
+
     async def call(
         self, method: str, path: str, *, ok: tuple[int, ...] = (200, 201, 204), **kwargs: Any
     ) -> httpx.Response:
         try:
             response = await self._client.request(method, path, **kwargs)
         except httpx.TransportError as error:
-            raise DockerError(f"cannot reach the Docker daemon at {self.host}: {error}") from error
+            raise self.unreachable(error) from error
         if response.status_code not in ok:
             try:
                 message = response.json().get("message", response.text)
@@ -129,7 +137,7 @@ class DockerAPI:
         try:
             response = await self._client.send(request, stream=True)
         except httpx.TransportError as error:
-            raise DockerError(f"cannot reach the Docker daemon at {self.host}: {error}") from error
+            raise self.unreachable(error) from error
         try:
             if response.status_code != 200:
                 await response.aread()
