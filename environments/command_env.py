@@ -31,7 +31,7 @@ import msgspec
 
 from environments.base import EnvironmentActor
 from environments.capture import DEFAULT_CAPTURE_CAP
-from environments.command_run import CommandStream, new_markers, run_command, script
+from environments.command_run import CommandStream, Lost, new_markers, run_command, script
 from environments.command_terminal import CommandTerminals
 from environments.envvars import EnvPolicy, restricted_to
 from environments.errors import (
@@ -127,6 +127,10 @@ class CommandEnvironment(EnvironmentActor):
     gone_errors: tuple[type[Exception], ...] = ()
     """Errors of :meth:`run` that mean nothing runs there any more (a removed
     container): ending a process group there is then done already."""
+    keepalive_interval = 5.0
+    keepalive_count_max = 3
+    """A running command's link is declared lost after this many missed probes
+    (:meth:`alive`) this many seconds apart."""
 
     def __init__(
         self,
@@ -141,6 +145,8 @@ class CommandEnvironment(EnvironmentActor):
         self._uname: tuple[str, str] | None = None
         self._user_ids: tuple[int, int] | None = None
         self.terminals = CommandTerminals(self)
+        self.lost = Lost()
+        """Commands of a lost link, ended before anything else runs there."""
 
     # -- the primitives a kind implements
 
@@ -160,6 +166,11 @@ class CommandEnvironment(EnvironmentActor):
     def sandbox_state(self) -> SandboxState:
         raise NotImplementedError
 
+    async def alive(self) -> bool | None:
+        """Whether the far side answers now: a cheap probe, asked while commands run.
+        A kind that does not override it has no probe (a hung link is not noticed)."""
+        return None
+
     @property
     def where(self) -> str:
         """How errors name the place commands run (``container 1a2b3c``)."""
@@ -171,7 +182,12 @@ class CommandEnvironment(EnvironmentActor):
         """End every terminal's group (call from ``on_stop`` and ``cleanup``)."""
         await self.terminals.close_all()
 
+    async def settle(self) -> None:
+        """End what a lost link left running (raises while it is still lost)."""
+        await self.lost.settle(self.run, self.gone_errors)
+
     async def _script(self, text: str, *args: str) -> tuple[int, bytes, str]:
+        await self.settle()
         status, out, err = await self.run(["bash", "-c", text, "troupe", *args])
         return status, out, err.decode(errors="replace").strip()
 
@@ -275,6 +291,8 @@ class CommandEnvironment(EnvironmentActor):
             request = msgspec.structs.replace(request, command=shlex.join(request.argv))
         policy = restricted_to(self.env_policy, request.env_allowlist)
         markers = new_markers()
+        await self.settle()
+        probe = type(self).alive is not CommandEnvironment.alive
         return await run_command(
             self.stream(script(request, cwd, markers, policy)),
             self.run,
@@ -284,7 +302,13 @@ class CommandEnvironment(EnvironmentActor):
             cwd,
             self.gone_errors,
             self.where,
+            self.lost,
+            self._alive if probe else None,
+            (self.keepalive_interval, self.keepalive_count_max),
         )
+
+    async def _alive(self) -> bool:
+        return bool(await self.alive())
 
     async def run_in_terminal(self, request: RunInTerminal) -> TerminalOutput:
         policy = restricted_to(self.env_policy, request.env_allowlist)

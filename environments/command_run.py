@@ -28,7 +28,13 @@ from environments.capture import OutputCollector
 from environments.envvars import EnvPolicy
 from environments.errors import ConnectionLost, EnvironmentError_, FileNotFound
 from environments.shell.markers import MarkerFilter
-from environments.shell.scripts import Markers, RemoteGroup, command_script, kill_script
+from environments.shell.scripts import (
+    LostCall,
+    Markers,
+    RemoteGroup,
+    command_script,
+    kill_script,
+)
 from protocol.environment import ExecCommand, ExecResult, effective_timeout_ms, timeout_message
 
 _SETTLE = 0.25
@@ -48,6 +54,52 @@ class CommandStream(Protocol):
 
 
 Runner = Callable[[list[str]], Awaitable[tuple[int, bytes, bytes]]]
+Alive = Callable[[], Awaitable[bool]]
+
+
+class Lost:
+    """What commands of a lost link may still be running: ended first thing once the
+    environment answers again (by group, or through their wrapper's nonce when the
+    group was never reported)."""
+
+    def __init__(self) -> None:
+        self.groups: list[RemoteGroup] = []
+        self.calls: list[LostCall] = []
+
+    def add(self, group: RemoteGroup | None, markers: Markers) -> None:
+        if group is not None:
+            self.groups.append(group)
+        self.calls.append(LostCall(markers.nonce))
+
+    async def settle(self, run: Runner, gone: tuple[type[Exception], ...]) -> None:
+        """End them (raises if the environment still cannot be reached)."""
+        if not (self.groups or self.calls):
+            return
+        groups, calls = list(self.groups), list(self.calls)
+        with contextlib.suppress(*gone):
+            status, _, err = await run(["bash", "-c", kill_script(groups, KILL_GRACE, calls)])
+            if status != 0:
+                raise ConnectionLost(f"could not end a lost link's commands: {err[:200]!r}")
+        self.groups = [g for g in self.groups if g not in groups]
+        self.calls = [c for c in self.calls if c not in calls]
+
+
+class _LinkDead(Exception):
+    pass
+
+
+async def _watch(alive: Alive, interval: float, count_max: int) -> None:
+    """Return never while the environment answers; raise once it missed
+    ``count_max`` probes in a row, each given ``interval`` seconds."""
+    missed = 0
+    while True:
+        await trio.sleep(interval)
+        answered = False
+        with trio.move_on_after(interval):
+            answered = await alive()
+        missed = 0 if answered else missed + 1
+        if missed >= count_max:
+            raise _LinkDead(f"no answer to {count_max} probes {interval:g} s apart")
 
 
 async def kill_groups(
@@ -120,9 +172,16 @@ async def run_command(
     cwd: str,
     gone: tuple[type[Exception], ...] = (),
     where: str = "the environment",
+    lost: Lost | None = None,
+    alive: Alive | None = None,
+    keepalive: tuple[float, int] = (5.0, 3),
 ) -> ExecResult:
     """Run the wrapped command ``stream`` starts (its script made by :func:`script`
-    with ``markers``); ``run`` runs the short helpers that end its group."""
+    with ``markers``); ``run`` runs the short helpers that end its group. While it
+    runs, ``alive`` is asked every ``keepalive[0]`` seconds; ``keepalive[1]`` missed
+    answers in a row, or an output stream that breaks, is a lost link: the call
+    fails with ``ConnectionLost`` and the command goes to ``lost``, to be ended when
+    the environment answers again."""
     timeout_ms = effective_timeout_ms(request.timeout_ms)
     started = time.monotonic()
     command = _Run(markers, capture_cap, request.output_to)
@@ -132,6 +191,8 @@ async def run_command(
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(command.pump, started_command.frames)
+                if alive is not None:
+                    nursery.start_soon(_watch, alive, *keepalive)
                 with trio.move_on_after(timeout_ms / 1000) as deadline:
                     await command.exited.wait()
                 if deadline.cancelled_caught:
@@ -140,6 +201,15 @@ async def run_command(
                 with trio.move_on_after(_DRAIN_BOUND):
                     await command.drained.wait()
                 nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            dead = group.subgroup(_LinkDead)
+            if dead is None:
+                with trio.CancelScope(shield=True):
+                    await _kill(run, command, gone)
+                raise
+            if lost is not None:  # nothing can end it now: once the environment answers
+                lost.add(command.group, markers)
+            raise ConnectionLost(f"{where}: {dead.exceptions[0]}") from None
         except BaseException:
             with trio.CancelScope(shield=True):
                 await _kill(run, command, gone)
@@ -151,9 +221,11 @@ async def run_command(
             with trio.move_on_after(5), contextlib.suppress(EnvironmentError_):
                 status = await started_command.status()
     if status is None and not timed_out:
-        if command.group is not None:
+        if lost is not None:
+            lost.add(command.group, markers)
             with trio.CancelScope(shield=True), contextlib.suppress(EnvironmentError_):
-                await kill_groups(run, [command.group], gone)
+                with trio.move_on_after(_KILL_BOUND):
+                    await lost.settle(run, gone)
         reason = command.broken or "the output stream ended without an exit status"
         raise ConnectionLost(f"{where}: {reason}")
     out = command.stdout.text()

@@ -94,6 +94,14 @@ class DockerAPI:
             raise DockerError(text)
         return response
 
+    async def ping(self) -> bool:
+        """Whether the daemon answers ``/_ping`` (within the caller's deadline)."""
+        try:
+            response = await self._client.get("/_ping", timeout=httpx.Timeout(10.0))
+        except httpx.HTTPError:
+            return False
+        return response.status_code == 200
+
     async def create_container(self, config: Mapping[str, Any], name: str | None) -> str:
         params = {"name": name} if name else {}
         response = await self.call("POST", "/containers/create", json=config, params=params)

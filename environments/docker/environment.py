@@ -205,6 +205,9 @@ class DockerEnvironment(CommandEnvironment):
         async with self.api.exec_stream(exec_id) as frames:
             yield _Exec(frames, self.api, exec_id)
 
+    async def alive(self) -> bool:
+        return await self.api.ping()
+
     async def upload(self, directory: str, name: str, data: bytes, uid: int, gid: int) -> None:
         container = await self.ensure_container()
         await self.api.put_archive(container, directory, tar_of(name, data, uid, gid))
