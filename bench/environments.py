@@ -14,7 +14,9 @@ exists, so the figures measure Troupe rather than root's shell startup files.
 
 Docker (where a private dockerd starts, as for the tests: root and ``docker.io``):
 exec ``true`` in a container through Troupe against ``docker exec`` through the CLI
-in the same container, and 1 MB written and read through Troupe against ``docker cp``.
+in the same container and against local exec, and 1 MB written and read through
+Troupe against ``docker cp``. (Container start per subagent belongs to the
+isolation benchmark.)
 """
 
 from __future__ import annotations
@@ -353,6 +355,11 @@ def main() -> None:
         Figure("sftp_read_ratio", "SFTP / scp read", transfer["sftp_r"] / transfer["scp_r"], "x"),
         *docker,
     ]  # fmt: skip
+    medians = {figure.key: figure.value for figure in figures}
+    if "docker_exec_median_ms" in medians:
+        ratio = medians["docker_exec_median_ms"] / medians["local_exec_median_ms"]
+        figures.append(Figure("docker_local_ratio", "Docker exec / local exec (medians)",
+                              ratio, "x"))  # fmt: skip
     emit("Troupe execution environments", figures, args.json)
 
 

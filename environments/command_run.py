@@ -187,6 +187,9 @@ async def run_command(
     command = _Run(markers, capture_cap, request.output_to)
     timed_out = False
     status: int | None = None
+    dead: str | None = None
+    # Errors are raised after the stream's block: a kind's stream may hold a
+    # nursery, which would wrap anything raised inside it in an exception group.
     async with stream as started_command:
         try:
             async with trio.open_nursery() as nursery:
@@ -202,24 +205,27 @@ async def run_command(
                     await command.drained.wait()
                 nursery.cancel_scope.cancel()
         except BaseExceptionGroup as group:
-            dead = group.subgroup(_LinkDead)
-            if dead is None:
+            found = group.subgroup(_LinkDead)
+            if found is None:
                 with trio.CancelScope(shield=True):
                     await _kill(run, command, gone)
                 raise
-            if lost is not None:  # nothing can end it now: once the environment answers
-                lost.add(command.group, markers)
-            raise ConnectionLost(f"{where}: {dead.exceptions[0]}") from None
+            dead = str(found.exceptions[0])
         except BaseException:
             with trio.CancelScope(shield=True):
                 await _kill(run, command, gone)
             raise
-        if command.filter.no_cwd:
-            raise FileNotFound(f"working directory {cwd} does not exist in {where}")
-        status = command.filter.exit_status
-        if status is None and not timed_out:
-            with trio.move_on_after(5), contextlib.suppress(EnvironmentError_):
-                status = await started_command.status()
+        if dead is None and not command.filter.no_cwd:
+            status = command.filter.exit_status
+            if status is None and not timed_out:
+                with trio.move_on_after(5), contextlib.suppress(EnvironmentError_):
+                    status = await started_command.status()
+    if dead is not None:
+        if lost is not None:  # nothing can end it now: once the environment answers
+            lost.add(command.group, markers)
+        raise ConnectionLost(f"{where}: {dead}")
+    if command.filter.no_cwd:
+        raise FileNotFound(f"working directory {cwd} does not exist in {where}")
     if status is None and not timed_out:
         if lost is not None:
             lost.add(command.group, markers)

@@ -73,11 +73,11 @@ class _StreamOut(trio.abc.ReceiveStream):
 
 
 class _Open:
-    def __init__(
-        self, shell: PersistentShell, group: RemoteGroup, pipe: str,
-        stack: contextlib.AsyncExitStack,
-    ) -> None:  # fmt: skip
-        self.shell, self.group, self.pipe, self.stack = shell, group, pipe, stack
+    def __init__(self, shell: PersistentShell, group: RemoteGroup, pipe: str) -> None:
+        self.shell, self.group, self.pipe = shell, group, pipe
+        self.done = trio.Event()
+        """Set to end the task that holds the shell's output stream."""
+        self.finished = trio.Event()
 
 
 class CommandTerminals:
@@ -130,9 +130,24 @@ class CommandTerminals:
             f"cd {shlex.quote(cwd)} && exec setsid -w bash --noprofile --norc "
             f"-c {shlex.quote(inner)} <>{shlex.quote(pipe)} 2>&1"
         )
-        stack = contextlib.AsyncExitStack()
+        argv = ["bash", "-c", command]
         try:
-            started = await stack.enter_async_context(environment.stream(["bash", "-c", command]))
+            opened: _Open = await environment.ctx.nursery.start(self._hold, argv, pipe)
+        except BaseException:
+            with trio.CancelScope(shield=True), contextlib.suppress(EnvironmentError_):
+                await environment.run(["rm", "-f", pipe])
+            raise
+        self._open[terminal_id] = opened
+        self._settings[terminal_id] = settings
+        await opened.shell.start()
+        return opened
+
+    async def _hold(self, argv: list[str], pipe: str, task_status: trio.TaskStatus[_Open]) -> None:
+        """Hold the shell's output stream open, in a task of the actor's own (a
+        kind's stream may be a context that must end in the task it began in),
+        until the terminal is closed or the actor stops."""
+        environment = self._environment
+        async with environment.stream(argv) as started:
             stdout = _StreamOut(started.frames)
             first = b""
             with trio.fail_after(30):
@@ -142,17 +157,12 @@ class CommandTerminals:
                         raise ConnectionLost("the terminal's shell did not start")
                     first += chunk
             group = RemoteGroup(int(first.split(b"\n", 1)[0]))
-        except BaseException:
-            with trio.CancelScope(shield=True):
-                await stack.aclose()
-                with contextlib.suppress(EnvironmentError_):
-                    await environment.run(["rm", "-f", pipe])
-            raise
-        opened = _Open(PersistentShell(_PipeIn(environment, pipe), stdout), group, pipe, stack)
-        self._open[terminal_id] = opened
-        self._settings[terminal_id] = settings
-        await opened.shell.start()
-        return opened
+            opened = _Open(PersistentShell(_PipeIn(environment, pipe), stdout), group, pipe)
+            try:
+                task_status.started(opened)
+                await opened.done.wait()
+            finally:
+                opened.finished.set()
 
     async def close(self, terminal_id: str, *, kill: bool = True) -> bool:
         """End the shell's group and its stream; False when none was open. Without
@@ -169,7 +179,8 @@ class CommandTerminals:
                     with contextlib.suppress(*environment.gone_errors):
                         await environment.run(["rm", "-f", opened.pipe])
             finally:
-                await opened.stack.aclose()
+                opened.done.set()
+                await opened.finished.wait()
         return True
 
     async def close_all(self, *, kill: bool = True) -> None:
