@@ -65,5 +65,6 @@ async def test_no_daemon_is_one_clear_line(home: Home, tmp_path: Path) -> None:
     assert done.returncode != 0
     line = one_line(done.stderr)
     assert f"cannot reach the Docker daemon at unix://{socket}" in line
+    assert "is dockerd running" in line
     for noise in ("failed to start", "DockerError", "/sessions/", "Traceback"):
         assert noise not in line
