@@ -14,9 +14,7 @@ exists, so the figures measure Troupe rather than root's shell startup files.
 
 Docker (where a private dockerd starts, as for the tests: root and ``docker.io``):
 exec ``true`` in a container through Troupe against ``docker exec`` through the CLI
-in the same container and against local exec, and 1 MB written and read through
-Troupe against ``docker cp``. (Container start per subagent belongs to the
-isolation benchmark.)
+in the same container, and 1 MB written and read through Troupe against ``docker cp``.
 """
 
 from __future__ import annotations

@@ -170,11 +170,11 @@ class Environments:
         import their libraries only when one of theirs is restored."""
         if self.store is None:
             return
-        for name, kind, blob in await self.store.environments():
+        for row in await self.store.environments():
             try:
-                await self.add(name, self.kinds.decode(kind, blob), restoring=True)
+                await self.add(row.name, self.kinds.decode(row.kind, row.spec), restoring=True)
             except Exception as error:  # one bad row must not keep the server down
-                log.error("environment %s (%s) not restored: %s", name, kind, error)
+                log.error("environment %s (%s) not restored: %s", row.name, row.kind, error)
 
     async def remove(self, name: str) -> str:
         ref = self.resolve(name)

@@ -314,14 +314,22 @@ def history(connection: sqlite3.Connection, session_id: str) -> list[bytes]:
     return [row[0] for row in rows]
 
 
-def environments(connection: sqlite3.Connection) -> list[tuple[str, str, bytes]]:
+class EnvironmentRow(msgspec.Struct, frozen=True):
+    """An added environment: its name, its kind and its spec (JSON, no secret)."""
+
+    name: str
+    kind: str
+    spec: bytes
+
+
+def environments(connection: sqlite3.Connection) -> list[EnvironmentRow]:
     """(name, kind, JSON spec) of every environment added and not removed (a
     database opened read-only before its migration: the old SSH rows)."""
     try:
         rows = connection.execute("SELECT name, kind, spec FROM environments ORDER BY rowid")
     except sqlite3.OperationalError:
         rows = connection.execute("SELECT name, 'ssh', spec FROM ssh_environments ORDER BY rowid")
-    return [(name, kind, bytes(spec)) for name, kind, spec in rows.fetchall()]
+    return [EnvironmentRow(name, kind, bytes(spec)) for name, kind, spec in rows.fetchall()]
 
 
 # -- subagents: their events live in ``events`` under their own id; this table

@@ -455,8 +455,8 @@ class Store:
     async def subagents(self) -> list[SubagentRow]:
         return await self._read(db.subagents)
 
-    async def environments(self) -> list[tuple[str, str, bytes]]:
-        """(name, kind, JSON spec) of every added environment, oldest first."""
+    async def environments(self) -> list[db.EnvironmentRow]:
+        """Every added environment (name, kind, JSON spec), oldest first."""
         return await self._read(db.environments)
 
     async def history(self, session_id: str) -> list[Turn]:

@@ -151,15 +151,15 @@ async def test_old_ssh_rows_move_to_the_one_environments_table(tmp_path: Path) -
     old.close()
     async with open_store(tmp_path) as store:
         rows = await store.environments()
-        assert [(name, kind) for name, kind, _ in rows] == [("box", "ssh")]
-        spec = builtin_kinds().decode("ssh", rows[0][2])
+        assert [(row.name, row.kind) for row in rows] == [("box", "ssh")]
+        spec = builtin_kinds().decode("ssh", rows[0].spec)
         assert spec == SSHSpec("ssh://dev@build", client_keys=["/k"])
         store.put_environment("img", "docker", msgspec.json.encode(DockerSpec("i", "/w")))
     async with open_store(tmp_path) as store:
         rows = await store.environments()
-        assert [(name, kind) for name, kind, _ in rows] == [("box", "ssh"), ("img", "docker")]
+        assert [(row.name, row.kind) for row in rows] == [("box", "ssh"), ("img", "docker")]
         store.delete_environment("box")
     async with open_store(tmp_path) as store:
-        assert [name for name, _, _ in await store.environments()] == ["img"]
+        assert [row.name for row in await store.environments()] == ["img"]
     left = sqlite3.connect(path).execute("SELECT count(*) FROM ssh_environments").fetchone()
     assert left == (0,)
