@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from actors.kernel import ActorRef
-from environments.kinds import AlreadyExists, Kind, KindContext, MachineEntry
+from environments.kinds import AlreadyExists, Kind, KindContext, MachineEntry, SpecRefused
 from protocol.environment_specs import LocalSpec
 
 MACHINE = "/environments/local"
@@ -30,6 +30,11 @@ async def start_at(address: str, spec: LocalSpec, ctx: KindContext) -> ActorRef:
     return ref
 
 
+def check(spec: LocalSpec) -> None:
+    if not spec.working_dir.startswith("/"):
+        raise SpecRefused("working_dir must be an absolute path")
+
+
 async def start(name: str, spec: LocalSpec, ctx: KindContext) -> ActorRef:
     directory = await ctx.real_directory(spec.working_dir)
     address = KIND.address(name)
@@ -42,5 +47,6 @@ KIND = Kind(
     spec=LocalSpec,
     start=start,
     prefixes=("/environments/dir/", MACHINE),
+    check=check,
     machine=MachineEntry(MACHINE, for_directory, start_at),
 )

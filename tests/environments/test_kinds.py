@@ -135,6 +135,8 @@ def test_the_registry_knows_every_kind_by_name_spec_and_address() -> None:
             kinds.of(bad).check(bad)
     with pytest.raises(SpecRefused):
         kinds.named("ssh").check(SSHSpec(""))
+    with pytest.raises(SpecRefused, match="absolute"):
+        kinds.named("local").check(LocalSpec("relative/dir"))
     assert kinds.decode("local", msgspec.json.encode(LocalSpec("/srv"))) == LocalSpec("/srv")
 
 
