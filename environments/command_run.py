@@ -72,14 +72,12 @@ class Lost:
         self.calls.append(LostCall(markers.nonce))
 
     async def settle(self, run: Runner, gone: tuple[type[Exception], ...]) -> None:
-        """End them (raises if the environment still cannot be reached)."""
+        """End them; raises (keeping them) while the environment cannot be reached."""
         if not (self.groups or self.calls):
             return
         groups, calls = list(self.groups), list(self.calls)
-        with contextlib.suppress(*gone):
-            status, _, err = await run(["bash", "-c", kill_script(groups, KILL_GRACE, calls)])
-            if status != 0:
-                raise ConnectionLost(f"could not end a lost link's commands: {err[:200]!r}")
+        with contextlib.suppress(*gone):  # the script ran (or nothing runs there): done
+            await run(["bash", "-c", kill_script(groups, KILL_GRACE, calls)])
         self.groups = [g for g in self.groups if g not in groups]
         self.calls = [c for c in self.calls if c not in calls]
 
