@@ -101,14 +101,18 @@ async def _watch(alive: Alive, interval: float, count_max: int) -> None:
 
 
 async def kill_groups(
-    run: Runner, groups: list[RemoteGroup], gone: tuple[type[Exception], ...]
+    run: Runner,
+    groups: list[RemoteGroup],
+    gone: tuple[type[Exception], ...],
+    calls: list[LostCall] | None = None,
 ) -> None:
-    """End ``groups`` and return once they are gone (bounded); an environment whose
-    target is ``gone`` runs nothing any more."""
-    if not groups:
+    """End ``groups`` (and those of ``calls``, found by their wrapper's nonce) and
+    return once they are gone (bounded); an environment whose target is ``gone``
+    runs nothing any more."""
+    if not (groups or calls):
         return
     with trio.move_on_after(_KILL_BOUND), contextlib.suppress(*gone):
-        await run(["bash", "-c", kill_script(groups, KILL_GRACE)])
+        await run(["bash", "-c", kill_script(groups, KILL_GRACE, calls or ())])
 
 
 class _Run:
@@ -146,7 +150,9 @@ class _Run:
             self.exited.set()
 
 
-async def _kill(run: Runner, command: _Run, gone: tuple[type[Exception], ...]) -> None:
+async def _kill(
+    run: Runner, command: _Run, gone: tuple[type[Exception], ...], markers: Markers
+) -> None:
     with trio.move_on_after(_KILL_BOUND):
         # The group is reported first thing; wait for it unless the stream ended.
         async with trio.open_nursery() as nursery:
@@ -159,6 +165,8 @@ async def _kill(run: Runner, command: _Run, gone: tuple[type[Exception], ...]) -
             nursery.start_soon(either, command.drained)
         if command.group is not None:
             await kill_groups(run, [command.group], gone)
+        else:  # not read yet (an abort cancelled the reader): found by the nonce
+            await kill_groups(run, [], gone, [LostCall(markers.nonce)])
 
 
 async def run_command(
@@ -198,7 +206,7 @@ async def run_command(
                     await command.exited.wait()
                 if deadline.cancelled_caught:
                     timed_out = True
-                    await _kill(run, command, gone)
+                    await _kill(run, command, gone, markers)
                 with trio.move_on_after(_DRAIN_BOUND):
                     await command.drained.wait()
                 nursery.cancel_scope.cancel()
@@ -206,12 +214,12 @@ async def run_command(
             found = group.subgroup(_LinkDead)
             if found is None:
                 with trio.CancelScope(shield=True):
-                    await _kill(run, command, gone)
+                    await _kill(run, command, gone, markers)
                 raise
             dead = str(found.exceptions[0])
         except BaseException:
             with trio.CancelScope(shield=True):
-                await _kill(run, command, gone)
+                await _kill(run, command, gone, markers)
             raise
         if dead is None and not command.filter.no_cwd:
             status = command.filter.exit_status
