@@ -353,6 +353,11 @@ def main() -> None:
         Figure("sftp_read_ratio", "SFTP / scp read", transfer["sftp_r"] / transfer["scp_r"], "x"),
         *docker,
     ]  # fmt: skip
+    medians = {figure.key: figure.value for figure in figures}
+    if "docker_exec_median_ms" in medians:
+        ratio = medians["docker_exec_median_ms"] / medians["local_exec_median_ms"]
+        figures.append(Figure("docker_local_ratio", "Docker exec / local exec (medians)",
+                              ratio, "x"))  # fmt: skip
     emit("Troupe execution environments", figures, args.json)
 
 

@@ -43,7 +43,7 @@ class _OpenHow(ctypes.Structure):
 def _openat2(dir_fd: int, path: str, flags: int) -> int | None:
     """``openat2`` refusing every link, or None when the kernel (or a seccomp
     filter) does not offer it (or this is not Linux: the module also runs on SSH
-    hosts, see :mod:`environments.ssh.exact`)."""
+    hosts, see :mod:`environments.shell.exact`)."""
     if not sys.platform.startswith("linux"):
         return None
     libc = ctypes.CDLL(None, use_errno=True)

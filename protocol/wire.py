@@ -56,6 +56,8 @@ from protocol.wire_replies import (
 from protocol.wire_requests import (
     AbortSession,
     AddDockerEnvironment,
+    AddEnvironment,
+    AddEnvironmentAlias,
     AddSSHEnvironment,
     ClientFrame,
     CompactSession,
@@ -275,6 +277,8 @@ __all__ = [
     "PROTOCOL_VERSION",
     "AbortSession",
     "AddDockerEnvironment",
+    "AddEnvironment",
+    "AddEnvironmentAlias",
     "AddSSHEnvironment",
     "ClientCall",
     "ClientCallCancel",

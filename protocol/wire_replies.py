@@ -149,7 +149,8 @@ class EnvironmentSummary(msgspec.Struct, frozen=True):
     with ``check`` (a probe that reaches the host), else ``state`` is ``unchecked``."""
 
     address: str
-    kind: Literal["local", "ssh", "docker", "other"]
+    kind: str
+    """The kind's name (``local``, ``ssh``, ``docker``, ...; ``other`` if none)."""
     state: Literal["unchecked", "reachable", "unreachable"] = "unchecked"
     working_directory: str | None = None
     platform: str | None = None

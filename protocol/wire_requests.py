@@ -14,6 +14,7 @@ from typing import Literal, TypeVar
 import msgspec
 
 from protocol.asks import Asks
+from protocol.environment_specs import AnyEnvironmentSpec, DockerSpec, SSHSpec
 from protocol.session import ApprovalMode, SessionConfig
 from protocol.wire_client_calls import ClientCallResult, ClientOperation
 from protocol.wire_replies import (
@@ -201,25 +202,50 @@ class ListEnvironments(_Request[EnvironmentList], frozen=True, tag="list_environ
     check: bool = False
 
 
-class AddSSHEnvironment(_Request[EnvironmentAdded], frozen=True, tag="add_ssh_environment"):
-    """Connect to ``ssh://user@host:port`` (or a ``~/.ssh/config`` alias); the
-    environment's address becomes ``/environments/ssh/<name>``."""
+class AddEnvironment(_Request[EnvironmentAdded], frozen=True, tag="add_environment"):
+    """Add an environment of any kind under ``name``: ``spec`` is a tagged object
+    (``{"kind": "ssh", "target": ...}``, ``{"kind": "docker", "image": ...}``,
+    ``{"kind": "local", "working_dir": ...}``; see
+    :mod:`protocol.environment_specs`). The server stores it and adds it again when
+    it starts; ``remove_environment`` removes it."""
 
     name: str
+    spec: AnyEnvironmentSpec
+
+
+class AddEnvironmentAlias(_Request[EnvironmentAdded], frozen=True):
+    """A per-kind add frame kept for one release: it is the ``add_environment``
+    that :meth:`as_add` returns."""
+
+    name: str
+
+    def as_add(self) -> AddEnvironment:
+        raise NotImplementedError
+
+
+class AddSSHEnvironment(AddEnvironmentAlias, frozen=True, tag="add_ssh_environment"):
+    """Deprecated alias of ``add_environment`` with an SSH spec: connect to
+    ``ssh://user@host:port`` (or a ``~/.ssh/config`` alias); the environment's
+    address becomes ``/environments/ssh/<name>``."""
+
     target: str
     working_dir: str | None = None
     known_hosts: str | None = None
     client_keys: list[str] = []
 
+    def as_add(self) -> AddEnvironment:
+        spec = SSHSpec(self.target, self.working_dir, self.known_hosts, list(self.client_keys))
+        return AddEnvironment(self.id, self.name, spec)
 
-class AddDockerEnvironment(_Request[EnvironmentAdded], frozen=True, tag="add_docker_environment"):
-    """Run sessions in a container of ``image`` (created on first use, removed when
-    the environment stops) with ``workspace``, a directory of the server's machine,
-    bind-mounted at the same path; the address becomes ``/environments/docker/<name>``.
-    The container has no network unless ``network`` names one; ``docker_host`` is
-    the daemon (default ``DOCKER_HOST``, else the standard socket)."""
 
-    name: str
+class AddDockerEnvironment(AddEnvironmentAlias, frozen=True, tag="add_docker_environment"):
+    """Deprecated alias of ``add_environment`` with a Docker spec: run sessions in a
+    container of ``image`` (created on first use, removed when the environment
+    stops) with ``workspace``, a directory of the server's machine, bind-mounted at
+    the same path; the address becomes ``/environments/docker/<name>``. The
+    container has no network unless ``network`` names one; ``docker_host`` is the
+    daemon (default ``DOCKER_HOST``, else the standard socket)."""
+
     image: str
     workspace: str
     copy_workspace: bool = False
@@ -231,9 +257,17 @@ class AddDockerEnvironment(_Request[EnvironmentAdded], frozen=True, tag="add_doc
     network: str = "none"
     docker_host: str | None = None
 
+    def as_add(self) -> AddEnvironment:
+        spec = DockerSpec(
+            self.image, self.workspace, self.copy_workspace, self.user, self.cpus,
+            self.memory_bytes, self.pids_limit, self.network, self.docker_host,
+        )  # fmt: skip
+        return AddEnvironment(self.id, self.name, spec)
+
 
 class RemoveEnvironment(_Request[Ok], frozen=True, tag="remove_environment"):
-    """Stop an environment added over the wire (by its address or SSH name)."""
+    """Stop an environment added over the wire (by its address or its name) and
+    forget it in the store."""
 
     environment: str
 
@@ -264,6 +298,7 @@ Request = (
     | AddSSHEnvironment
     | AddDockerEnvironment
     | RemoveEnvironment
+    | AddEnvironment
     | GetServerOptions
 )
 

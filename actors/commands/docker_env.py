@@ -15,7 +15,8 @@ from typing import cast
 
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
 from protocol.client import TroupeClient
-from protocol.wire import AddDockerEnvironment, EnvironmentAdded, EnvironmentList, ListEnvironments
+from protocol.environment_specs import DockerSpec
+from protocol.wire import AddEnvironment, EnvironmentAdded, EnvironmentList, ListEnvironments
 
 DOCKER_PREFIX = "/environments/docker/"
 KINDS = "docker:IMAGE"
@@ -47,6 +48,8 @@ async def ensure_docker(client: TroupeClient, image: str, workdir: Path) -> str:
         return address
     added = cast(
         EnvironmentAdded,
-        await client.request(AddDockerEnvironment, name=name, image=image, workspace=str(workdir)),
+        await client.request(
+            AddEnvironment, name=name, spec=DockerSpec(image=image, workspace=str(workdir))
+        ),
     )
     return added.environment.address

@@ -159,7 +159,7 @@ async def open_local(
         if observer is not None:
             registry.observers.append(observer)
         await environments.local()
-        await environments.restore_ssh()
+        await environments.restore()
         await registry.recover()
         report_restarts(runtime, registry, nursery)
         try:

@@ -15,7 +15,8 @@ from typing import cast
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
 from actors.config import SSHHost
 from protocol.client import TroupeClient
-from protocol.wire import AddSSHEnvironment, EnvironmentAdded, EnvironmentList, ListEnvironments
+from protocol.environment_specs import SSHSpec
+from protocol.wire import AddEnvironment, EnvironmentAdded, EnvironmentList, ListEnvironments
 
 SSH_PREFIX = "/environments/ssh/"
 
@@ -44,12 +45,14 @@ async def ensure_host(client: TroupeClient, name: str, host: SSHHost) -> str:
     added = cast(
         EnvironmentAdded,
         await client.request(
-            AddSSHEnvironment,
+            AddEnvironment,
             name=name,
-            target=host.target,
-            working_dir=host.working_dir,
-            known_hosts=_expand(host.known_hosts),
-            client_keys=[str(_expand(key)) for key in host.client_keys],
+            spec=SSHSpec(
+                target=host.target,
+                working_dir=host.working_dir,
+                known_hosts=_expand(host.known_hosts),
+                client_keys=[str(_expand(key)) for key in host.client_keys],
+            ),
         ),
     )
     return added.environment.address

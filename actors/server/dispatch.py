@@ -22,6 +22,7 @@ from actors.kernel import (
     AskTimeoutError,
     DeadActorError,
     Rejection,
+    SpawnError,
     UnknownAddressError,
 )
 from actors.server.environments import Environments
@@ -31,7 +32,7 @@ from actors.session.actor import SessionClosed
 from actors.session.approvals import ApprovalNotFound
 from actors.session.presets import preset_config
 from actors.store import Store
-from protocol.environment import AddSSHHost, ExecCommand, ReadFile, WriteFile, effective_timeout_ms
+from protocol.environment import ExecCommand, ReadFile, WriteFile, effective_timeout_ms
 from protocol.events import WarningEvent, event_record
 from protocol.session import (
     Abort,
@@ -46,15 +47,14 @@ from protocol.session import (
 )
 from protocol.wire import (
     AbortSession,
-    AddDockerEnvironment,
-    AddSSHEnvironment,
+    AddEnvironment,
+    AddEnvironmentAlias,
     Compacted,
     CompactSession,
     ConfigUpdated,
     CreateSession,
     EnvironmentAdded,
     EnvironmentList,
-    EnvironmentSummary,
     ErrorReply,
     ExecInEnvironment,
     ExecReply,
@@ -156,6 +156,10 @@ def error_reply(request_id: RequestId | None, error: Exception) -> ErrorReply:
     """The typed error frame for whatever went wrong while answering."""
     if isinstance(error, Rejection):
         return ErrorReply(request_id, error.code, str(error))
+    if isinstance(error, SpawnError) and isinstance(error.__cause__, Rejection):
+        # A session whose environment refused it as it started (no daemon, no host):
+        # the environment's own typed error, not the actor that could not start.
+        return ErrorReply(request_id, error.__cause__.code, str(error.__cause__))
     if isinstance(error, UnknownAddressError):
         return ErrorReply(request_id, "not_found", str(error))
     if isinstance(error, DeadActorError):
@@ -178,7 +182,8 @@ _WRITES = {
     UpdateSessionConfig: "a config change",
     ExtendSessionLimit: "extending the limit",
     ResolveApproval: "an approval answer",
-    AddSSHEnvironment: "adding an environment",
+    AddEnvironment: "adding an environment",
+    AddEnvironmentAlias: "adding an environment",
     RemoveEnvironment: "removing an environment",
 }
 """Requests refused while the store cannot write: each would start work (or change
@@ -188,7 +193,7 @@ aborts still go through."""
 
 async def _answer(services: Services, request: Request, serving: ActorRef | None) -> Reply:
     registry = services.registry
-    what = _WRITES.get(type(request))
+    what = next((what for kind, what in _WRITES.items() if isinstance(request, kind)), None)
     if what is not None:
         services.store.health.refuse(what)
     match request:
@@ -314,19 +319,12 @@ async def _environment_request(environments: Environments, request: Request) -> 
             if request.check:
                 return EnvironmentList(request.id, await environments.checked_summaries())
             return EnvironmentList(request.id, environments.summaries())
-        case AddSSHEnvironment():
-            host = AddSSHHost(
-                target=request.target,
-                name=request.name,
-                working_dir=request.working_dir,
-                known_hosts=request.known_hosts,
-                client_keys=list(request.client_keys),
-            )
-            ref = await environments.add_ssh(host)
-            return EnvironmentAdded(request.id, EnvironmentSummary(ref.address, "ssh"))
-        case AddDockerEnvironment():
-            ref = await environments.add_docker(request)
-            return EnvironmentAdded(request.id, EnvironmentSummary(ref.address, "docker"))
+        case AddEnvironment():
+            summary = await environments.add(request.name, request.spec)
+            return EnvironmentAdded(request.id, summary)
+        case AddEnvironmentAlias():  # the per-kind frames of the last release
+            added = request.as_add()
+            return EnvironmentAdded(request.id, await environments.add(added.name, added.spec))
         case RemoveEnvironment():
             await environments.remove(request.environment)
             return Ok(request.id)

@@ -1,9 +1,12 @@
-"""The server's execution environments: a default local one, one per working
-directory asked for, and SSH hosts added over the wire.
+"""The server's execution environments: a default one for its own directory, one
+per working directory asked for, and environments added by name (of any kind).
 
-Local environments live at ``/environments/local`` (the server's working
-directory) and ``/environments/local-N``; SSH hosts at ``/environments/ssh/<name>``
-under one SSH bridge started on first use.
+Environments are started through the registry of kinds
+(:mod:`environments.kinds`); this module never names a kind. The server's own
+directories use the registry's machine kind (``/environments/local`` and
+``/environments/local-N``); an added environment's address is its kind's
+(``/environments/<kind>/<name>``). Added environments are stored as
+``(name, kind, spec)`` and added again when the server starts.
 """
 
 from __future__ import annotations
@@ -19,14 +22,12 @@ from actors.kernel import ActorRef, Rejection, Runtime, UnknownAddressError
 from actors.kernel.processes import ProcessLedger
 from actors.server.env_probe import probe_all
 from actors.store import Store
-from environments.local import LocalEnvironment
-from protocol.environment import AddSSHHost
-from protocol.wire import AddDockerEnvironment, EnvironmentSummary
+from environments.kinds import ENVIRONMENTS, AlreadyExists, KindContext, Kinds, builtin_kinds
+from protocol.environment_specs import EnvironmentSpec
+from protocol.wire import EnvironmentSummary
 
 log = logging.getLogger("troupe.server")
 
-SSH_BRIDGE = "/environments/ssh"
-DOCKER_PREFIX = "/environments/docker/"
 RESOLVED_FRESH_FOR = 1.0
 """Seconds a resolved working directory is reused without asking the file system
 again: a burst of sessions on one directory costs one trip to a worker thread."""
@@ -56,29 +57,44 @@ class Environments:
         default_dir: Path,
         store: Store | None = None,
         ledger: ProcessLedger | None = None,
+        kinds: Kinds | None = None,
     ) -> None:
         self.runtime = runtime
         self.store = store
         self.ledger = ledger
         """Where commands' process groups are recorded (ended after a crash)."""
+        self.kinds = kinds or builtin_kinds()
         self.default_dir = Path(os.path.realpath(default_dir))
         self._local: dict[Path, str] = {}
         self._resolved: dict[str, tuple[float, Path]] = {}
         """Working directories as asked -> (when resolved, real path), while fresh."""
         self._added: dict[str, str] = {}
-        """SSH names -> addresses of hosts added over the wire."""
-        self._locals: dict[str, LocalEnvironment] = {}
-        """The local environments by address, to ask which commands they run."""
-        self.docker_owner = f"server:{self.default_dir}"
-        """The owner label of this server's containers (see environments.docker.labels)."""
+        """Names -> addresses of environments added by name."""
+        self._actors: dict[str, object] = {}
+        """Environment actors of this machine by address, to ask which commands they run."""
+        self.owner = f"server:{self.default_dir}"
+        """The owner label of what this server's environments create outside it
+        (containers; see environments.docker.labels)."""
         self._spawning = trio.Lock()
         """Held from choosing a local environment's name until it is registered:
         two sessions created at once for new directories would otherwise pick the
         same ``local-N`` (or start two environments for one directory)."""
 
+    @property
+    def context(self) -> KindContext:
+        return KindContext(self.runtime, self.ledger, self.owner, self._real, self._started)
+
+    def _started(self, address: str, actor: object) -> None:
+        self._actors[address] = actor
+
+    async def _real(self, directory: str) -> str:
+        return str(await self._resolve(directory))
+
     async def local(self, working_dir: str | os.PathLike[str] | None = None) -> ActorRef:
-        """The local environment for ``working_dir`` (the default when None)."""
+        """The environment of this machine for ``working_dir`` (the default when None)."""
         path = await self._resolve(str(working_dir or self.default_dir))
+        machine = self.kinds.machine.machine
+        assert machine is not None
         async with self._spawning:
             address = self._local.get(path)
             if address is not None:
@@ -86,20 +102,20 @@ class Environments:
                     return self.runtime.ref(address)
                 except UnknownAddressError:
                     pass
-            name = "local" if path == self.default_dir else f"local-{len(self._local) + 1}"
-            environment = LocalEnvironment(path, ledger=self.ledger)
-            ref = await self.runtime.spawn(environment, name=f"environments/{name}")
+            base = machine.address
+            address = base if path == self.default_dir else f"{base}-{len(self._local) + 1}"
+            ref = await machine.start_at(address, machine.spec(str(path)), self.context)
             self._local[path] = ref.address
-            self._locals[ref.address] = environment
             return ref
 
     def running_groups(self) -> frozenset[int]:
-        """The process groups every live local environment is running now."""
+        """The process groups every live environment of this machine is running now."""
         live = set(self.runtime.addresses())
         groups: set[int] = set()
-        for address, environment in list(self._locals.items()):
-            if address in live:
-                groups |= environment.running_groups()
+        for address, environment in list(self._actors.items()):
+            running = getattr(environment, "running_groups", None)
+            if address in live and running is not None:
+                groups |= running()
         return frozenset(groups)
 
     async def _resolve(self, asked: str) -> Path:
@@ -125,110 +141,61 @@ class Environments:
         return path
 
     def resolve(self, name: str) -> ActorRef:
-        """An environment by address (``/environments/...``) or by SSH host name."""
-        address = name if name.startswith("/") else self._added.get(name, f"/environments/{name}")
-        if not address.startswith("/environments/") or address == SSH_BRIDGE:
+        """An environment by address (``/environments/...``) or by the name it was added as."""
+        address = name if name.startswith("/") else self._added.get(name, f"{ENVIRONMENTS}{name}")
+        if not address.startswith(ENVIRONMENTS) or address in self.kinds.internal():
             raise EnvironmentNotFound(f"{name} is not an environment")
         try:
             return self.runtime.ref(address)
         except UnknownAddressError:
             raise EnvironmentNotFound(f"no environment at {address}") from None
 
-    async def add_ssh(self, request: AddSSHHost, *, restoring: bool = False) -> ActorRef:
-        """Add an SSH host under its name (``already_exists`` if the name is taken);
+    async def add(
+        self, name: str, spec: EnvironmentSpec, *, restoring: bool = False
+    ) -> EnvironmentSummary:
+        """Add an environment under ``name`` (``already_exists`` if the name is taken);
         it is stored, and comes back when the server starts again."""
-        from actors.server.ssh_hosts import (
-            BRIDGE_RESTARTS,
-            AlreadyExists,
-            RestoringSSHBridge,
-            StoredSSHHost,
-        )
-        from actors.server.validation import check_ssh_name
-        from environments.ssh.target import parse_target
-
-        check_ssh_name(request.name)
-        try:
-            parse_target(request.target)  # refused here, before it reaches the bridge
-        except ValueError as error:
-            raise EnvironmentRefused(f"invalid target {request.target!r}: {error}") from None
-        if self._added.get(request.name) in self.runtime.addresses():
-            raise AlreadyExists(f"an SSH environment named {request.name} already exists")
-        try:
-            bridge = self.runtime.ref(SSH_BRIDGE)
-        except UnknownAddressError:
-            bridge = await self.runtime.spawn(
-                RestoringSSHBridge(ledger=self.ledger),
-                name="environments/ssh",
-                restart=BRIDGE_RESTARTS,
-            )
-        ref: ActorRef = await bridge.ask(request, timeout=60)
-        self._added[request.name] = ref.address
+        kind = self.kinds.of(spec)
+        kind.check(spec)
+        if self._added.get(name) in self.runtime.addresses():
+            raise AlreadyExists(f"an environment named {name} already exists")
+        ref = await kind.start(name, spec, self.context)
+        self._added[name] = ref.address
         if self.store is not None and not restoring:
-            stored = msgspec.json.encode(StoredSSHHost.of(request))
-            self.store.put_ssh_environment(request.name, stored)
-        return ref
+            self.store.put_environment(name, kind.name, msgspec.json.encode(spec))
+        return EnvironmentSummary(ref.address, kind.name)
 
-    async def add_docker(self, request: AddDockerEnvironment) -> ActorRef:
-        """Add a Docker environment under its name (``already_exists`` if taken). Its
-        containers carry this server's owner label, so a crashed server's are swept
-        by the next one's first container. Not stored: it is added again by whoever
-        needs it (``troupe run --environment docker:IMAGE`` does)."""
-        from actors.server.ssh_hosts import AlreadyExists
-        from environments.docker.environment import DockerEnvironment
-
-        workspace = await self._resolve(request.workspace)
-        address = f"{DOCKER_PREFIX}{request.name}"
-        if address in self.runtime.addresses():
-            raise AlreadyExists(f"a Docker environment named {request.name} already exists")
-        environment = DockerEnvironment(
-            request.image,
-            workspace=str(workspace),
-            copy_workspace=request.copy_workspace,
-            user=request.user,
-            cpus=request.cpus,
-            memory_bytes=request.memory_bytes,
-            pids_limit=request.pids_limit,
-            network=request.network,
-            docker_host=request.docker_host,
-            owner=self.docker_owner,
-        )
-        return await self.runtime.spawn(environment, name=address.removeprefix("/"))
-
-    async def restore_ssh(self) -> None:
-        """Add again every SSH environment the store remembers (at server start)."""
+    async def restore(self) -> None:
+        """Add again every environment the store remembers (at server start); kinds
+        import their libraries only when one of theirs is restored."""
         if self.store is None:
             return
-        rows = await self.store.ssh_environments()
-        if not rows:
-            return  # no SSH host to restore: asyncssh is not imported (a tenth of a second)
-        from actors.server.ssh_hosts import StoredSSHHost
-
-        for name, blob in rows:
+        for row in await self.store.environments():
             try:
-                stored = msgspec.json.decode(blob, type=StoredSSHHost)
-                await self.add_ssh(stored.request(), restoring=True)
+                await self.add(row.name, self.kinds.decode(row.kind, row.spec), restoring=True)
             except Exception as error:  # one bad row must not keep the server down
-                log.error("SSH environment %s not restored: %s", name, error)
+                log.error("environment %s (%s) not restored: %s", row.name, row.kind, error)
 
     async def remove(self, name: str) -> str:
         ref = self.resolve(name)
         if ref.address == self._local.get(self.default_dir):
             raise EnvironmentRefused("the default environment cannot be removed")
         await self.runtime.stop(ref)
-        for name in [k for k, v in self._added.items() if v == ref.address]:
-            del self._added[name]
+        for added in [k for k, v in self._added.items() if v == ref.address]:
+            del self._added[added]
             if self.store is not None:
-                self.store.delete_ssh_environment(name)
+                self.store.delete_environment(added)
         self._local = {k: v for k, v in self._local.items() if v != ref.address}
+        self._actors.pop(ref.address, None)
         return ref.address
 
     def summaries(self) -> list[EnvironmentSummary]:
+        internal = self.kinds.internal()
         found = []
         for address in self.runtime.addresses():
-            if not address.startswith("/environments/") or address == SSH_BRIDGE:
+            if not address.startswith(ENVIRONMENTS) or address in internal:
                 continue
-            kind = "ssh" if address.startswith(SSH_BRIDGE + "/") else "local"
-            kind = "docker" if address.startswith(DOCKER_PREFIX) else kind
+            kind = self.kinds.kind_at(address) or "other"
             found.append(EnvironmentSummary(address=address, kind=kind))
         return found
 

@@ -1,10 +1,11 @@
-"""At start, end what a killed predecessor left running, locally and on SSH hosts.
+"""At start, end what a killed predecessor left running, here and on remote hosts.
 
 Every command's process group is written down in the data directory's process
 ledger while it may run (:class:`~actors.kernel.processes.ProcessLedger`). Records
 whose writer is gone are the leftovers of a Troupe that could not clean up (a
 SIGKILL, a crash): their groups get the usual ladder, and a pid that now names
-another process is never signalled.
+another process is never signalled. Records of another host go to the kinds that
+reach hosts (:attr:`environments.kinds.Kind.end_leftovers`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 import trio
 
 from actors.kernel.processes import ProcessLedger, end_local_leftovers
+from environments.kinds import Kinds, builtin_kinds
 
 log = logging.getLogger("troupe.server")
 
@@ -23,7 +25,7 @@ def process_ledger(data_dir: Path) -> ProcessLedger:
     return ProcessLedger(data_dir / "process-groups")
 
 
-async def end_leftover_groups(ledger: ProcessLedger) -> None:
+async def end_leftover_groups(ledger: ProcessLedger, kinds: Kinds | None = None) -> None:
     records = await trio.to_thread.run_sync(ledger.leftovers)
     local = [(key, record) for key, record in records if record.host is None]
     remote = [(key, record) for key, record in records if record.host is not None]
@@ -31,9 +33,9 @@ async def end_leftover_groups(ledger: ProcessLedger) -> None:
         if local:
             nursery.start_soon(_end_local, ledger, local)
         if remote:
-            from environments.ssh.leftovers import end_remote_leftovers
-
-            nursery.start_soon(end_remote_leftovers, ledger, remote)
+            for kind in kinds or builtin_kinds():
+                if kind.end_leftovers is not None:
+                    nursery.start_soon(kind.end_leftovers, ledger, remote)
 
 
 async def _end_local(ledger: ProcessLedger, records: list) -> None:  # type: ignore[type-arg]

@@ -141,7 +141,7 @@ async def run_server(
         if telemetry is not None:
             registry.observers.append(telemetry)
         await environments.local()  # /environments/local, the server's directory
-        await environments.restore_ssh()
+        await environments.restore()
         await registry.recover()
         report_restarts(runtime, registry, nursery)
         nursery.start_soon(interrupt_on_store_faults, registry, store)

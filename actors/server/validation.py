@@ -5,7 +5,7 @@ integers (:mod:`protocol.wire_limits`); this module holds requests to what the
 actors behind the gateway can take: names that are valid address segments, paths
 without NUL bytes, limits that are not negative, model names that can be part of a
 URL. A request that fails here gets ``invalid_request`` naming the field, and no
-actor (an environment, the SSH bridge, a session) ever sees it.
+actor (an environment, a kind's helper, a session) ever sees it.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from actors.kernel import Rejection
 from actors.policy.presets import resolve_policy
 from protocol.session import SessionConfig
 from protocol.wire_requests import (
-    AddDockerEnvironment,
-    AddSSHEnvironment,
+    AddEnvironment,
+    AddEnvironmentAlias,
     CreateSession,
     ExecInEnvironment,
     ReadEnvironmentFile,
@@ -29,7 +29,7 @@ from protocol.wire_requests import (
 )
 
 MAX_NAME = 64
-"""Longest SSH environment name (one segment of ``/environments/ssh/<name>``)."""
+"""Longest environment name (one segment of ``/environments/<kind>/<name>``)."""
 MAX_MODEL_NAME = 200
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 _MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]*\Z")
@@ -46,25 +46,14 @@ class InvalidRequest(Rejection):
 def validate(request: Request) -> None:
     """Raise :class:`InvalidRequest` if ``request`` may not reach an actor."""
     match request:
-        case AddSSHEnvironment():
-            check_ssh_name(request.name)
-            _text("target", request.target, required=True)
-            _path("working_dir", request.working_dir)
-            _path("known_hosts", request.known_hosts)
-            for index, key in enumerate(request.client_keys):
-                _path(f"client_keys[{index}]", key)
-        case AddDockerEnvironment():
-            check_ssh_name(request.name)
-            _text("image", request.image, required=True)
-            _path("workspace", request.workspace)
-            if not request.workspace.startswith("/"):
-                raise InvalidRequest("workspace must be an absolute path")
-            if request.cpus is not None and not request.cpus > 0:
-                raise InvalidRequest("cpus must be more than 0")
-            for field in ("memory_bytes", "pids_limit"):
-                value = getattr(request, field)
-                if value is not None and value < 1:
-                    raise InvalidRequest(f"{field} must be 1 or more")
+        case AddEnvironment() | AddEnvironmentAlias():
+            check_name(request.name)
+            spec = request.spec if isinstance(request, AddEnvironment) else request.as_add().spec
+            for field in spec.__struct_fields__:
+                value = getattr(spec, field)
+                for index, text in enumerate(value if isinstance(value, list) else [value]):
+                    where = f"{field}[{index}]" if isinstance(value, list) else field
+                    _text(f"spec.{where}", text if isinstance(text, str) else None)
         case CreateSession():
             _path("working_dir", request.working_dir)
             if request.config is not None:
@@ -84,7 +73,7 @@ def validate(request: Request) -> None:
             _path("path", request.path, required=True)
 
 
-def check_ssh_name(name: str) -> None:
+def check_name(name: str) -> None:
     """One address segment: letters, digits, ``.``, ``_``, ``-``; not first ``.``/``-``."""
     if not (len(name) <= MAX_NAME and _NAME.match(name)):
         raise InvalidRequest(

@@ -39,6 +39,11 @@ CREATE TABLE IF NOT EXISTS ssh_environments (
     name TEXT PRIMARY KEY,
     spec BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS environments (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    spec BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS seq_marks (
     session_id TEXT PRIMARY KEY,
     mark INTEGER NOT NULL
@@ -103,7 +108,7 @@ class Op(msgspec.Struct, frozen=True):
     """One queued write; the writer applies a batch of them in one transaction."""
 
     kind: str
-    """event, session, state, history, mark, subagent, ssh_put or ssh_delete."""
+    """event, session, state, history, mark, subagent, environment_put, ..."""
     args: tuple
 
 
@@ -115,7 +120,26 @@ def connect(path: Path) -> sqlite3.Connection:
     connection.execute("PRAGMA busy_timeout=5000")
     connection.executescript(SCHEMA)
     create_subagents_table(connection)
+    migrate_ssh_environments(connection)
     return connection
+
+
+def migrate_ssh_environments(connection: sqlite3.Connection) -> None:
+    """Rows of the old per-kind table move to ``environments`` (kind ``ssh``; the
+    old JSON decodes as the SSH spec), once, in one transaction."""
+    if connection.execute("SELECT 1 FROM ssh_environments LIMIT 1").fetchone() is None:
+        return  # nothing to move (a read, so a read-only database opens too)
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute(
+            "INSERT OR IGNORE INTO environments SELECT name, 'ssh', spec FROM ssh_environments"
+            " ORDER BY rowid"
+        )
+        connection.execute("DELETE FROM ssh_environments")
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
 
 
 class StoreGone(OSError):
@@ -177,10 +201,10 @@ def apply(connection: sqlite3.Connection, ops: list[Op]) -> None:
                 )
             elif op.kind == "history":
                 connection.execute("INSERT OR REPLACE INTO history VALUES (?,?,?)", op.args)
-            elif op.kind == "ssh_put":
-                connection.execute("INSERT OR REPLACE INTO ssh_environments VALUES (?,?)", op.args)
-            elif op.kind == "ssh_delete":
-                connection.execute("DELETE FROM ssh_environments WHERE name=?", op.args)
+            elif op.kind == "environment_put":
+                connection.execute("INSERT OR REPLACE INTO environments VALUES (?,?,?)", op.args)
+            elif op.kind == "environment_delete":
+                connection.execute("DELETE FROM environments WHERE name=?", op.args)
             elif op.kind == "subagent":
                 put_subagent(connection, *op.args)
             elif op.kind == "ledger":
@@ -290,10 +314,22 @@ def history(connection: sqlite3.Connection, session_id: str) -> list[bytes]:
     return [row[0] for row in rows]
 
 
-def ssh_environments(connection: sqlite3.Connection) -> list[tuple[str, bytes]]:
-    """(name, JSON spec) of every SSH environment added and not removed."""
-    rows = connection.execute("SELECT name, spec FROM ssh_environments ORDER BY rowid")
-    return [(name, bytes(spec)) for name, spec in rows.fetchall()]
+class EnvironmentRow(msgspec.Struct, frozen=True):
+    """An added environment: its name, its kind and its spec (JSON, no secret)."""
+
+    name: str
+    kind: str
+    spec: bytes
+
+
+def environments(connection: sqlite3.Connection) -> list[EnvironmentRow]:
+    """(name, kind, JSON spec) of every environment added and not removed (a
+    database opened read-only before its migration: the old SSH rows)."""
+    try:
+        rows = connection.execute("SELECT name, kind, spec FROM environments ORDER BY rowid")
+    except sqlite3.OperationalError:
+        rows = connection.execute("SELECT name, 'ssh', spec FROM ssh_environments ORDER BY rowid")
+    return [EnvironmentRow(name, kind, bytes(spec)) for name, kind, spec in rows.fetchall()]
 
 
 # -- subagents: their events live in ``events`` under their own id; this table

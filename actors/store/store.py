@@ -162,12 +162,12 @@ class Store:
         """Remember a subagent (whose events are stored under ``subagent_id``)."""
         self._put(Op("subagent", (subagent_id, parent, address)))
 
-    def put_ssh_environment(self, name: str, spec: bytes) -> None:
-        """Remember an SSH environment (its request, which holds no secret)."""
-        self._put(Op("ssh_put", (name, spec)))
+    def put_environment(self, name: str, kind: str, spec: bytes) -> None:
+        """Remember an added environment: its kind and JSON spec (no secret in it)."""
+        self._put(Op("environment_put", (name, kind, spec)))
 
-    def delete_ssh_environment(self, name: str) -> None:
-        self._put(Op("ssh_delete", (name,)))
+    def delete_environment(self, name: str) -> None:
+        self._put(Op("environment_delete", (name,)))
 
     def _put(self, op: Op) -> bool:
         if self._closed:
@@ -455,8 +455,9 @@ class Store:
     async def subagents(self) -> list[SubagentRow]:
         return await self._read(db.subagents)
 
-    async def ssh_environments(self) -> list[tuple[str, bytes]]:
-        return await self._read(db.ssh_environments)
+    async def environments(self) -> list[db.EnvironmentRow]:
+        """Every added environment (name, kind, JSON spec), oldest first."""
+        return await self._read(db.environments)
 
     async def history(self, session_id: str) -> list[Turn]:
         blobs = await self._read(db.history, session_id)

@@ -68,13 +68,21 @@ class DockerAPI:
     async def aclose(self) -> None:
         await self._client.aclose()
 
+    def unreachable(self, error: Exception) -> DockerError:
+        """One line a user can act on: where it looked, why it failed, what to check."""
+        reason = str(error).strip() or type(error).__name__
+        return DockerError(
+            f"cannot reach the Docker daemon at {self.host} ({reason}); is dockerd running, "
+            "and does DOCKER_HOST name it?"
+        )
+
     async def call(
         self, method: str, path: str, *, ok: tuple[int, ...] = (200, 201, 204), **kwargs: Any
     ) -> httpx.Response:
         try:
             response = await self._client.request(method, path, **kwargs)
         except httpx.TransportError as error:
-            raise DockerError(f"cannot reach the Docker daemon at {self.host}: {error}") from error
+            raise self.unreachable(error) from error
         if response.status_code not in ok:
             try:
                 message = response.json().get("message", response.text)
@@ -85,6 +93,14 @@ class DockerAPI:
                 raise ContainerGone(text)
             raise DockerError(text)
         return response
+
+    async def ping(self) -> bool:
+        """Whether the daemon answers ``/_ping`` (within the caller's deadline)."""
+        try:
+            response = await self._client.get("/_ping", timeout=httpx.Timeout(10.0))
+        except httpx.HTTPError:
+            return False
+        return response.status_code == 200
 
     async def create_container(self, config: Mapping[str, Any], name: str | None) -> str:
         params = {"name": name} if name else {}
@@ -129,7 +145,7 @@ class DockerAPI:
         try:
             response = await self._client.send(request, stream=True)
         except httpx.TransportError as error:
-            raise DockerError(f"cannot reach the Docker daemon at {self.host}: {error}") from error
+            raise self.unreachable(error) from error
         try:
             if response.status_code != 200:
                 await response.aread()

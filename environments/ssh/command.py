@@ -15,10 +15,10 @@ import contextlib
 from dataclasses import dataclass, field
 
 from environments.capture import HeadTail, Stream
+from environments.shell.markers import MarkerFilter
+from environments.shell.scripts import RemoteGroup
 from environments.ssh.connect import LINK_ERRORS
-from environments.ssh.markers import MarkerFilter
 from environments.ssh.pool import HostPool, RemoteProcess
-from environments.ssh.scripts import RemoteGroup
 
 _READ_SIZE = 262_144
 DELTA_BATCH_CAP = 262_144

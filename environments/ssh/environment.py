@@ -32,12 +32,13 @@ from environments.sandbox import (
     spec_paths,
 )
 from environments.search import SKIPPED_DIRECTORIES, file_filter, glob_to_regex
-from environments.ssh import exact, sftp
+from environments.shell import exact
+from environments.shell.scripts import find_files_command, grep_command
+from environments.ssh import sftp
 from environments.ssh.asyncio_loop import AsyncioLoop
 from environments.ssh.connect import ConnectOptions
 from environments.ssh.pool import HostPool
 from environments.ssh.remote_exec import run_remote_command
-from environments.ssh.scripts import find_files_command, grep_command
 from environments.ssh.target import SSHTarget
 from environments.ssh.terminal import SSHTerminals
 from environments.textfiles import render_file

@@ -20,8 +20,8 @@ import asyncssh
 
 from actors.kernel import KILL_GRACE
 from environments.errors import EnvironmentError_
+from environments.shell.scripts import LostCall, RemoteGroup, kill_script
 from environments.ssh.connect import LINK_ERRORS
-from environments.ssh.scripts import LostCall, RemoteGroup, kill_script
 
 if TYPE_CHECKING:
     from environments.ssh.pool import HostPool, Link

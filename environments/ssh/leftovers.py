@@ -17,10 +17,10 @@ import trio
 from actors.kernel import KILL_GRACE
 from actors.kernel.processes import GroupRecord, ProcessLedger
 from environments.errors import EnvironmentError_
+from environments.shell.scripts import RemoteGroup
 from environments.ssh.asyncio_loop import AsyncioLoop
 from environments.ssh.connect import ConnectOptions
 from environments.ssh.pool import HostPool
-from environments.ssh.scripts import RemoteGroup
 from environments.ssh.target import parse_target
 
 log = logging.getLogger("troupe.environments")

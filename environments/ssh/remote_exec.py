@@ -22,11 +22,11 @@ from actors.kernel import KILL_GRACE
 from environments.capture import DeltaForwarder
 from environments.envvars import EnvPolicy
 from environments.errors import ConnectionLost, FileNotFound
+from environments.shell.markers import MarkerFilter
+from environments.shell.scripts import LostCall, Markers, RemoteGroup, command_script
 from environments.ssh.asyncio_loop import AsyncioLoop
 from environments.ssh.command import CommandOutcome, RemoteCommand, current_group, start_command
-from environments.ssh.markers import MarkerFilter
 from environments.ssh.pool import HostPool
-from environments.ssh.scripts import LostCall, Markers, RemoteGroup, command_script
 from protocol.environment import ExecCommand, ExecResult, effective_timeout_ms, timeout_message
 
 _KILL_BOUND = KILL_GRACE + 25.0

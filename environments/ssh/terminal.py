@@ -17,10 +17,10 @@ import trio
 from environments.envvars import EnvPolicy
 from environments.errors import ConnectionLost
 from environments.local_terminal import RESTARTED
+from environments.shell.scripts import RemoteGroup, environment_script
 from environments.ssh.asyncio_loop import AsyncioLoop
 from environments.ssh.connect import LINK_ERRORS
 from environments.ssh.pool import HostPool, RemoteProcess
-from environments.ssh.scripts import RemoteGroup, environment_script
 from environments.terminal import PersistentShell
 from protocol.environment import TerminalOutput, effective_timeout_ms
 

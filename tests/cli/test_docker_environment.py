@@ -4,6 +4,8 @@ directory bind-mounted, and the run leaves no container behind."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.cli.conftest import Home, mock_llm, one_line, shell_then_text
 from tests.environments.conftest import DockerForTests, docker  # noqa: F401 - the fixture
 from tests.environments.dockerd import IMAGE_USER_UID, labelled_containers
@@ -49,3 +51,20 @@ async def test_the_config_file_chooses_the_container(
     assert done.returncode == 0, done.stderr
     assert f"in a container of {docker.image}".encode() in done.stdout
     assert (home.work / "seen.txt").read_text() == f"{IMAGE_USER_UID}\n"
+
+
+async def test_no_daemon_is_one_clear_line(home: Home, tmp_path: Path) -> None:
+    """No daemon at ``DOCKER_HOST``: one line that says so and what to do, and an
+    exit code; not an actor's start failure with an exception's name in it."""
+    socket = tmp_path / "no-docker.sock"
+    async with mock_llm(shell_then_text("true", final="never")) as mock:
+        done = await home.troupe(
+            "run", "--base-url", mock.base_url, "--environment", "docker:debian", "go",
+            DOCKER_HOST=f"unix://{socket}",
+        )  # fmt: skip
+    assert done.returncode != 0
+    line = one_line(done.stderr)
+    assert f"cannot reach the Docker daemon at unix://{socket}" in line
+    assert "is dockerd running" in line
+    for noise in ("failed to start", "DockerError", "/sessions/", "Traceback"):
+        assert noise not in line

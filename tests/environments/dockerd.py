@@ -77,6 +77,7 @@ _BINARIES = [
     "tee",
     "mktemp",
     "md5sum",
+    "mkfifo",
 ]
 _START_BOUND = 60.0
 

@@ -14,7 +14,7 @@ from actors.policy.engine import env_allowlist
 from actors.policy.presets import policy_preset, resolve_policy
 from environments.envvars import EnvPolicy, restricted_to
 from environments.local import LocalEnvironment
-from environments.ssh.scripts import environment_script
+from environments.shell.scripts import environment_script
 from protocol.environment import ExecCommand
 
 SECRETS = {

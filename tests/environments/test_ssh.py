@@ -12,10 +12,10 @@ import trio
 from actors.kernel import Runtime
 from environments.capture import HeadTail
 from environments.errors import ConnectionLost, HostKeyRejected, InvalidRequest
+from environments.shell.markers import MarkerFilter
+from environments.shell.scripts import Markers
 from environments.ssh.bridge import SSHBridge
 from environments.ssh.command import DELTA_BATCH_CAP, SKIPPED_NOTE, RemoteCommand
-from environments.ssh.markers import MarkerFilter
-from environments.ssh.scripts import Markers
 from environments.ssh.target import SSHTarget, parse_target
 from protocol.environment import AddSSHHost, ExecCommand, FileExists
 from tests.environments.conftest import host_request

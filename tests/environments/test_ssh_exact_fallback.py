@@ -1,4 +1,4 @@
-"""The SSH check for hosts without python3 (environments/ssh/exact.py): the shell
+"""The SSH check for hosts without python3 (environments/shell/exact.py): the shell
 script that runs just before the SFTP operation, run here by a real bash."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from environments.errors import HardLinkRefused, LinkInPath
-from environments.ssh import exact
+from environments.shell import exact
 
 
 def check(path: Path, hard_links: bool = False) -> int:

@@ -38,7 +38,7 @@ from protocol.environment import AddSSHHost, ExecCommand
 from tests.environments.conftest import host_request, owned_directory
 from tests.environments.helpers import alive
 from tests.environments.sshd import TEST_USER, SSHServer, connection_tree
-from tests.environments.test_ssh_link_faults import _processes
+from tests.environments.test_link_faults import _processes
 from tests.waiting import HANG_GUARD, wait_for_file, wait_until
 
 _FORK = "\n__pid=$!\n"

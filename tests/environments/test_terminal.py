@@ -8,15 +8,13 @@ import signal
 import subprocess
 from pathlib import Path
 
-import pytest
 import trio
 
 from actors.kernel import Runtime
 from environments.terminal import PersistentShell
 from protocol.environment import CloseTerminal, RunInTerminal, TerminalOutput
 from tests.environments.conftest import EnvUnderTest
-from tests.environments.helpers import alive
-from tests.waiting import HANG_GUARD, wait_until_gone
+from tests.waiting import HANG_GUARD, wait_until
 
 
 async def open_shell(cwd: Path) -> tuple[trio.Process, PersistentShell]:
@@ -95,9 +93,7 @@ def real(path: Path) -> str:
 
 
 async def test_environment_terminal_keeps_state_and_close_ends_its_group(env: EnvUnderTest) -> None:
-    if env.kind == "docker":
-        pytest.skip("the Docker environment has no persistent terminal yet")
-    """RunInTerminal / CloseTerminal on every environment kind (local and over SSH)."""
+    """RunInTerminal / CloseTerminal on every environment kind."""
     (env.workdir / "sub").mkdir()
 
     async def run(command: str) -> TerminalOutput:
@@ -111,9 +107,9 @@ async def test_environment_terminal_keeps_state_and_close_ends_its_group(env: En
     greeting, background, shell_pid = second.output.split()
     assert (greeting, second.exit_code, second.closed) == ("kept", 1, False)
     pids = [int(background), int(shell_pid)]
-    assert alive(pids) == pids
+    assert env.alive(pids) == pids
     assert await env.ref.ask(CloseTerminal("t1")) is True
-    await wait_until_gone(pids)
+    await wait_until(lambda: not env.alive(pids), what="the terminal's group to end")
     assert await env.ref.ask(CloseTerminal("t1")) is False
     fresh = await run("pwd")
     assert fresh.output.strip() == real(env.workdir)
@@ -123,12 +119,10 @@ async def test_environment_terminal_keeps_state_and_close_ends_its_group(env: En
 async def test_stopping_the_environment_ends_its_terminals(
     env: EnvUnderTest, runtime: Runtime
 ) -> None:
-    if env.kind == "docker":
-        pytest.skip("the Docker environment has no persistent terminal yet")
     with trio.fail_after(HANG_GUARD):
         started = await env.ref.ask(RunInTerminal("sleep 300 & echo $! $$", "t2", 10_000))
     pids = [int(pid) for pid in started.output.split()]
-    assert alive(pids) == pids
+    assert env.alive(pids) == pids
     with trio.fail_after(HANG_GUARD):
         await runtime.stop(env.ref)
-    await wait_until_gone(pids)
+    await wait_until(lambda: not env.alive(pids), what="the terminal's group to end")

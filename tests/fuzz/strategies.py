@@ -143,6 +143,17 @@ def valid_request(
         case "add_ssh_environment":
             targets = [SSH_TARGET, "ssh://[::1", "", "u@h:abc", "ssh://u@h:99999", "alias"]
             return {"name": draw(names), "target": draw(st.sampled_from(targets))}
+        case "add_environment":
+            targets = [SSH_TARGET, "ssh://[::1", "", "u@h:abc", "ssh://u@h:99999", "alias"]
+            specs: list[dict[str, Any]] = [
+                {"kind": "ssh", "target": draw(st.sampled_from(targets))},
+                {"kind": "local", "working_dir": draw(relative_paths)},
+                {"kind": "docker", "image": "", "workspace": "/tmp"},
+                {"kind": "docker", "image": "debian", "workspace": draw(relative_paths)},
+                {"kind": "podman", "image": "x"},
+                {"target": SSH_TARGET},
+            ]
+            return {"name": draw(names), "spec": draw(st.sampled_from(specs))}
         case "remove_environment":
             return {"environment": pick(draw, [*environments, "nope", "local"])}
     return {}

@@ -56,7 +56,7 @@ typed loosely; the members' mapping is typed, so it is filtered by that iteratio
 KINDS = [
     "create_session", "submit", "steer", "follow_up", "get_session", "subscribe",
     "unsubscribe", "interrupt", "abort", "update_config", "resolve_approval", "exec",
-    "read_file", "write_file", "add_ssh_environment", "remove_environment",
+    "read_file", "write_file", "add_ssh_environment", "add_environment", "remove_environment",
     "list_sessions", "list_environments",
 ]  # fmt: skip
 _ids = itertools.count(1)

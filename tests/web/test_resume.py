@@ -147,10 +147,10 @@ def test_what_the_user_is_typing_survives_a_reconnect(
         page.goto(stack.login_url)
         expect(page.locator("#link")).to_have_text("connected")
         page.get_by_role("link", name="Environments").click()
-        page.get_by_label("Name").fill("half-typed")
+        page.get_by_label("Name", exact=True).fill("half-typed")
         page.get_by_label("Target").fill("ssh://someone@build-box")
         reconnect(page)
-        expect(page.get_by_label("Name")).to_have_value("half-typed")
+        expect(page.get_by_label("Name", exact=True)).to_have_value("half-typed")
         expect(page.get_by_label("Target")).to_have_value("ssh://someone@build-box")
         # ... and the list under the form is still shown.
         expect(page.locator("tr[data-environment]")).to_have_count(1)

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 import trio
 
+from protocol.environment_specs import DockerSpec
 from protocol.wire import (
     AddDockerEnvironment,
+    AddEnvironment,
     CreateSession,
     ExecInEnvironment,
     ListEnvironments,
@@ -103,5 +105,36 @@ async def test_an_invalid_request_is_refused(
         async with start_stack() as stack, stack.client() as client:
             fields = {**docker_fields(docker, "box", tmp_path), **bad}
             await expect_error("invalid_request", client, AddDockerEnvironment, **fields)
+            listed = await client.request(ListEnvironments)
+            assert [e for e in listed.environments if e.kind == "docker"] == []
+
+
+async def test_add_environment_with_a_docker_spec_survives_a_restart(
+    start_stack: StartStack, docker: DockerForTests, tmp_path: Path
+) -> None:
+    """The one ``add_environment`` frame with a tagged spec; the environment is
+    stored and added again (with a fresh container) when the server starts again,
+    until ``remove_environment``."""
+    spec = DockerSpec(image=docker.image, workspace=str(tmp_path), docker_host=docker.daemon.host)
+    with trio.fail_after(HANG_GUARD * 2):
+        async with start_stack() as stack, stack.client() as client:
+            added = await client.request(AddEnvironment, name="kept", spec=spec)
+            assert (added.environment.address, added.environment.kind) == (
+                "/environments/docker/kept",
+                "docker",
+            )
+            await expect_error("already_exists", client, AddEnvironment, name="kept", spec=spec)
+            done = await client.request(ExecInEnvironment, environment="kept", command="echo in")
+            assert done.result.stdout == "in\n"
+        assert labelled_containers(docker.daemon, "troupe.managed") == []
+        async with start_stack() as stack, stack.client() as client:
+            listed = await client.request(ListEnvironments)
+            assert {e.address: e.kind for e in listed.environments}.get(
+                "/environments/docker/kept"
+            ) == "docker"
+            done = await client.request(ExecInEnvironment, environment="kept", command="echo again")
+            assert done.result.stdout == "again\n"
+            await client.request(RemoveEnvironment, environment="kept")
+        async with start_stack() as stack, stack.client() as client:
             listed = await client.request(ListEnvironments)
             assert [e for e in listed.environments if e.kind == "docker"] == []

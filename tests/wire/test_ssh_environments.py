@@ -12,7 +12,7 @@ import pytest
 import trio
 
 from actors.kernel import ActorError
-from actors.server.ssh_hosts import AlreadyExists
+from environments.kinds import AlreadyExists
 from protocol.environment import AddSSHHost
 from protocol.wire import (
     AddSSHEnvironment,

@@ -1,21 +1,20 @@
-"""The server's SSH environments: one supervised bridge that keeps its hosts, and
-the store rows that bring them back when the server starts again.
+"""The SSH kind's supervised bridge: one bridge, shared by every SSH host a server
+adds, that keeps its hosts across its own restarts.
 
 The bridge is shared by every client and session that uses an SSH host, so it runs
 with a restart policy: if it fails, the kernel starts the same bridge again in
 place, and this subclass re-adds every host it had (their environments are its
-children, so they went down with it). What is stored is what the request named:
-target, name, working directory, known_hosts and key file paths; never a secret.
+children, so they went down with it). What the store keeps is the host's
+:class:`~protocol.environment_specs.SSHSpec` (paths and names, never a secret).
 """
 
 from __future__ import annotations
 
 import logging
 
-import msgspec
-
-from actors.kernel import ActorRef, Rejection, RestartPolicy, handler
+from actors.kernel import ActorRef, RestartPolicy, handler
 from actors.kernel.processes import ProcessLedger
+from environments.kinds import AlreadyExists
 from environments.ssh.bridge import SSHBridge
 from protocol.environment import AddSSHHost
 from protocol.supervision import ChildFailed, ChildStopped
@@ -23,45 +22,6 @@ from protocol.supervision import ChildFailed, ChildStopped
 log = logging.getLogger("troupe.server")
 
 BRIDGE_RESTARTS = RestartPolicy(max_restarts=5, within=60.0)
-
-
-class AlreadyExists(Rejection):
-    code = "already_exists"
-
-
-class StoredSSHHost(msgspec.Struct, frozen=True):
-    """One SSH environment as the store keeps it (no secrets: paths and names)."""
-
-    name: str
-    target: str
-    working_dir: str | None = None
-    known_hosts: str | None = None
-    client_keys: list[str] = []
-    config_files: list[str] = []
-    channels_per_connection: int = 8
-
-    @classmethod
-    def of(cls, request: AddSSHHost) -> StoredSSHHost:
-        return cls(
-            request.name,
-            request.target,
-            request.working_dir,
-            request.known_hosts,
-            list(request.client_keys),
-            list(request.config_files),
-            request.channels_per_connection,
-        )
-
-    def request(self) -> AddSSHHost:
-        return AddSSHHost(
-            target=self.target,
-            name=self.name,
-            working_dir=self.working_dir,
-            known_hosts=self.known_hosts,
-            client_keys=list(self.client_keys),
-            config_files=list(self.config_files),
-            channels_per_connection=self.channels_per_connection,
-        )
 
 
 class RestoringSSHBridge(SSHBridge):
