@@ -7,8 +7,8 @@ interface (see docs/decisions.md). The tables live in their own PostgreSQL
 schema, ``troupe``, created and migrated on start under an advisory lock, so servers
 starting together migrate once.
 
-A write batch is one transaction in one pipeline (one round trip for the batch,
-events by ``executemany``). When PostgreSQL restarts or cannot be reached, every
+A write batch is one transaction, its events in one ``executemany`` (which
+psycopg pipelines: one round trip for the lot). When PostgreSQL restarts or cannot be reached, every
 psycopg error is a fault: the store keeps the batch and tries again with backoff;
 the pool replaces broken connections and checks each one it hands out.
 """
@@ -16,13 +16,15 @@ the pool replaces broken connections and checks each one it hands out.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from actors.store.backend import SchemaTooNew
 from actors.store.rows import EnvironmentRow, EventRow, Op, SessionRow, SubagentRow, SummaryRow
@@ -154,7 +156,10 @@ def _args(op: Op) -> tuple[Any, ...]:
 
 def _apply(connection: psycopg.Connection[Any], ops: list[Op]) -> None:
     events = [op.args for op in ops if op.kind == "event"]
-    with connection.pipeline(), connection.transaction(), connection.cursor() as cursor:
+    # No explicit pipeline around it: when the server goes away mid-batch, leaving
+    # a pipeline raises its own error and hides the reason (executemany pipelines
+    # the events by itself).
+    with connection.transaction(), connection.cursor() as cursor:
         for op in ops:
             sql = _SQL.get(op.kind)
             if sql is not None:
@@ -226,25 +231,45 @@ class PostgresBackend:
     serial = False
     path: Path | None = None
 
-    def __init__(self, pool: ConnectionPool[Any], location: str) -> None:
+    def __init__(self, pool: ConnectionPool[Any], conninfo: str, location: str) -> None:
         self._pool = pool
+        self._conninfo = conninfo
         self.location = location
+        self._direct = False
+        """Set when the pool had no connection to give: until it has one again,
+        each call connects by itself (failing at once, with the real reason, while
+        the database is down; working as soon as it is back, whatever the pool's
+        own reconnection backoff)."""
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        if not self._direct or self._pool.get_stats().get("pool_available", 0) > 0:
+            try:
+                with self._pool.connection(timeout=WAIT) as connection:
+                    self._direct = False
+                    yield connection
+                return
+            except PoolTimeout:
+                self._direct = True
+        with psycopg.connect(self._conninfo, autocommit=True) as connection:
+            _configure(connection)
+            yield connection
 
     def _rows(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-        with self._pool.connection(timeout=WAIT) as connection:
+        with self._connection() as connection:
             return connection.execute(sql.encode(), args).fetchall()
 
     # -- writes
 
     def apply(self, batch: list[Op]) -> None:
         try:
-            with self._pool.connection(timeout=WAIT) as connection:
+            with self._connection() as connection:
                 _apply(connection, batch)
         except BAD_ROW as error:
             log.error("store batch failed (%s); writing it op by op", error)
             for op in batch:
                 try:
-                    with self._pool.connection(timeout=WAIT) as connection:
+                    with self._connection() as connection:
                         _apply(connection, [op])
                 except BAD_ROW as bad:
                     log.error("store dropped a %s write it cannot hold: %s", op.kind, bad)
@@ -254,7 +279,7 @@ class PostgresBackend:
         self._pool.check()
 
     def probe(self) -> None:
-        with self._pool.connection(timeout=WAIT) as connection:
+        with self._connection() as connection:
             row = connection.execute("SHOW transaction_read_only").fetchone()
         if row is not None and row[0] == "on":
             raise psycopg.errors.ReadOnlySqlTransaction("the database is read-only (a standby?)")
@@ -343,8 +368,9 @@ def open_postgres(url: str) -> PostgresBackend:
     """In a worker thread: a pool on ``url``, the schema migrated. Raises one of
     :data:`FAULTS` when the database cannot be reached now, :class:`SchemaTooNew`
     when a newer Troupe migrated it."""
+    info = conninfo(url)
     pool: ConnectionPool[Any] = ConnectionPool(
-        conninfo(url),
+        info,
         kwargs={"autocommit": True},
         min_size=1,
         max_size=POOL_MAX,
@@ -354,11 +380,11 @@ def open_postgres(url: str) -> PostgresBackend:
         timeout=WAIT,
         name="troupe-store",
     )
+    with psycopg.connect(info, autocommit=True) as connection:  # fails at once, saying why
+        migrate(connection)
     try:
         pool.open(wait=True, timeout=10)
-        with pool.connection(timeout=WAIT) as connection:
-            migrate(connection)
     except BaseException:
         pool.close()
         raise
-    return PostgresBackend(pool, redacted(url))
+    return PostgresBackend(pool, info, redacted(url))

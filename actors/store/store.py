@@ -324,7 +324,7 @@ class Store:
         self.backend.apply(batch)
 
     def _fault(self, error: BaseException) -> None:
-        reason = str(error) or type(error).__name__
+        reason = " ".join(str(error).split()) or type(error).__name__  # one line
         if self.health.available or reason != self.health.reason:
             log.error("store cannot write (%s); retrying, writes wait", reason)
         sessions = {s for op in self._queue if (s := _session_of(op)) is not None}
