@@ -61,6 +61,9 @@ class PostgresCluster:
     bindir: Path
     root: Path
     owner: str | None
+    durable: bool = False
+    """fsync on (PostgreSQL's default: each commit on disk), for benchmarks; tests
+    run without it, which no test can tell apart (no test cuts the power)."""
 
     @property
     def data(self) -> Path:
@@ -84,10 +87,9 @@ class PostgresCluster:
         )  # fmt: skip
 
     def start(self) -> None:
-        options = (
-            f"-c listen_addresses='' -k {self.socket_dir} -p {PORT} -c fsync=off"
-            " -c full_page_writes=off -c max_connections=200"
-        )
+        options = f"-c listen_addresses='' -k {self.socket_dir} -p {PORT} -c max_connections=200"
+        if not self.durable:
+            options += " -c fsync=off -c full_page_writes=off"
         done = self._run(
             "pg_ctl", "start", "-w", "-t", "60", "-D", str(self.data), "-l", str(self.log),
             "-o", options,
@@ -121,7 +123,7 @@ class PostgresCluster:
             connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
 
 
-def start_cluster() -> PostgresCluster:
+def start_cluster(durable: bool = False) -> PostgresCluster:
     """initdb and start a cluster of our own; :func:`remove_cluster` at the end."""
     bindir = find_bindir()
     if bindir is None:
@@ -135,7 +137,7 @@ def start_cluster() -> PostgresCluster:
         raise PostgresUnavailable("psycopg is not installed (pip install -e '.[test]')") from None
     owner = _owner()
     root = Path(tempfile.mkdtemp(prefix="troupe-pg-"))
-    cluster = PostgresCluster(bindir, root, owner)
+    cluster = PostgresCluster(bindir, root, owner, durable)
     cluster.socket_dir.mkdir()
     if owner is not None:
         account = pwd.getpwnam(owner)

@@ -139,7 +139,7 @@ def _without_reach(config: ConfigFile) -> tuple[ConfigFile, list[str]]:
         providers[name] = msgspec.structs.replace(section, base_url=None, api_key_env=None)
     stripped = msgspec.structs.replace(
         config, base_url=None, api_key_env=None, connect=None, environment=None,
-        mcp_servers={}, ssh_hosts={}, providers=providers, telemetry=None,
+        mcp_servers={}, ssh_hosts={}, providers=providers, telemetry=None, store=None,
     )  # fmt: skip
     return stripped, what
 

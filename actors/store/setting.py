@@ -28,8 +28,8 @@ def check_store_setting(store: str) -> str:
 
 def redact(store: str) -> str:
     """The setting as people may see it: a URL's password (in its user part or
-    its query) replaced by ``***``."""
-    if not is_postgres(store):
+    its query) replaced by ``***``, whatever its scheme."""
+    if "://" not in store:
         return store if len(store) < 60 else store[:57] + "..."
     try:
         parts = urlsplit(store)
@@ -42,4 +42,4 @@ def redact(store: str) -> str:
         query = [(k, "***" if k == "password" else v) for k, v in parse_qsl(parts.query)]
         return urlunsplit(parts._replace(netloc=netloc, query=urlencode(query, safe="/*")))
     except ValueError:
-        return "postgresql://(unparsable URL)"
+        return "(a URL that cannot be parsed)"

@@ -440,12 +440,19 @@ async def _open_backend(data_dir: Path, store: str) -> tuple[StoreBackend, BaseE
     opened with (a read-only SQLite directory opens, reading). Without a database
     at all: :class:`StoreCannotOpen`."""
     if is_postgres(store):
-        from actors.store.postgres import FAULTS, open_postgres, redacted
+        try:
+            from actors.store.postgres import FAULTS, open_postgres, redacted
+        except ImportError as error:
+            raise StoreCannotOpen(
+                f"the PostgreSQL store needs psycopg ({error}): "
+                "pip install 'troupe-agents[postgres]'"
+            ) from error
 
         try:
             return await trio.to_thread.run_sync(open_postgres, store), None
         except (*FAULTS, SchemaTooNew) as error:
-            raise StoreCannotOpen(f"cannot open the store {redacted(store)}: {error}") from error
+            reason = " ".join(str(error).split())
+            raise StoreCannotOpen(f"cannot open the store {redacted(store)}: {reason}") from error
     from actors.store.sqlite import FAULTS, open_sqlite
 
     try:

@@ -67,6 +67,25 @@ async def test_an_event_is_stored_once_the_first_write_wins(
     assert len(rows) == 1 and b"first" in rows[0].data
 
 
+async def test_a_large_batch_written_again_keeps_the_first_events(
+    tmp_path: Path, store_setting: str
+) -> None:
+    """A large batch (PostgreSQL copies it in) overlapping what is stored: the
+    stored events stay as they were, the new ones go in."""
+    async with open_store(tmp_path, store_setting) as store:
+        for seq in range(1, 301):
+            store.append_event(_input("s-1", seq, f"first {seq}"))
+        with trio.fail_after(HANG_GUARD):
+            await store.flush()
+        for seq in range(200, 501):
+            store.append_event(_input("s-1", seq, f"again {seq}"))
+        with trio.fail_after(HANG_GUARD):
+            await store.flush()
+        rows = await store.events_after("s-1", 0, limit=1000)
+    assert [row.seq for row in rows] == list(range(1, 501))
+    assert b'"first 300"' in rows[299].data and b'"again 301"' in rows[300].data
+
+
 async def test_reserved_seqs_are_never_issued_again(tmp_path: Path, store_setting: str) -> None:
     async with open_store(tmp_path, store_setting) as store:
         store.reserve_seqs("s-1", 64)
