@@ -108,7 +108,19 @@ CREATE TABLE environments (
 """Version 1 here is SQLite's version 2 (PostgreSQL came after the move of SSH
 environments into one table); the two count separately."""
 
-MIGRATIONS = (V1,)
+V2 = """
+CREATE TABLE session_leases (
+    session_id TEXT PRIMARY KEY,
+    node_id TEXT NOT NULL,
+    epoch BIGINT NOT NULL,
+    expires_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX session_leases_by_node ON session_leases(node_id)
+"""
+"""Version 2: who owns each live session (:mod:`actors.store.leases`). A row is
+never deleted, so a session's epoch only ever grows."""
+
+MIGRATIONS = (V1, V2)
 
 BAD_ROW = (OverflowError, ValueError, TypeError, psycopg.DataError, psycopg.IntegrityError)
 """Errors of one row's content: that row is dropped (with an error in the log)."""
@@ -163,24 +175,30 @@ def _args(op: Op) -> tuple[Any, ...]:
 
 
 def _apply(connection: psycopg.Connection[Any], ops: list[Op]) -> None:
-    events = [op.args for op in ops if op.kind == "event"]
     # No explicit pipeline around it: when the server goes away mid-batch, leaving
     # a pipeline raises its own error and hides the reason (executemany pipelines
     # the events by itself).
     with connection.transaction(), connection.cursor() as cursor:
-        for op in ops:
-            sql = _SQL.get(op.kind)
-            if sql is not None:
-                cursor.execute(sql.encode(), _args(op))
-        if len(events) >= COPY_FROM:
-            cursor.execute(_STAGING)
-            with cursor.copy("COPY events_in FROM STDIN (FORMAT BINARY)") as copy:
-                copy.set_types(["text", "int8", "float8", "text", "bytea"])
-                for row in events:
-                    copy.write_row(row)
-            cursor.execute("INSERT INTO events SELECT * FROM events_in ON CONFLICT DO NOTHING")
-        elif events:
-            cursor.executemany(_INSERT_EVENT, events)
+        write(cursor, ops)
+
+
+def write(cursor: psycopg.Cursor[Any], ops: list[Op]) -> None:
+    """Apply ``ops`` inside the caller's transaction (a fenced write checks its
+    lease in the same transaction first: :mod:`actors.store.leases`)."""
+    events = [op.args for op in ops if op.kind == "event"]
+    for op in ops:
+        sql = _SQL.get(op.kind)
+        if sql is not None:
+            cursor.execute(sql.encode(), _args(op))
+    if len(events) >= COPY_FROM:
+        cursor.execute(_STAGING)
+        with cursor.copy("COPY events_in FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["text", "int8", "float8", "text", "bytea"])
+            for row in events:
+                copy.write_row(row)
+        cursor.execute("INSERT INTO events SELECT * FROM events_in ON CONFLICT DO NOTHING")
+    elif events:
+        cursor.executemany(_INSERT_EVENT, events)
 
 
 def redacted(url: str) -> str:
@@ -257,7 +275,8 @@ class PostgresBackend:
         own reconnection backoff)."""
 
     @contextmanager
-    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection from the pool (or, while the pool has none, of its own)."""
         if not self._direct or self._pool.get_stats().get("pool_available", 0) > 0:
             try:
                 with self._pool.connection(timeout=WAIT) as connection:
@@ -271,20 +290,20 @@ class PostgresBackend:
             yield connection
 
     def _rows(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-        with self._connection() as connection:
+        with self.connection() as connection:
             return connection.execute(sql.encode(), args).fetchall()
 
     # -- writes
 
     def apply(self, batch: list[Op]) -> None:
         try:
-            with self._connection() as connection:
+            with self.connection() as connection:
                 _apply(connection, batch)
         except BAD_ROW as error:
             log.error("store batch failed (%s); writing it op by op", error)
             for op in batch:
                 try:
-                    with self._connection() as connection:
+                    with self.connection() as connection:
                         _apply(connection, [op])
                 except BAD_ROW as bad:
                     log.error("store dropped a %s write it cannot hold: %s", op.kind, bad)
@@ -294,7 +313,7 @@ class PostgresBackend:
         self._pool.check()
 
     def probe(self) -> None:
-        with self._connection() as connection:
+        with self.connection() as connection:
             row = connection.execute("SHOW transaction_read_only").fetchone()
         if row is not None and row[0] == "on":
             raise psycopg.errors.ReadOnlySqlTransaction("the database is read-only (a standby?)")
