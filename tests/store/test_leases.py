@@ -23,6 +23,7 @@ from actors.store.leases import (
     Leases,
     LeaseSettings,
     keep_renewed,
+    write_fenced,
 )
 from actors.store.postgres import PostgresBackend, open_postgres
 from actors.store.rows import Op
@@ -203,3 +204,40 @@ async def test_the_renewer_says_when_the_lease_is_lost(backend: PostgresBackend)
     with trio.fail_after(30):
         await keep_renewed(a, lease, lost.append)  # returns once it knows
     assert [error.lease for error in lost] == [lease]
+
+
+async def test_a_take_over_waits_for_a_fenced_write_in_flight(
+    backend: PostgresBackend, postgres_url: str
+) -> None:
+    """The write passed its fence and has not committed: a take-over waits for it
+    (the lease row is held ``FOR SHARE``), so the write is kept, and the old
+    owner's next write is refused."""
+    a, b = _node(backend, "node-a", ttl=SHORT), _node(backend, "node-b", ttl=SHORT)
+    lease_a = a.acquire("s-1")
+    await wait_until(lambda: "s-1" in a.expired(), what="the lease to lapse")
+    taken: list[Lease] = []
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute("SET search_path TO troupe")
+        async with trio.open_nursery() as nursery:
+            with connection.transaction():  # A's write, in flight
+                write_fenced(connection, [lease_a], [_event("s-1", 1)])
+
+                async def take_over() -> None:
+                    taken.append(await trio.to_thread.run_sync(b.acquire, "s-1"))
+
+                nursery.start_soon(take_over)
+
+                def waiting_on_a_lock() -> bool:
+                    with psycopg.connect(postgres_url) as other:
+                        row = other.execute(
+                            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                            " AND datname = current_database()"
+                        ).fetchone()
+                    return bool(row and row[0])
+
+                await wait_until(waiting_on_a_lock, what="the take-over to wait for the write")
+                assert not taken
+    assert [lease.epoch for lease in taken] == [lease_a.epoch + 1]
+    assert _stored(postgres_url, "s-1") == [1]
+    with pytest.raises(Fenced):
+        a.write_fenced([lease_a], [_event("s-1", 2)])

@@ -65,9 +65,14 @@ StartStack = Callable[..., AbstractAsyncContextManager[Stack]]
 
 
 @pytest.fixture
-def store() -> str:
-    """The servers' ``--store``: SQLite in the data directory. A module run on both
-    backends overrides this with ``store_setting`` (tests/conftest.py)."""
+def store(request: pytest.FixtureRequest) -> str:
+    """The servers' ``--store``: SQLite in the data directory, or a fresh
+    PostgreSQL database with ``TROUPE_TEST_STORE=postgresql`` in the environment
+    (every test of this directory that starts its server through ``start_stack``
+    then runs on PostgreSQL). A module run on both backends every time overrides
+    this with ``store_setting`` (tests/conftest.py)."""
+    if os.environ.get("TROUPE_TEST_STORE") == "postgresql":
+        return request.getfixturevalue("postgres_url")
     return ""
 
 
