@@ -221,3 +221,31 @@ async def test_an_unknown_store_setting_is_refused_before_anything_opens(
         async with open_store(tmp_path, setting):
             pass
     assert not (tmp_path / "troupe.db").exists()
+
+
+async def test_a_row_the_database_cannot_hold_is_dropped_and_the_rest_kept(
+    tmp_path: Path, store_setting: str
+) -> None:
+    """The writer is every session's durability: one event whose seq no 64-bit
+    integer holds is dropped (with an error in the log), in a small batch and in
+    one large enough to be copied in, and the writer goes on."""
+    huge = 2**63
+    async with open_store(tmp_path, store_setting) as store:
+        store.append_event(_input("s-small", 1))
+        store.append_event(_input("s-small", huge))
+        store.append_event(_input("s-small", 2))
+        with trio.fail_after(HANG_GUARD):
+            await store.flush()
+        for seq in range(1, 101):
+            store.append_event(_input("s-large", seq))
+        store.append_event(_input("s-large", huge))
+        with trio.fail_after(HANG_GUARD):
+            await store.flush()
+        store.append_event(_input("s-after", 1))
+        with trio.fail_after(HANG_GUARD):
+            await store.wait_committed("s-after", 1)
+        assert store.health.available
+        small = [row.seq for row in await store.events_after("s-small", 0)]
+        large = [row.seq for row in await store.events_after("s-large", 0, limit=1000)]
+    assert small == [1, 2]
+    assert large == list(range(1, 101))
