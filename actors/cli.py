@@ -312,6 +312,9 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
                        help="a browser origin to admit besides its own (repeatable)")  # fmt: skip
     serve.add_argument("--max-frame", type=int, default=4 * 1024 * 1024, help="bytes")
     serve.add_argument("--open", action="store_true", help="open the web page in a browser")
+    serve.add_argument("--store", metavar="URL",
+                       help="where sessions are kept: sqlite (default: troupe.db in the data "
+                            "dir) or postgresql://user@host/db (docs/deploy.md)")  # fmt: skip
     _data_dir_option(serve)
     _model_options(serve)
 

@@ -326,9 +326,12 @@ class EventsMissedEvent(EventBody, frozen=True):
 
 class StoreUnavailableEvent(EventBody, frozen=True):
     """The server's store cannot write (disk full, a read-only or vanished data
-    directory): this session's writes wait, its running input is stopped as
-    interrupted, new inputs are refused with ``store_unavailable``. Sent live, out
-    of sequence (``seq`` 0), while earlier events wait to be stored; never stored."""
+    directory, a PostgreSQL store that is down or unreachable): this session's
+    writes wait, its running input is stopped as interrupted, new inputs are
+    refused with ``store_unavailable``. Sent live, out of sequence (``seq`` 0),
+    while earlier events wait to be stored; never stored. Also sent to a new
+    subscriber whose replay cannot be read now (PostgreSQL down): the replay
+    follows ``store_available``."""
 
     kind = "store_unavailable"
     durable = False

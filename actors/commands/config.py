@@ -80,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
     all_hooks = [(h, h.user or trusted) for h in (*user_hooks.hooks, *project_hooks.hooks)]
     commands, _ = discover_commands_local(workdir)
     if args.json:
-        out = {name: {"value": s.value, "source": s.source} for name, s in settings.values.items()}
+        out = {name: {"value": _shown(name, s.value), "source": s.source}
+               for name, s in settings.values.items()}  # fmt: skip
         out["api_key"] = {"value": bool(key.value), "source": key.source}
         print(json.dumps({
             "settings": out,
@@ -96,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
                           "path": c.path} for c in commands.commands],
         }))  # fmt: skip
         return 0
-    rows = [(name, _show(s.value), s.source) for name, s in settings.values.items()]
+    rows = [(name, _show(_shown(name, s.value)), s.source) for name, s in settings.values.items()]
     rows.append(("api_key", key_text, ""))
     width = max(len(_show(value)) for _, value, _ in rows)
     for name, value, source in rows:
@@ -123,6 +124,15 @@ def run(args: argparse.Namespace) -> int:
 def _hook_row(hook: Hook, runs: bool) -> dict[str, object]:
     return {"event": hook.event, "matcher": hook.matcher, "command": hook.command,
             "source": hook.source, "runs": runs}  # fmt: skip
+
+
+def _shown(name: str, value: object) -> object:
+    """A setting as it may be printed: the store's URL without its password."""
+    if name == "store" and isinstance(value, str):
+        from actors.store.setting import redact
+
+        return redact(value)
+    return value
 
 
 def _show(value: object) -> str:

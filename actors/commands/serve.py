@@ -22,6 +22,7 @@ from actors.commands.telemetry_host import host_telemetry
 from actors.server.collector import collector_tuned_for_many_sessions
 from actors.server.server import ServerConfig, run_server
 from actors.store.health import StoreUnavailable
+from actors.store.setting import check_store_setting
 
 
 def config_from(args: argparse.Namespace) -> ServerConfig:
@@ -30,6 +31,10 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
     working_dir = Path(args.workdir or ".")
     settings = settings_for(args, working_dir)
     check_policy(settings.get("policy"))
+    try:
+        store = check_store_setting(str(settings.get("store") or ""))
+    except ValueError as error:
+        raise CommandError(f"--store: {error}", EXIT_BAD_INPUT) from None
     return ServerConfig(
         data_dir=data_dir(args),
         host=args.host,
@@ -41,6 +46,7 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
         origins=origins,
         max_frame_bytes=args.max_frame,
         telemetry=host_telemetry(settings),
+        store=store,
     )
 
 
@@ -61,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
                 server = await nursery.start(run_server, config)
                 print(f"troupe server listening on {server.url}", flush=True)
                 print(f"token: {server.token_file}", flush=True)
-                print(f"store: {server.store.path}", flush=True)
+                print(f"store: {server.store.location}", flush=True)
                 login = server.login_url()
                 print(f"web page (one-time login link): {login}", flush=True)
                 if args.open:  # its own one-time link: the printed one stays usable

@@ -15,6 +15,7 @@ is reported instead of silently ignored)::
     context_window = 200000          # tokens; 0: the model catalog's
     max_cost = 5.0                   # dollars a session may spend (0: no cap)
     environment = "docker:python:3.12"  # where sessions run (troupe run --environment)
+    store = "postgresql://troupe@db.internal/troupe"  # troupe serve's store (default SQLite)
 
     [providers.anthropic]            # used when that provider is chosen
     model = "claude-sonnet-4-5"
@@ -108,6 +109,9 @@ class ConfigFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """MCP servers by name, each the fields of :class:`McpServerConfig` but its name
     (checked by :func:`load_config`; read them with :func:`mcp_servers_of`)."""
     telemetry: TelemetrySection | None = None
+    store: str | None = None
+    """Where ``troupe serve`` keeps sessions: ``sqlite`` (``troupe.db`` in the data
+    directory, the default) or a ``postgresql://`` URL (docs/deploy.md)."""
 
 
 def mcp_servers_of(config: ConfigFile, source: str) -> list[McpServerConfig]:

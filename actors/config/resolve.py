@@ -61,7 +61,7 @@ URL_VARIABLES = {
 }
 FIELDS = ("provider", "wire", "model", "base_url", "reasoning_effort", "max_turns",
           "instructions", "policy", "connect", "environment", "compaction", "context_window",
-          "max_cost", "max_input_cost")  # fmt: skip
+          "max_cost", "max_input_cost", "store")  # fmt: skip
 COMPACTION_MODES = ("auto", "manual", "off")
 
 
@@ -93,7 +93,7 @@ class Settings(msgspec.Struct, frozen=True):
         return WIRES[self.get("wire")]
 
 
-UNTRUSTED_FIELDS = ("base_url", "api_key_env", "connect", "environment")
+UNTRUSTED_FIELDS = ("base_url", "api_key_env", "connect", "environment", "store")
 """Top-level settings of a project file that send credentials somewhere or choose
 where commands run (besides ``mcp_servers`` and ``ssh_hosts``, which also run or
 reach things)."""
@@ -139,7 +139,7 @@ def _without_reach(config: ConfigFile) -> tuple[ConfigFile, list[str]]:
         providers[name] = msgspec.structs.replace(section, base_url=None, api_key_env=None)
     stripped = msgspec.structs.replace(
         config, base_url=None, api_key_env=None, connect=None, environment=None,
-        mcp_servers={}, ssh_hosts={}, providers=providers, telemetry=None,
+        mcp_servers={}, ssh_hosts={}, providers=providers, telemetry=None, store=None,
     )  # fmt: skip
     return stripped, what
 
@@ -207,6 +207,7 @@ def resolve(
     if values["compaction"].value not in COMPACTION_MODES:
         raise ConfigError(_choice("compaction", values["compaction"], COMPACTION_MODES))
     values["context_window"] = pick("context_window", 0, "default (0 = the model catalog's)")
+    values["store"] = pick("store", "", "default (SQLite: troupe.db in the data directory)")
     for cap in ("max_cost", "max_input_cost"):
         values[cap] = pick(cap, 0.0, "default (0 = no cap)")
         if not isinstance(values[cap].value, int | float) or values[cap].value < 0:

@@ -7,6 +7,7 @@ environments. Every failure becomes an ``error`` frame with a stable code.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,7 @@ from actors.session.actor import SessionClosed
 from actors.session.approvals import ApprovalNotFound
 from actors.session.presets import preset_config
 from actors.store import Store
+from actors.store.health import StoreUnavailable
 from protocol.environment import ExecCommand, ReadFile, WriteFile, effective_timeout_ms
 from protocol.events import WarningEvent, event_record
 from protocol.session import (
@@ -208,7 +210,10 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             )  # fmt: skip
             return SessionCreated(request.id, record.info())
         case ListSessions():
-            await registry.refresh()
+            # A database that cannot be read now (PostgreSQL down): the list is
+            # what this server holds, as it was last read.
+            with contextlib.suppress(StoreUnavailable):
+                await registry.refresh()
             return SessionList(request.id, registry.infos())
         case GetServerOptions():
             return server_options(request.id, registry.models.settings)

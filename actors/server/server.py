@@ -69,6 +69,10 @@ class ServerConfig(msgspec.Struct, frozen=True):
     an embedded server (``troupe run``) does not."""
     telemetry: TelemetrySettings = TelemetrySettings()
     """OpenTelemetry export of every session's spans and metrics (off by default)."""
+    store: str = ""
+    """Where sessions are kept: "" or ``sqlite`` for ``troupe.db`` in ``data_dir``,
+    or a ``postgresql://`` URL (the token, process ledger and ``server.json`` stay
+    in ``data_dir`` either way: they are this machine's)."""
 
 
 class RunningServer:
@@ -124,7 +128,7 @@ async def run_server(
         raise StoreUnavailable(f"cannot write the token in {config.data_dir}: {error}") from error
     async with (
         open_telemetry(config.telemetry) as telemetry,  # outermost: flushed after the ladder
-        open_store(config.data_dir) as store,
+        open_store(config.data_dir, config.store) as store,
         Runtime(grace=config.grace, kill_grace=config.kill_grace) as runtime,
         trio.open_nursery() as nursery,
     ):

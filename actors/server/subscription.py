@@ -26,6 +26,7 @@ import trio
 from actors.kernel import Rejection
 from actors.server.registry import SessionNotFound, SessionRegistry
 from actors.store import Store
+from actors.store.health import StoreUnavailable
 from protocol.events import (
     EventData,
     EventsMissedEvent,
@@ -156,8 +157,17 @@ class SessionSubscription:
         await self._send_stored(session_id)
 
     async def _send_stored(self, session_id: str) -> None:
+        failures = 0
         while True:
-            rows = await self.store.events_after(session_id, self.cursor)
+            try:
+                rows = await self.store.events_after(session_id, self.cursor)
+            except StoreUnavailable as error:
+                await self._wait_readable(error, failures)
+                failures += 1
+                continue
+            if failures:
+                failures = 0
+                await self._tell_available()
             if not rows:
                 return
             for row in rows:
@@ -166,6 +176,16 @@ class SessionSubscription:
                           _data.decode(row.data))
                 )  # fmt: skip
                 self.cursor = row.seq
+
+    async def _wait_readable(self, error: StoreUnavailable, failures: int) -> None:
+        """The store cannot be read now (a PostgreSQL that is down: SQLite's file is
+        read as long as it is there): tell the subscriber once, as for writes, and
+        try again with backoff; the replay goes on from its cursor once it reads,
+        after ``store_available``."""
+        if not self._told_since:
+            self._told_since = self.store.health.since or time.time()
+            await self.send(self._notice(StoreUnavailableEvent(str(error), self._told_since)))
+        await trio.sleep(min(0.05 * 2**failures, 2.0))
 
     async def _resend_pending(self) -> None:
         try:

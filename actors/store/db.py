@@ -1,4 +1,4 @@
-"""The SQLite side of the store: schema and plain synchronous operations.
+"""The SQLite side of the store: schema, migrations and plain synchronous operations.
 
 Everything here runs in a worker thread (``trio.to_thread``), one call at a time,
 on one connection. WAL with ``synchronous=NORMAL``: a committed transaction
@@ -12,7 +12,13 @@ import contextlib
 import sqlite3
 from pathlib import Path
 
-import msgspec
+from actors.store.backend import SchemaTooNew
+from actors.store.rows import EnvironmentRow as EnvironmentRow
+from actors.store.rows import EventRow as EventRow
+from actors.store.rows import Op as Op
+from actors.store.rows import SessionRow as SessionRow
+from actors.store.rows import SubagentRow as SubagentRow
+from actors.store.rows import SummaryRow as SummaryRow
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -39,11 +45,6 @@ CREATE TABLE IF NOT EXISTS ssh_environments (
     name TEXT PRIMARY KEY,
     spec BLOB NOT NULL
 );
-CREATE TABLE IF NOT EXISTS environments (
-    name TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    spec BLOB NOT NULL
-);
 CREATE TABLE IF NOT EXISTS seq_marks (
     session_id TEXT PRIMARY KEY,
     mark INTEGER NOT NULL
@@ -64,52 +65,79 @@ CREATE TABLE IF NOT EXISTS history (
     turn BLOB NOT NULL,
     PRIMARY KEY (session_id, idx)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS subagents (
+    id TEXT PRIMARY KEY,
+    parent TEXT NOT NULL,
+    address TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS subagents_by_parent ON subagents(parent);
+CREATE TABLE IF NOT EXISTS ledgers (
+    session_id TEXT PRIMARY KEY,
+    spend BLOB NOT NULL
+) WITHOUT ROWID
 """
+"""Version 1: the tables as they were before the store had versions (every
+statement ``IF NOT EXISTS``, so a database of that time takes it as it is)."""
+
+ENVIRONMENTS = """
+CREATE TABLE environments (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    spec BLOB NOT NULL
+);
+INSERT INTO environments SELECT name, 'ssh', spec FROM ssh_environments ORDER BY rowid;
+DROP TABLE ssh_environments
+"""
+"""Version 2: one table for every kind of environment (the SSH ones moved in).
+A rowid table: its order is the order environments were first added."""
+
+MIGRATIONS = (SCHEMA, ENVIRONMENTS)
+"""Migration N (1-based) takes a database from version N-1 to N; each runs in
+one transaction with the version's update, so a start killed midway redoes it."""
 
 
-class SessionRow(msgspec.Struct, frozen=True):
-    """A session's stored description: enough to start it again."""
-
-    id: str
-    profile: str
-    model: str
-    environment: str
-    working_dir: str | None
-    config: bytes
-    state: str
-    interrupted: bool
-    created: float
-    updated: float
+def _statements(script: str) -> list[str]:
+    return [statement.strip() for statement in script.split(";") if statement.strip()]
 
 
-class SummaryRow(msgspec.Struct, frozen=True, array_like=True):
-    """What a session list shows of a session: its first input, model calls,
-    tokens, cost (None once a call had no price) and when it last changed."""
-
-    session_id: str
-    task: str
-    iterations: int
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float | None
-    updated: float
+def schema_version(connection: sqlite3.Connection) -> int:
+    found = connection.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name='schema_version'"
+    ).fetchone()
+    if found is None:
+        return 0
+    row = connection.execute("SELECT version FROM schema_version").fetchone()
+    return 0 if row is None else int(row[0])
 
 
-class EventRow(msgspec.Struct, frozen=True, array_like=True):
-    session_id: str
-    seq: int
-    timestamp: float
-    kind: str
-    data: bytes
-    """The event's data, already JSON-encoded."""
-
-
-class Op(msgspec.Struct, frozen=True):
-    """One queued write; the writer applies a batch of them in one transaction."""
-
-    kind: str
-    """event, session, state, history, mark, subagent, environment_put, ..."""
-    args: tuple
+def migrate(connection: sqlite3.Connection) -> int:
+    """Bring the schema to the newest version this code knows, each step in its
+    own transaction (under SQLite's write lock: two processes starting on one
+    database migrate it once). Returns the version; a newer one is refused."""
+    version = schema_version(connection)
+    if version == len(MIGRATIONS):
+        return version
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        version = schema_version(connection)
+        if version > len(MIGRATIONS):
+            raise SchemaTooNew(
+                f"the store is at schema version {version}; this Troupe knows up to "
+                f"{len(MIGRATIONS)} (it was opened by a newer Troupe)"
+            )
+        for script in MIGRATIONS[version:]:
+            for statement in _statements(script):
+                connection.execute(statement)
+        connection.execute("DELETE FROM schema_version")
+        connection.execute("INSERT INTO schema_version VALUES (?)", (len(MIGRATIONS),))
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
+        raise
+    return len(MIGRATIONS)
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -118,28 +146,8 @@ def connect(path: Path) -> sqlite3.Connection:
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.execute("PRAGMA busy_timeout=5000")
-    connection.executescript(SCHEMA)
-    create_subagents_table(connection)
-    migrate_ssh_environments(connection)
+    migrate(connection)
     return connection
-
-
-def migrate_ssh_environments(connection: sqlite3.Connection) -> None:
-    """Rows of the old per-kind table move to ``environments`` (kind ``ssh``; the
-    old JSON decodes as the SSH spec), once, in one transaction."""
-    if connection.execute("SELECT 1 FROM ssh_environments LIMIT 1").fetchone() is None:
-        return  # nothing to move (a read, so a read-only database opens too)
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        connection.execute(
-            "INSERT OR IGNORE INTO environments SELECT name, 'ssh', spec FROM ssh_environments"
-            " ORDER BY rowid"
-        )
-        connection.execute("DELETE FROM ssh_environments")
-        connection.execute("COMMIT")
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
 
 
 class StoreGone(OSError):
@@ -201,9 +209,13 @@ def apply(connection: sqlite3.Connection, ops: list[Op]) -> None:
                 )
             elif op.kind == "history":
                 connection.execute("INSERT OR REPLACE INTO history VALUES (?,?,?)", op.args)
-            elif op.kind == "environment_put":
-                connection.execute("INSERT OR REPLACE INTO environments VALUES (?,?,?)", op.args)
-            elif op.kind == "environment_delete":
+            elif op.kind == "env_put":
+                connection.execute(
+                    "INSERT INTO environments VALUES (?,?,?) ON CONFLICT(name)"
+                    " DO UPDATE SET kind=excluded.kind, spec=excluded.spec",
+                    op.args,
+                )
+            elif op.kind == "env_delete":
                 connection.execute("DELETE FROM environments WHERE name=?", op.args)
             elif op.kind == "subagent":
                 put_subagent(connection, *op.args)
@@ -314,60 +326,18 @@ def history(connection: sqlite3.Connection, session_id: str) -> list[bytes]:
     return [row[0] for row in rows]
 
 
-class EnvironmentRow(msgspec.Struct, frozen=True):
-    """An added environment: its name, its kind and its spec (JSON, no secret)."""
-
-    name: str
-    kind: str
-    spec: bytes
-
-
 def environments(connection: sqlite3.Connection) -> list[EnvironmentRow]:
-    """(name, kind, JSON spec) of every environment added and not removed (a
-    database opened read-only before its migration: the old SSH rows)."""
+    """Every environment added and not removed, in the order first added."""
     try:
-        rows = connection.execute("SELECT name, kind, spec FROM environments ORDER BY rowid")
+        found = connection.execute("SELECT name, kind, spec FROM environments ORDER BY rowid")
     except sqlite3.OperationalError:
-        rows = connection.execute("SELECT name, 'ssh', spec FROM ssh_environments ORDER BY rowid")
-    return [EnvironmentRow(name, kind, bytes(spec)) for name, kind, spec in rows.fetchall()]
-
-
-# -- subagents: their events live in ``events`` under their own id; this table
-# says whose they are and where they were addressed, so a restarted server can
-# replay and recover them.
-
-SUBAGENTS_SCHEMA = """
-CREATE TABLE IF NOT EXISTS subagents (
-    id TEXT PRIMARY KEY,
-    parent TEXT NOT NULL,
-    address TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS subagents_by_parent ON subagents(parent);
-"""
-
-
-class SubagentRow(msgspec.Struct, frozen=True):
-    """A subagent that has run: its session id, its top-level session, its address."""
-
-    id: str
-    parent: str
-    address: str
-
-
-def create_subagents_table(connection: sqlite3.Connection) -> None:
-    connection.executescript(SUBAGENTS_SCHEMA)
-    connection.executescript(LEDGERS_SCHEMA)
+        # A database of version 1 opened read-only (it could not be migrated yet).
+        found = connection.execute("SELECT name, 'ssh', spec FROM ssh_environments ORDER BY rowid")
+    return [EnvironmentRow(name, kind, bytes(spec)) for name, kind, spec in found.fetchall()]
 
 
 # -- cost ledgers: each session's spend (its subagents' included), as its last
 # ``processing_end`` said, so lists show it across restarts.
-
-LEDGERS_SCHEMA = """
-CREATE TABLE IF NOT EXISTS ledgers (
-    session_id TEXT PRIMARY KEY,
-    spend BLOB NOT NULL
-) WITHOUT ROWID;
-"""
 
 
 def ledgers(connection: sqlite3.Connection) -> dict[str, bytes]:
@@ -381,6 +351,11 @@ def ledger(connection: sqlite3.Connection, session_id: str) -> bytes | None:
         "SELECT spend FROM ledgers WHERE session_id = ?", (session_id,)
     ).fetchone()
     return row[0] if row else None
+
+
+# -- subagents: their events live in ``events`` under their own id; this table
+# says whose they are and where they were addressed, so a restarted server can
+# replay and recover them.
 
 
 def put_subagent(

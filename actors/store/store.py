@@ -1,4 +1,5 @@
-"""The durable store: sessions, their events and their history, in SQLite (WAL).
+"""The durable store: sessions, their events and their history, in one of the
+backends of :mod:`actors.store.backend` (SQLite by default, or PostgreSQL).
 
 Writes are queued without waiting (a session's event sink must never block or
 raise) and applied by one writer task in batches, one transaction per batch, in a
@@ -15,14 +16,16 @@ above the reserved mark, so no number a client saw is ever used again.
 A store fault (disk full, a read-only or vanished data directory, an I/O error)
 stops writes, not the server: the failed batch stays at the head of the queue and
 is tried again with backoff until it goes in (see :mod:`actors.store.health`);
-meanwhile reads keep working and nothing queued is dropped.
+meanwhile reads keep working (as long as the database can be read: a PostgreSQL
+that is down cannot) and nothing queued is dropped.
+
+All of this is the same for every backend: a backend only applies a batch in
+one transaction and reads, synchronously, in a worker thread.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import sqlite3
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -32,10 +35,11 @@ from typing import Any
 import msgspec
 import trio
 
-from actors.store import db
-from actors.store.db import EventRow, Op, SessionRow, SubagentRow, SummaryRow
+from actors.store.backend import SchemaTooNew, StoreBackend
 from actors.store.health import StoreCannotOpen, StoreHealth, StoreUnavailable
 from actors.store.paths import default_data_dir as default_data_dir
+from actors.store.rows import EnvironmentRow, EventRow, Op, SessionRow, SubagentRow, SummaryRow
+from actors.store.setting import check_store_setting, is_postgres
 from protocol.events import EventData, SessionEvent
 from protocol.session import SessionConfig, Spend, Turn
 
@@ -51,15 +55,6 @@ def _encode_data(data: EventData) -> bytes:
     cannot encode (inside free-form tool arguments) is stored as its text."""
     return msgspec.json.encode(data, enc_hook=repr)
 
-
-_BAD_ROW = (
-    OverflowError, ValueError, TypeError,
-    sqlite3.InterfaceError, sqlite3.IntegrityError, sqlite3.DataError,
-)  # fmt: skip
-"""Errors of one row's content (the decoder keeps them out; this is the last net)."""
-
-_FAULT = (sqlite3.Error, OSError)
-"""Anything else the database or the file system raises: the store cannot write now."""
 
 RETRY_FIRST = 0.05
 RETRY_MAX = 2.0
@@ -77,24 +72,15 @@ def _session_of(op: Op) -> str | None:
     return None if index is None else op.args[index]
 
 
-def _apply_each(connection: sqlite3.Connection, batch: list[Op]) -> None:
-    for op in batch:
-        try:
-            db.apply(connection, [op])
-        except _BAD_ROW as error:
-            log.error("store dropped a %s write it cannot hold: %s", op.kind, error)
-
-
 class Store:
-    """One SQLite database, used from trio. Create it with :func:`open_store`."""
+    """The store, used from trio, on one backend. Create it with :func:`open_store`."""
 
-    def __init__(
-        self, connection: sqlite3.Connection, path: Path, identity: tuple[int, int] | None = None
-    ) -> None:
-        self.path = path
-        self._connection = connection
-        self._identity = identity
-        """(device, inode) of the file opened; a write checks it is still there."""
+    def __init__(self, backend: StoreBackend) -> None:
+        self.backend = backend
+        self.path = backend.path
+        """The database file (SQLite); None for a database server."""
+        self.location = backend.location
+        """Where the data is, for people (a path, or a URL without its password)."""
         self.health = StoreHealth()
         self._lock = trio.Lock()
         self._queue: list[Op] = []
@@ -163,11 +149,12 @@ class Store:
         self._put(Op("subagent", (subagent_id, parent, address)))
 
     def put_environment(self, name: str, kind: str, spec: bytes) -> None:
-        """Remember an added environment: its kind and JSON spec (no secret in it)."""
-        self._put(Op("environment_put", (name, kind, spec)))
+        """Remember an environment: its kind and its request as the kind encodes
+        it (holding no secret). A name put again is replaced, keeping its place."""
+        self._put(Op("env_put", (name, kind, spec)))
 
     def delete_environment(self, name: str) -> None:
-        self._put(Op("environment_delete", (name,)))
+        self._put(Op("env_delete", (name,)))
 
     def _put(self, op: Op) -> bool:
         if self._closed:
@@ -277,8 +264,8 @@ class Store:
             if not batch:
                 return True
             try:
-                await trio.to_thread.run_sync(self._apply_checked, batch)
-            except _FAULT as error:
+                await trio.to_thread.run_sync(self._apply, batch)
+            except self.backend.faults as error:
                 self._fault(error)
                 return False
             del self._queue[: len(batch)]
@@ -303,8 +290,8 @@ class Store:
         """Whether the store can write again (nothing queued to try it with)."""
         async with self._lock:
             try:
-                await trio.to_thread.run_sync(self._reconnect_and_probe)
-            except _FAULT as error:
+                await trio.to_thread.run_sync(self._recover_and_probe)
+            except self.backend.faults as error:
                 self._fault(error)
                 return False
         if not self.health.available:
@@ -313,57 +300,21 @@ class Store:
         return True
 
     def close_connection(self) -> None:
-        """In a worker thread, once the writer has stopped: the connection in use
-        (a fault may have replaced the one the store was opened with)."""
-        self._connection.close()
+        """In a worker thread, once the writer has stopped: close the database."""
+        self.backend.close()
 
-    def _reconnect_and_probe(self) -> None:
-        self._reconnect()
-        db.probe(self._connection)
+    def _recover_and_probe(self) -> None:
+        self.backend.recover()
+        self.backend.probe()
 
-    def _reconnect(self) -> None:
-        """A new connection after a fault: SQLite keeps a connection opened on a
-        read-only file read-only, and one whose file vanished writes into the void."""
-        connection = db.reopen(self.path)
-        old, self._connection = self._connection, connection
-        self._identity = db.identity(self.path)
-        with contextlib.suppress(sqlite3.Error):
-            old.close()
-
-    def _apply_checked(self, batch: list[Op]) -> None:
-        """In the worker thread: check the database is still at its path, then
-        apply the batch. Applying a batch again after a fault is harmless (events
-        are inserted once, marks only grow, the rest is replaced in order)."""
+    def _apply(self, batch: list[Op]) -> None:
+        """In the worker thread: after a fault, let the backend reconnect first."""
         if not self.health.available:
-            self._reconnect()
-        self._check_file()
-        try:
-            db.apply(self._connection, batch)
-        except _BAD_ROW as error:
-            # The writer is every session's durability: one row SQLite cannot hold
-            # must not stop it. Apply the batch op by op, dropping only the bad.
-            log.error("store batch failed (%s); writing it op by op", error)
-            _apply_each(self._connection, batch)
+            self.backend.recover()
+        self.backend.apply(batch)
 
-    def _check_file(self) -> None:
-        """A vanished database file (its directory removed or unmounted) would take
-        writes into a file no one will open again: refuse them until a database is
-        back at the path, then write there on a new connection."""
-        if self._identity is None:
-            return
-        try:
-            found = db.identity(self.path)
-        except FileNotFoundError:
-            raise db.StoreGone(f"{self.path} is gone (its data directory vanished?)") from None
-        if found != self._identity:
-            connection = db.reopen(self.path)
-            old, self._connection, self._identity = self._connection, connection, found
-            with contextlib.suppress(sqlite3.Error):
-                old.close()
-            log.warning("store reopened %s (the file there changed)", self.path)
-
-    def _fault(self, error: Exception) -> None:
-        reason = str(error) or type(error).__name__
+    def _fault(self, error: BaseException) -> None:
+        reason = " ".join(str(error).split()) or type(error).__name__  # one line
         if self.health.available or reason != self.health.reason:
             log.error("store cannot write (%s); retrying, writes wait", reason)
         sessions = {s for op in self._queue if (s := _session_of(op)) is not None}
@@ -372,53 +323,56 @@ class Store:
     # -- reads ---------------------------------------------------------------
 
     async def _read(self, fn: Any, *args: Any) -> Any:
-        """A read on the store's connection; a failure of the disk under it is the
-        typed fault of the one request that asked, never the server's end."""
-        async with self._lock:
-            try:
-                return await trio.to_thread.run_sync(fn, self._connection, *args)
-            except _FAULT as error:
-                raise StoreUnavailable(f"the store cannot be read: {error}") from error
+        """A read of the backend's (``fn``, one of its methods); a failure of the
+        database under it is the typed fault of the one request that asked, never
+        the server's end. A backend on one connection reads between batches."""
+        try:
+            if not self.backend.serial:
+                return await trio.to_thread.run_sync(fn, *args)
+            async with self._lock:
+                return await trio.to_thread.run_sync(fn, *args)
+        except self.backend.faults as error:
+            raise StoreUnavailable(f"the store cannot be read: {error}") from error
 
     async def sessions(self) -> list[SessionRow]:
-        return await self._read(db.sessions)
+        return await self._read(self.backend.sessions)
 
     async def session(self, session_id: str) -> SessionRow | None:
-        return await self._read(db.session, session_id)
+        return await self._read(self.backend.session, session_id)
 
     async def sessions_not_at_rest(self) -> list[SessionRow]:
-        return await self._read(db.sessions_not_at_rest)
+        return await self._read(self.backend.sessions_not_at_rest)
 
     async def summary(self, session_id: str) -> SummaryRow | None:
-        return await self._read(db.summary, session_id)
+        return await self._read(self.backend.summary, session_id)
 
     async def seq_mark(self, session_id: str) -> int:
-        mark: int = await self._read(db.seq_mark, session_id)
+        mark: int = await self._read(self.backend.seq_mark, session_id)
         self._committed_mark[session_id] = max(self._committed_mark.get(session_id, 0), mark)
         self._queued_mark[session_id] = max(self._queued_mark.get(session_id, 0), mark)
         return mark
 
     async def subagents_of(self, parent: str) -> list[SubagentRow]:
-        return await self._read(db.subagents_of, parent)
+        return await self._read(self.backend.subagents_of, parent)
 
     async def summaries(self) -> dict[str, SummaryRow]:
-        return await self._read(db.summaries)
+        return await self._read(self.backend.summaries)
 
     async def last_seqs(self) -> dict[str, int]:
-        seqs = await self._read(db.last_seqs)
+        seqs = await self._read(self.backend.last_seqs)
         for session_id, seq in seqs.items():
             self._committed[session_id] = max(self._committed.get(session_id, 0), seq)
         return seqs
 
     async def max_seq(self, session_id: str) -> int:
         """The highest seq stored of one session (0 for none): one index seek."""
-        seq: int = await self._read(db.max_seq, session_id)
+        seq: int = await self._read(self.backend.max_seq, session_id)
         if seq > self._committed.get(session_id, 0):
             self._committed[session_id] = seq
         return seq
 
     async def seq_marks(self) -> dict[str, int]:
-        marks: dict[str, int] = await self._read(db.seq_marks)
+        marks: dict[str, int] = await self._read(self.backend.seq_marks)
         for session_id, mark in marks.items():
             self._committed_mark[session_id] = max(self._committed_mark.get(session_id, 0), mark)
             self._queued_mark[session_id] = max(self._queued_mark.get(session_id, 0), mark)
@@ -427,13 +381,13 @@ class Store:
     async def events_after(
         self, session_id: str, after_seq: int, limit: int = 512
     ) -> list[EventRow]:
-        return await self._read(db.events_after, session_id, after_seq, limit)
+        return await self._read(self.backend.events_after, session_id, after_seq, limit)
 
     async def events_of_kinds(self, session_id: str, *kinds: str) -> list[EventRow]:
-        return await self._read(db.events_of_kinds, session_id, kinds)
+        return await self._read(self.backend.events_of_kinds, session_id, kinds)
 
     async def ledgers(self) -> dict[str, Spend]:
-        blobs: dict[str, bytes] = await self._read(db.ledgers)
+        blobs: dict[str, bytes] = await self._read(self.backend.ledgers)
         found: dict[str, Spend] = {}
         for session_id, blob in blobs.items():
             try:
@@ -444,7 +398,7 @@ class Store:
 
     async def ledger(self, session_id: str) -> Spend | None:
         """One session's ledger (None before its first input, or if unreadable)."""
-        blob: bytes | None = await self._read(db.ledger, session_id)
+        blob: bytes | None = await self._read(self.backend.ledger, session_id)
         if blob is None:
             return None
         try:
@@ -453,55 +407,65 @@ class Store:
             return None
 
     async def subagents(self) -> list[SubagentRow]:
-        return await self._read(db.subagents)
+        return await self._read(self.backend.subagents)
 
-    async def environments(self) -> list[db.EnvironmentRow]:
-        """Every added environment (name, kind, JSON spec), oldest first."""
-        return await self._read(db.environments)
+    async def environments(self) -> list[EnvironmentRow]:
+        """Every registered environment, in the order first added."""
+        return await self._read(self.backend.environments)
 
     async def history(self, session_id: str) -> list[Turn]:
-        blobs = await self._read(db.history, session_id)
+        blobs = await self._read(self.backend.history, session_id)
         return [_turns.decode(blob) for blob in blobs]
 
     def close(self) -> None:
         self._closed = True
 
 
-@asynccontextmanager
-async def open_store(data_dir: Path) -> AsyncIterator[Store]:
-    """Open (creating if needed) ``troupe.db`` in ``data_dir``; on exit, everything
-    queued is written before the database is closed."""
-    path = data_dir / "troupe.db"
-    fault: Exception | None = None
+async def _open_backend(data_dir: Path, store: str) -> tuple[StoreBackend, BaseException | None]:
+    """The backend ``store`` names, opened in a worker thread, and the fault it
+    opened with (a read-only SQLite directory opens, reading). Without a database
+    at all: :class:`StoreCannotOpen`."""
+    if is_postgres(store):
+        try:
+            from actors.store.postgres import FAULTS, open_postgres, redacted
+        except ImportError as error:
+            raise StoreCannotOpen(
+                f"the PostgreSQL store needs psycopg ({error}): "
+                "pip install 'troupe-agents[postgres]'"
+            ) from error
+
+        try:
+            return await trio.to_thread.run_sync(open_postgres, store), None
+        except (*FAULTS, SchemaTooNew) as error:
+            reason = " ".join(str(error).split())
+            raise StoreCannotOpen(f"cannot open the store {redacted(store)}: {reason}") from error
+    from actors.store.sqlite import FAULTS, open_sqlite
+
     try:
-        connection = await trio.to_thread.run_sync(db.connect, path)
-    except _FAULT as error:
-        # A data directory read-only from the start: up, reading, writes refused
-        # (and tried again) until it can write. Without a database, no server.
-        fault = error
-        try:
-            connection = await trio.to_thread.run_sync(db.open_read_only, path)
-            await trio.to_thread.run_sync(db.sessions, connection)
-        except _FAULT:
-            raise StoreCannotOpen(f"cannot open the store {path}: {error}") from error
-    identity = await trio.to_thread.run_sync(db.identity, path)
-    store = Store(connection, path, identity)
-    if fault is None:
-        try:
-            await trio.to_thread.run_sync(db.probe, connection)
-        except _FAULT as error:
-            fault = error
+        return await trio.to_thread.run_sync(open_sqlite, data_dir)
+    except (*FAULTS, SchemaTooNew) as error:
+        path = data_dir / "troupe.db"
+        raise StoreCannotOpen(f"cannot open the store {path}: {error}") from error
+
+
+@asynccontextmanager
+async def open_store(data_dir: Path, store: str = "") -> AsyncIterator[Store]:
+    """Open (creating and migrating if needed) the store: ``troupe.db`` in
+    ``data_dir`` by default, or the PostgreSQL database of a ``postgresql://``
+    URL; on exit, everything queued is written before the database is closed."""
+    backend, fault = await _open_backend(data_dir, check_store_setting(store))
+    opened = Store(backend)
     if fault is not None:
-        store._fault(fault)
+        opened._fault(fault)
     try:
         async with trio.open_nursery() as nursery:
-            await nursery.start(store.run_writer)
+            await nursery.start(opened.run_writer)
             try:
-                yield store
+                yield opened
             finally:
                 # The writer writes what is queued as it stops (a few attempts more
                 # during an outage: closing never waits for the disk to come back).
-                store.close()
+                opened.close()
                 nursery.cancel_scope.cancel()
     finally:
-        await trio.to_thread.run_sync(store.close_connection)
+        await trio.to_thread.run_sync(opened.close_connection)

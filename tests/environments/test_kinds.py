@@ -163,5 +163,5 @@ async def test_old_ssh_rows_move_to_the_one_environments_table(tmp_path: Path) -
         store.delete_environment("box")
     async with open_store(tmp_path) as store:
         assert [row.name for row in await store.environments()] == ["img"]
-    left = sqlite3.connect(path).execute("SELECT count(*) FROM ssh_environments").fetchone()
-    assert left == (0,)
+    tables = sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type='table'")
+    assert "ssh_environments" not in {name for (name,) in tables}

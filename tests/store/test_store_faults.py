@@ -30,6 +30,7 @@ async def test_writes_wait_through_a_vanished_file_and_go_in_when_it_is_back(
         with trio.fail_after(HANG_GUARD):
             await store.wait_committed("s-1", 1)
         moved = tmp_path / "elsewhere.db"
+        assert store.path is not None
         os.rename(store.path, moved)
         changed = store.health.changed
         store.append_event(_event(2))

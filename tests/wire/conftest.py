@@ -65,7 +65,19 @@ StartStack = Callable[..., AbstractAsyncContextManager[Stack]]
 
 
 @pytest.fixture
-def start_stack(tmp_path: Path) -> StartStack:
+def store(request: pytest.FixtureRequest) -> str:
+    """The servers' ``--store``: SQLite in the data directory, or a fresh
+    PostgreSQL database with ``TROUPE_TEST_STORE=postgresql`` in the environment
+    (every test of this directory that starts its server through ``start_stack``
+    then runs on PostgreSQL). A module run on both backends every time overrides
+    this with ``store_setting`` (tests/conftest.py)."""
+    if os.environ.get("TROUPE_TEST_STORE") == "postgresql":
+        return request.getfixturevalue("postgres_url")
+    return ""
+
+
+@pytest.fixture
+def start_stack(tmp_path: Path, store: str) -> StartStack:
     root = Path(os.path.realpath(tmp_path))
 
     @asynccontextmanager
@@ -79,6 +91,7 @@ def start_stack(tmp_path: Path) -> StartStack:
         failure: BaseException | None = None
         async with serve_mock_llm(parsed) as mock, trio.open_nursery() as nursery:
             settings = ModelSettings("openai", mock.base_url, "test-key", fallbacks=fallbacks)
+            config.setdefault("store", store)
             server_config = ServerConfig(
                 data_dir=data_dir, port=0, working_dir=work, models=settings, **config
             )
@@ -132,11 +145,15 @@ class ServeProcess:
 
 
 @asynccontextmanager
-async def troupe_serve(data_dir: Path, work: Path, base_url: str) -> AsyncIterator[ServeProcess]:
-    """Start ``python -m actors.cli serve`` on a free port; kill it on exit."""
+async def troupe_serve(
+    data_dir: Path, work: Path, base_url: str, store: str = ""
+) -> AsyncIterator[ServeProcess]:
+    """Start ``python -m actors.cli serve`` on a free port (on ``--store`` when
+    given); kill it on exit."""
     command = [
         sys.executable, "-m", "actors.cli", "serve", "--port", "0", "--data-dir", str(data_dir),
         "--workdir", str(work), "--base-url", base_url, "--api-key", "test-key",
+        *(["--store", store] if store else []),
     ]  # fmt: skip
     process = await trio.lowlevel.open_process(command, stdout=subprocess.PIPE, cwd=REPO)
     try:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 import trio
 
 from actors.commands.audit import audit_records
@@ -22,6 +23,13 @@ from actors.mockllm import Script
 from protocol.session import SessionConfig
 from protocol.wire import CreateSession, GetSession, ResolveApproval, SubmitInput
 from tests.wire.conftest import StartStack, events_until, subscribe
+
+
+@pytest.fixture
+def store() -> str:
+    """SQLite whatever ``TROUPE_TEST_STORE`` says: this test reads ``troupe.db`` itself."""
+    return ""
+
 
 REPO = Path(__file__).resolve().parents[2]
 

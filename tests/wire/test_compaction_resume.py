@@ -14,6 +14,7 @@ import signal
 from pathlib import Path
 
 import msgspec
+import pytest
 import trio
 
 from actors.mockllm import MockLLMServer, Script, serve_mock_llm
@@ -24,6 +25,13 @@ from protocol.session import CompactionTurn, SessionConfig
 from protocol.wire import CreateSession, GetSession, SessionCreated, SessionDetail, SubmitInput
 from tests.event_schema import check_event_frame
 from tests.wire.conftest import HANG_GUARD, subscribe, troupe_serve
+
+
+@pytest.fixture
+def store(store_setting: str) -> str:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return store_setting
+
 
 WINDOW = 12_000
 SCRIPT = msgspec.convert(
@@ -82,7 +90,7 @@ def summaries(bodies: list[bytes]) -> int:
 
 
 async def test_a_resume_after_sigkill_sends_the_requests_of_an_uninterrupted_run(
-    tmp_path: Path,
+    tmp_path: Path, store: str
 ) -> None:
     root = Path(await trio.Path(tmp_path).resolve())
     work = root / "work"
@@ -92,7 +100,7 @@ async def test_a_resume_after_sigkill_sends_the_requests_of_an_uninterrupted_run
     async with serve_mock_llm(SCRIPT) as mock:
         data = root / "kept"
         async with (
-            troupe_serve(data, work, mock.base_url) as serve,
+            troupe_serve(data, work, mock.base_url, store) as serve,
             connect(serve.url, (data / "token").read_text().strip()) as client,
         ):
             kept_session = await first_input(client)
@@ -101,7 +109,7 @@ async def test_a_resume_after_sigkill_sends_the_requests_of_an_uninterrupted_run
 
     async with serve_mock_llm(SCRIPT) as mock:
         data = root / "killed"
-        async with troupe_serve(data, work, mock.base_url) as serve:
+        async with troupe_serve(data, work, mock.base_url, store) as serve:
             token = (data / "token").read_text().strip()
             async with connect(serve.url, token) as client:
                 session = await first_input(client)
@@ -112,7 +120,7 @@ async def test_a_resume_after_sigkill_sends_the_requests_of_an_uninterrupted_run
         first_summaries = summaries([r.body for r in mock.requests])
         assert first_summaries > 0, "the first input summarized"
         async with (
-            troupe_serve(data, work, mock.base_url) as serve,
+            troupe_serve(data, work, mock.base_url, store) as serve,
             connect(serve.url, token) as client,
         ):
             detail = await client.request(GetSession, session=session)

@@ -7,6 +7,7 @@ import signal
 from pathlib import Path
 
 import msgspec
+import pytest
 import trio
 
 from actors.mockllm import Script, serve_mock_llm
@@ -24,17 +25,24 @@ from tests.wire.conftest import (
     troupe_serve,
 )
 
+
+@pytest.fixture
+def store(store_setting: str) -> str:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return store_setting
+
+
 SLOW = "echo $$ > command.pid; echo started; exec sleep 60"
 
 
-async def test_sigkill_then_restart_keeps_events_and_continues(tmp_path: Path) -> None:
+async def test_sigkill_then_restart_keeps_events_and_continues(tmp_path: Path, store: str) -> None:
     root = Path(await trio.Path(tmp_path).resolve())
     data_dir, work = root / "data", root / "work"
     work.mkdir()
     script = msgspec.convert(shell_turns(SLOW, final="Resumed and done."), Script)
     async with serve_mock_llm(script) as mock:
         try:
-            async with troupe_serve(data_dir, work, mock.base_url) as serve:
+            async with troupe_serve(data_dir, work, mock.base_url, store) as serve:
                 token = (data_dir / "token").read_text().strip()
                 async with connect(serve.url, token) as client:
                     session = (await client.request(CreateSession)).session.session_id
@@ -56,7 +64,7 @@ async def test_sigkill_then_restart_keeps_events_and_continues(tmp_path: Path) -
         durable = [(e.seq, e.kind) for e in received if e.kind not in EPHEMERAL_KINDS]
 
         async with (
-            troupe_serve(data_dir, work, mock.base_url) as serve,
+            troupe_serve(data_dir, work, mock.base_url, store) as serve,
             connect(serve.url, token) as client,
         ):
             listed = (await client.request(ListSessions)).sessions

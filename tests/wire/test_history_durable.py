@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 import trio
 
 from actors.mockllm import Script, serve_mock_llm
@@ -25,6 +26,13 @@ from tests.wire.conftest import (
     subscribe,
     troupe_serve,
 )
+
+
+@pytest.fixture
+def store(store_setting: str) -> str:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return store_setting
+
 
 WAITS_FOR_GO = "echo $$ > command.pid; while [ ! -e go ]; do sleep 0.05; done; echo three"
 SCRIPT = shell_turns("echo one", "echo two", WAITS_FOR_GO, final="Three rounds done.")
@@ -61,7 +69,9 @@ async def stored_history(client: TroupeClient, session: str) -> list[Turn]:
     return (await client.request(GetSession, session=session)).history
 
 
-async def test_stored_history_after_sigkill_matches_a_run_not_killed(tmp_path: Path) -> None:
+async def test_stored_history_after_sigkill_matches_a_run_not_killed(
+    tmp_path: Path, store: str
+) -> None:
     root = Path(await trio.Path(tmp_path).resolve())
     script = msgspec.convert(SCRIPT, Script)
 
@@ -70,7 +80,7 @@ async def test_stored_history_after_sigkill_matches_a_run_not_killed(tmp_path: P
     kept_work.mkdir()
     async with (
         serve_mock_llm(script) as mock,
-        troupe_serve(kept_data, kept_work, mock.base_url) as serve,
+        troupe_serve(kept_data, kept_work, mock.base_url, store) as serve,
         connect(serve.url, (kept_data / "token").read_text().strip()) as client,
     ):
         session = await start_input(client)
@@ -85,7 +95,7 @@ async def test_stored_history_after_sigkill_matches_a_run_not_killed(tmp_path: P
     work.mkdir()
     async with serve_mock_llm(script) as mock:
         try:
-            async with troupe_serve(data, work, mock.base_url) as serve:
+            async with troupe_serve(data, work, mock.base_url, store) as serve:
                 token = (data / "token").read_text().strip()
                 async with connect(serve.url, token) as client:
                     session = await start_input(client)
@@ -96,7 +106,7 @@ async def test_stored_history_after_sigkill_matches_a_run_not_killed(tmp_path: P
         finally:
             end_orphaned_command(work)
         async with (
-            troupe_serve(data, work, mock.base_url) as serve,
+            troupe_serve(data, work, mock.base_url, store) as serve,
             connect(serve.url, token) as client,
         ):
             recovered = await stored_history(client, session)

@@ -9,12 +9,20 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 import trio
 
 from actors.mockllm import Script, serve_mock_llm
 from protocol.client import connect
 from protocol.wire import CreateSession, ListSessions, ResolveApproval, SubmitInput
 from tests.wire.conftest import HANG_GUARD, events_until, subscribe, troupe_serve
+
+
+@pytest.fixture
+def store(store_setting: str) -> str:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return store_setting
+
 
 ROUND = {
     "turns": [
@@ -30,12 +38,12 @@ ROUND = {
 }
 
 
-async def test_pending_approval_is_answered_after_a_sigkill(tmp_path: Path) -> None:
+async def test_pending_approval_is_answered_after_a_sigkill(tmp_path: Path, store: str) -> None:
     root = Path(await trio.Path(tmp_path).resolve())
     data_dir, work = root / "data", root / "work"
     (work / "build").mkdir(parents=True)
     async with serve_mock_llm(msgspec.convert(ROUND, Script)) as mock:
-        async with troupe_serve(data_dir, work, mock.base_url) as serve:
+        async with troupe_serve(data_dir, work, mock.base_url, store) as serve:
             token = (data_dir / "token").read_text().strip()
             async with connect(serve.url, token) as client:
                 session = (await client.request(CreateSession)).session.session_id
@@ -52,7 +60,7 @@ async def test_pending_approval_is_answered_after_a_sigkill(tmp_path: Path) -> N
         highest = max(event.seq for event in seen)
 
         async with (
-            troupe_serve(data_dir, work, mock.base_url) as serve,
+            troupe_serve(data_dir, work, mock.base_url, store) as serve,
             connect(serve.url, token) as client,
         ):
             listed = await client.request(ListSessions)

@@ -8,6 +8,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
 import trio
 
 from actors.store import open_store
@@ -21,6 +22,13 @@ from protocol.events import (
 from protocol.session import SessionConfig
 from protocol.wire import GetSession, ListSessions
 from tests.wire.conftest import StartStack
+
+
+@pytest.fixture
+def store() -> str:
+    """SQLite whatever ``TROUPE_TEST_STORE`` says: this test reads ``troupe.db`` itself."""
+    return ""
+
 
 OLD = 40
 LIVE = "s-live0001"

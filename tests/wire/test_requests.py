@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import trio
 
 from protocol.client import RequestError
@@ -17,6 +18,12 @@ from protocol.wire import (
     UpdateSessionConfig,
 )
 from tests.wire.conftest import HANG_GUARD, StartStack, events_until, shell_turns, subscribe
+
+
+@pytest.fixture
+def store(store_setting: str) -> str:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return store_setting
 
 
 async def expect_error(code: str, client, kind, **fields) -> None:

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
 import trio
 
 from protocol.events import EPHEMERAL_KINDS
 from protocol.wire import CreateSession, Event, SubmitInput
 from tests.wire.conftest import StartStack, events_until, shell_turns, subscribe
+
+
+@pytest.fixture
+def store(store_setting: str) -> str:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return store_setting
 
 
 def durable(events: list[Event]) -> list[tuple[int, str]]:

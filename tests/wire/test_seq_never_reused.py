@@ -8,6 +8,7 @@ import signal
 from pathlib import Path
 
 import msgspec
+import pytest
 import trio
 
 from actors.mockllm import Script, serve_mock_llm
@@ -22,17 +23,26 @@ from tests.wire.conftest import (
     troupe_serve,
 )
 
+
+@pytest.fixture
+def store(store_setting: str) -> str:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return store_setting
+
+
 TALKS_THEN_WAITS = "echo $$ > command.pid; echo live-only line; exec sleep 60"
 
 
-async def test_resume_after_a_live_only_event_gets_the_interruption(tmp_path: Path) -> None:
+async def test_resume_after_a_live_only_event_gets_the_interruption(
+    tmp_path: Path, store: str
+) -> None:
     root = Path(await trio.Path(tmp_path).resolve())
     data_dir, work = root / "data", root / "work"
     work.mkdir()
     script = msgspec.convert(shell_turns(TALKS_THEN_WAITS), Script)
     async with serve_mock_llm(script) as mock:
         try:
-            async with troupe_serve(data_dir, work, mock.base_url) as serve:
+            async with troupe_serve(data_dir, work, mock.base_url, store) as serve:
                 token = (data_dir / "token").read_text().strip()
                 async with connect(serve.url, token) as client:
                     session = (await client.request(CreateSession)).session.session_id
@@ -48,7 +58,7 @@ async def test_resume_after_a_live_only_event_gets_the_interruption(tmp_path: Pa
         assert seen[-1].kind == "tool_call_output_delta" and seen[-1].seq == highest
 
         async with (
-            troupe_serve(data_dir, work, mock.base_url) as serve,
+            troupe_serve(data_dir, work, mock.base_url, store) as serve,
             connect(serve.url, token) as client,
         ):
             await subscribe(client, session, after_seq=highest)

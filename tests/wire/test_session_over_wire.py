@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from protocol.client import RequestError
 from protocol.wire import (
     CreateSession,
@@ -13,6 +15,12 @@ from protocol.wire import (
 )
 from tests.waiting import wait_until
 from tests.wire.conftest import StartStack, events_until, shell_turns, subscribe
+
+
+@pytest.fixture
+def store(store_setting: str) -> str:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return store_setting
 
 
 async def test_whole_session_over_the_wire(start_stack: StartStack) -> None:

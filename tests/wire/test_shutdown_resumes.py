@@ -4,8 +4,16 @@ interrupted, and it takes the next input."""
 
 from __future__ import annotations
 
+import pytest
+
 from protocol.wire import CreateSession, ListSessions, SubmitInput
 from tests.wire.conftest import StartStack, events_until, shell_turns, subscribe
+
+
+@pytest.fixture
+def store(store_setting: str) -> str:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return store_setting
 
 
 async def test_clean_shutdown_leaves_sessions_resumable(start_stack: StartStack) -> None:

@@ -27,6 +27,13 @@ from tests.environments.sshd import SSHServer
 from tests.wire.conftest import HANG_GUARD, StartStack, events_until, shell_turns, subscribe
 from tests.wire.test_requests import expect_error
 
+
+@pytest.fixture
+def store() -> str:
+    """SQLite whatever ``TROUPE_TEST_STORE`` says: this test reads ``troupe.db`` itself."""
+    return ""
+
+
 sshd = environment_fixtures.sshd
 """The session-wide test sshd of the environment tests (a real OpenSSH server)."""
 

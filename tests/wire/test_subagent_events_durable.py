@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 import trio
 
 from actors.mockllm import Script, serve_mock_llm
@@ -24,6 +25,13 @@ from tests.wire.conftest import (
     subscribe,
     troupe_serve,
 )
+
+
+@pytest.fixture
+def store(store_setting: str) -> str:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return store_setting
+
 
 # It talks only once the watcher listens (the ``talk`` file): output deltas are live-only.
 TALKS_THEN_WAITS = (
@@ -58,7 +66,7 @@ SCRIPT = {
 
 
 async def test_subagent_resume_after_a_live_only_event_gets_the_interruption(
-    tmp_path: Path,
+    tmp_path: Path, store: str
 ) -> None:
     root = Path(await trio.Path(tmp_path).resolve())
     data_dir, work = root / "data", root / "work"
@@ -66,7 +74,7 @@ async def test_subagent_resume_after_a_live_only_event_gets_the_interruption(
     script = msgspec.convert(SCRIPT, Script)
     async with serve_mock_llm(script) as mock:
         try:
-            async with troupe_serve(data_dir, work, mock.base_url) as serve:
+            async with troupe_serve(data_dir, work, mock.base_url, store) as serve:
                 token = (data_dir / "token").read_text().strip()
                 async with (
                     connect(serve.url, token) as client,
@@ -90,7 +98,7 @@ async def test_subagent_resume_after_a_live_only_event_gets_the_interruption(
         assert seen[-1].kind == "tool_call_output_delta" and seen[-1].seq == highest
 
         async with (
-            troupe_serve(data_dir, work, mock.base_url) as serve,
+            troupe_serve(data_dir, work, mock.base_url, store) as serve,
             connect(serve.url, token) as client,
         ):
             await subscribe(client, address, after_seq=highest)

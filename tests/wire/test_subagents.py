@@ -3,10 +3,18 @@ over the wire like its parent's."""
 
 from __future__ import annotations
 
+import pytest
 import trio
 
 from protocol.wire import CreateSession, SubmitInput
 from tests.wire.conftest import HANG_GUARD, StartStack, events_until, subscribe
+
+
+@pytest.fixture
+def store(store_setting: str) -> str:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return store_setting
+
 
 WORK = {"tool_calls": [{"name": "shell", "arguments": {"command": "sleep 0.5; echo work"}}]}
 SCRIPT = {

@@ -1,0 +1,224 @@
+"""Session ownership with fencing, on the PostgreSQL store (issue 37).
+
+Each live session is owned by one node: a lease row (session, node id, epoch,
+expiry) that its owner renews. Time is the database's (``clock_timestamp()``),
+so nodes whose clocks disagree still agree on who holds what. A lease that is
+not renewed expires after its TTL; any node may then take the session, and a
+take-over always raises the epoch. Rows are never deleted (a release only ends
+the lease's time), so a session's epoch never goes back and an epoch is never
+handed out twice.
+
+Fencing: every durable write of an owner goes through :func:`write_fenced`,
+which, in the write's own transaction, reads the session's lease row ``FOR
+SHARE`` and refuses the whole batch (:class:`Fenced`) unless the row still
+names this node and this epoch. A take-over updates that row, so it waits for a
+fenced write in flight to commit, and every write after it sees the new epoch
+and fails: a node that was paused (SIGSTOP) or cut off past its lease can never
+write again, whatever it believes.
+
+This module is the mechanism only; the server does not use it yet (taking over
+sessions, routing between nodes and draining come next).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from typing import Any
+
+import msgspec
+import psycopg
+import trio
+
+from actors.store.postgres import write
+from actors.store.rows import Op
+
+Connect = Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
+"""Where a lease call gets its connection (``PostgresBackend.connection``)."""
+
+DEFAULT_TTL = 10.0
+DEFAULT_RENEW_EVERY = 3.0
+
+
+def default_node_id() -> str:
+    """This machine's name and this process's id: unique among live nodes."""
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+class LeaseSettings(msgspec.Struct, frozen=True):
+    """A node's ownership settings: its id, how long a lease lasts unrenewed,
+    and how often its owner renews it (well inside the TTL)."""
+
+    node_id: str
+    ttl: float = DEFAULT_TTL
+    renew_every: float = DEFAULT_RENEW_EVERY
+
+
+class Lease(msgspec.Struct, frozen=True):
+    """A lease held: the fence every durable write of the session carries."""
+
+    session_id: str
+    node_id: str
+    epoch: int
+    expires_at: float
+    """The database's time (seconds since the epoch) when it lapses unrenewed."""
+
+
+class LeaseHeld(Exception):
+    """Another node holds the session's lease and it has not expired."""
+
+    def __init__(self, session_id: str, owner: str, expires_at: float) -> None:
+        super().__init__(f"session {session_id} is owned by {owner} (lease until {expires_at:.3f})")
+        self.session_id = session_id
+        self.owner = owner
+        self.expires_at = expires_at
+
+
+class LeaseLost(Exception):
+    """This node no longer owns the session: another node took it over (the epoch
+    moved on) or the lease row names someone else."""
+
+    def __init__(self, lease: Lease) -> None:
+        super().__init__(
+            f"session {lease.session_id}: lease epoch {lease.epoch} of {lease.node_id} is lost"
+        )
+        self.lease = lease
+
+
+class Fenced(LeaseLost):
+    """A durable write refused: its lease was lost; nothing of the batch is stored."""
+
+
+_ACQUIRE = """
+INSERT INTO session_leases AS held (session_id, node_id, epoch, expires_at)
+VALUES (%(session)s, %(node)s, 1, clock_timestamp() + make_interval(secs => %(ttl)s))
+ON CONFLICT (session_id) DO UPDATE SET
+    node_id = excluded.node_id,
+    epoch = CASE WHEN held.node_id = excluded.node_id AND held.expires_at > clock_timestamp()
+                 THEN held.epoch ELSE held.epoch + 1 END,
+    expires_at = excluded.expires_at
+WHERE held.node_id = excluded.node_id OR held.expires_at <= clock_timestamp()
+RETURNING epoch, extract(epoch FROM expires_at)
+"""
+_RENEW = """
+UPDATE session_leases SET expires_at = clock_timestamp() + make_interval(secs => %s)
+WHERE session_id = %s AND node_id = %s AND epoch = %s
+RETURNING extract(epoch FROM expires_at)
+"""
+_RELEASE = """
+UPDATE session_leases SET expires_at = clock_timestamp()
+WHERE session_id = %s AND node_id = %s AND epoch = %s
+"""
+_OWNER = "SELECT session_id, node_id, epoch, extract(epoch FROM expires_at) FROM session_leases"
+
+
+class Leases:
+    """The lease table, through ``connect``. Every method blocks: call it from a
+    worker thread (``trio.to_thread.run_sync``), as the store does."""
+
+    def __init__(self, connect: Connect, settings: LeaseSettings) -> None:
+        self._connect = connect
+        self.settings = settings
+
+    def acquire(self, session_id: str) -> Lease:
+        """Own ``session_id``: a new lease (epoch 1), a take-over of an expired
+        one (epoch + 1), or this node's own renewed (same epoch). Raises
+        :class:`LeaseHeld` while another node's lease runs."""
+        node = self.settings.node_id
+        with self._connect() as connection, connection.transaction():
+            row = connection.execute(
+                _ACQUIRE, {"session": session_id, "node": node, "ttl": self.settings.ttl}
+            ).fetchone()
+            if row is None:
+                owner = connection.execute(
+                    _OWNER + " WHERE session_id = %s", (session_id,)
+                ).fetchone()
+                assert owner is not None  # the insert conflicted with it
+                raise LeaseHeld(session_id, owner[1], float(owner[3]))
+        return Lease(session_id, node, int(row[0]), float(row[1]))
+
+    def renew(self, lease: Lease) -> Lease:
+        """Extend ``lease`` by the TTL. Raises :class:`LeaseLost` if another node
+        took the session (a lapsed lease nobody took is still this node's)."""
+        with self._connect() as connection:
+            row = connection.execute(
+                _RENEW, (self.settings.ttl, lease.session_id, lease.node_id, lease.epoch)
+            ).fetchone()
+        if row is None:
+            raise LeaseLost(lease)
+        return msgspec.structs.replace(lease, expires_at=float(row[0]))
+
+    def release(self, lease: Lease) -> None:
+        """Hand the session over now (a graceful drain): the lease ends, its row and
+        epoch stay, so the next owner's epoch is higher. Nothing if already lost."""
+        with self._connect() as connection:
+            connection.execute(_RELEASE, (lease.session_id, lease.node_id, lease.epoch))
+
+    def owner(self, session_id: str) -> Lease | None:
+        """The session's lease row as it is (expired or not), or None if never owned."""
+        with self._connect() as connection:
+            row = connection.execute(_OWNER + " WHERE session_id = %s", (session_id,)).fetchone()
+        return None if row is None else Lease(row[0], row[1], int(row[2]), float(row[3]))
+
+    def expired(self) -> list[str]:
+        """Sessions whose lease has lapsed: the ones a surviving node may take over."""
+        with self._connect() as connection:
+            rows = connection.execute(
+                "SELECT session_id FROM session_leases WHERE expires_at <= clock_timestamp()"
+                " ORDER BY session_id"
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def held_by(self, node_id: str) -> list[Lease]:
+        """The leases a node holds now (``troupe nodes``, a drain)."""
+        with self._connect() as connection:
+            rows = connection.execute(
+                _OWNER + " WHERE node_id = %s AND expires_at > clock_timestamp()"
+                " ORDER BY session_id",
+                (node_id,),
+            ).fetchall()
+        return [Lease(r[0], r[1], int(r[2]), float(r[3])) for r in rows]
+
+    def write_fenced(self, fences: Iterable[Lease], ops: list[Op]) -> None:
+        """Apply ``ops`` in one transaction only if every lease in ``fences`` is
+        still held (same node, same epoch); else :class:`Fenced`, nothing stored."""
+        with self._connect() as connection:
+            write_fenced(connection, list(fences), ops)
+
+
+def write_fenced(connection: psycopg.Connection[Any], fences: list[Lease], ops: list[Op]) -> None:
+    """The fenced write on one connection: the lease rows are read ``FOR SHARE``
+    in the write's transaction, so a take-over waits for it or it sees the take-over."""
+    with connection.transaction(), connection.cursor() as cursor:
+        wanted = sorted({lease.session_id for lease in fences})  # one lock order for all
+        rows = cursor.execute(
+            "SELECT session_id, node_id, epoch FROM session_leases"
+            " WHERE session_id = ANY(%s) ORDER BY session_id FOR SHARE",
+            (wanted,),
+        ).fetchall()
+        current = {row[0]: (row[1], int(row[2])) for row in rows}
+        for lease in fences:
+            if current.get(lease.session_id) != (lease.node_id, lease.epoch):
+                raise Fenced(lease)
+        write(cursor, ops)
+
+
+async def keep_renewed(
+    leases: Leases, lease: Lease, on_lost: Callable[[LeaseLost], None] | None = None
+) -> None:
+    """Renew ``lease`` every ``renew_every`` seconds until cancelled, or until it is
+    lost (``on_lost`` is told, then this returns). A renewal that fails for a
+    database fault is tried again at the next period: the lease may lapse
+    meanwhile, and the writes it fences say so."""
+    while True:
+        await trio.sleep(leases.settings.renew_every)
+        try:
+            lease = await trio.to_thread.run_sync(leases.renew, lease)
+        except LeaseLost as lost:
+            if on_lost is not None:
+                on_lost(lost)
+            return
+        except (psycopg.OperationalError, psycopg.InterfaceError):
+            continue

@@ -1,0 +1,44 @@
+"""Fixtures every test directory may use: a real PostgreSQL (tests/postgres.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.postgres import PostgresCluster, PostgresUnavailable, remove_cluster, start_cluster
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresCluster]:
+    """One PostgreSQL cluster for the test session (skips, saying why, without one)."""
+    try:
+        cluster = start_cluster()
+    except PostgresUnavailable as reason:
+        pytest.skip(f"no test PostgreSQL: {reason}")
+    try:
+        yield cluster
+    finally:
+        remove_cluster(cluster)
+
+
+@pytest.fixture
+def postgres_url(postgres: PostgresCluster) -> Iterator[str]:
+    """A fresh database of the session's cluster, dropped after the test."""
+    if not postgres.running():  # a fault test that failed midway left it stopped
+        postgres.start()
+    url = postgres.create_database()
+    try:
+        yield url
+    finally:
+        if postgres.running():
+            postgres.drop_database(url)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_setting(request: pytest.FixtureRequest) -> str:
+    """The ``--store`` of a test run once per backend: "" (SQLite in the data
+    directory) and a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return ""
+    return request.getfixturevalue("postgres_url")
