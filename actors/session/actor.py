@@ -172,7 +172,7 @@ class SessionActor(Actor):
         self._tools: ToolRunner | None = None
         self._mcp: McpTools | None = None
         """MCP servers of a top-level session; subagents share the parent's tools."""
-        self.approvals = Approvals(self.hub.emit)
+        self.approvals = Approvals(self.hub.emit, self.loop.waiting_for_approval)
         self.fenced_paths: tuple[str, ...] = ()
         self.hook_set: HookSet | None = None
         self.skills_index = ""

@@ -389,6 +389,14 @@ class AgenticLoop:
             self.history.append(SteeringTurn(text, time.time()))
             self.hub.emit(SteeringInjectedEvent(text))
 
+    def waiting_for_approval(self, waiting: bool) -> None:
+        """The session waits for an approval answer (coding-agent-loop-spec's
+        WAITING_APPROVAL), or no longer does: back to running the round's tools."""
+        if waiting:
+            self._set_loop_state("waiting_approval")
+        elif self.loop_state == "waiting_approval":
+            self._set_loop_state("executing_tool")
+
     def _set_loop_state(self, state: LoopState) -> None:
         if state != self.loop_state:
             self.loop_state = state
