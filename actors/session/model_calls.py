@@ -67,16 +67,24 @@ class ModelCalls:
         return config.model or profile.model
 
     def request(
-        self, config: SessionConfig, snapshot: EnvironmentSnapshot, state_block: str | None
+        self,
+        config: SessionConfig,
+        snapshot: EnvironmentSnapshot,
+        state_block: str | None,
+        identity: str | None = None,
     ) -> Request:
         """The next request; in agentic mode ``state_block`` goes just before the
-        latest user prompt, in this request only."""
-        system = build_system_prompt(self.profile, snapshot, config.user_instructions)
+        latest user prompt, in this request only. ``identity``: the model the system
+        prompt names when it is not the request's (a fallback route's own model)."""
+        model = self.model_name(self.profile, config)
+        system = build_system_prompt(
+            self.profile, snapshot, config.user_instructions, identity or model
+        )
         messages: Sequence[Message] = self.view.messages(self.history)
         if state_block is not None:
             messages = with_state_block(messages, self.view.prompt_index(), state_block)
         return Request(
-            model=self.model_name(self.profile, config),
+            model=model,
             messages=[Message.system(system), *messages],
             tools=self.profile.tools(),
             tool_choice=ToolChoice("auto"),
