@@ -187,6 +187,9 @@ class Request(msgspec.Struct, frozen=True):
     provider_options: dict[str, dict[str, Any]] = {}
     provider: str | None = None
     """Which of a client's providers answers (``actors.models.client``); None: its default."""
+    wire_options: dict[str, Any] = {}
+    """Fields added to the body on whichever wire answers, over ``provider_options``
+    (a session's ``provider_options``); Troupe's own fields are refused."""
 
 
 def _add_optional(a: int | None, b: int | None) -> int | None:

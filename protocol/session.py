@@ -173,6 +173,11 @@ class SessionConfig(msgspec.Struct, frozen=True):
     catalog's prices (cache reads and writes at theirs) before its inputs stop (0: no cap)."""
     max_input_cost: float = 0.0
     """Dollars one input may spend, its subagents' included (0: no cap)."""
+    provider_options: dict[str, Any] = {}
+    """Fields added to every model request's body on whichever wire the session
+    talks (``{"service_tier": "flex"}``; coding-agent-loop-spec 2.2). The fields
+    Troupe sets itself (``model``, ``messages``/``contents``/``input``, ``tools``,
+    ``stream``, the system prompt's) are refused: ``invalid_request``."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):

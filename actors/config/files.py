@@ -27,6 +27,9 @@ is reported instead of silently ignored)::
     [mcp_servers.files]              # MCP servers whose tools sessions get (stdio or url)
     command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
 
+    [provider_options]               # added to each model request's body (docs/cli.md)
+    service_tier = "flex"
+
     [telemetry]                      # OpenTelemetry export (docs/telemetry.md), off by default
     enabled = true
     endpoint = "http://localhost:4318"
@@ -108,6 +111,9 @@ class ConfigFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """MCP servers by name, each the fields of :class:`McpServerConfig` but its name
     (checked by :func:`load_config`; read them with :func:`mcp_servers_of`)."""
     telemetry: TelemetrySection | None = None
+    provider_options: dict[str, Any] | None = None
+    """Fields added to every model request's body (``SessionConfig.provider_options``);
+    ``--provider-option KEY=VALUE`` adds to them and wins."""
 
 
 def mcp_servers_of(config: ConfigFile, source: str) -> list[McpServerConfig]:

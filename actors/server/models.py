@@ -68,6 +68,8 @@ class ModelSettings(msgspec.Struct, frozen=True):
             changes["user_instructions"] = self.defaults.user_instructions
         if not given.mcp_servers and self.defaults.mcp_servers:
             changes["mcp_servers"] = self.defaults.mcp_servers
+        if not given.provider_options and self.defaults.provider_options:
+            changes["provider_options"] = self.defaults.provider_options
         return msgspec.structs.replace(given, **changes) if changes else given
 
 

@@ -90,6 +90,7 @@ class ModelCalls:
             tool_choice=ToolChoice("auto"),
             reasoning_effort=config.reasoning_effort,
             provider_options=self.profile.provider_options(),
+            wire_options=config.provider_options,
         )
 
     async def ask(

@@ -111,6 +111,7 @@ def text_request(request: Request, translations: Translations | None = None) -> 
         stop_sequences=request.stop_sequences,
         reasoning_effort=request.reasoning_effort,
         provider_options=request.provider_options,
+        wire_options=request.wire_options,
     )
 
 
