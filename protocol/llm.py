@@ -72,12 +72,15 @@ class ToolCall(msgspec.Struct, frozen=True, tag="tool_call", tag_field="kind"):
 
 
 class ToolResult(msgspec.Struct, frozen=True, tag="tool_result", tag_field="kind"):
-    """The outcome of a tool call; ``name`` helps providers that key results by name."""
+    """The outcome of a tool call; ``name`` helps providers that key results by name.
+    ``images`` are pictures the tool returned (``read_file`` of a PNG, an MCP tool's
+    image content), sent after ``content`` in each wire's own way."""
 
     tool_call_id: str
     content: str | list[Any] | dict[str, Any]
     is_error: bool = False
     name: str | None = None
+    images: list[ImagePart] = []
 
 
 class ThinkingPart(msgspec.Struct, frozen=True, tag="thinking", tag_field="kind"):

@@ -173,6 +173,9 @@ class SessionConfig(msgspec.Struct, frozen=True):
     catalog's prices (cache reads and writes at theirs) before its inputs stop (0: no cap)."""
     max_input_cost: float = 0.0
     """Dollars one input may spend, its subagents' included (0: no cap)."""
+    max_image_bytes: int = 5 * 1024 * 1024
+    """The largest image a tool result may carry to the model (``read_file`` of an
+    image, an MCP tool's image); a larger one becomes a note saying so."""
     provider_options: dict[str, Any] = {}
     """Fields added to every model request's body on whichever wire the session
     talks (``{"service_tier": "flex"}``; coding-agent-loop-spec 2.2). The fields

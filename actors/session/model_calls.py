@@ -30,6 +30,7 @@ from actors.session.model_turn import ToolCallingMode, call_model
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, build_system_prompt
 from actors.session.token_budget import tokens_spent
+from actors.session.tool_images import takes_images, without_images
 from actors.session.turns import TurnLog
 from protocol.events import AssistantTextEndEvent, CalledTool, ErrorEvent, WarningEvent
 from protocol.llm import Message, Request, Response, ToolChoice
@@ -81,6 +82,8 @@ class ModelCalls:
             self.profile, snapshot, config.user_instructions, identity or model
         )
         messages: Sequence[Message] = self.view.messages(self.history)
+        if not takes_images(identity or model):
+            messages = without_images(messages, identity or model)
         if state_block is not None:
             messages = with_state_block(messages, self.view.prompt_index(), state_block)
         return Request(
