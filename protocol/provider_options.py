@@ -43,7 +43,7 @@ def check_provider_options(options: Mapping[str, Any]) -> None:
     """Raise :class:`ProviderOptionError` when ``options`` would replace a field
     Troupe owns (or has a key that is no body field at all)."""
     for key in options:
-        if not isinstance(key, str) or not key.strip():
+        if not key.strip():
             raise ProviderOptionError("provider option names cannot be empty")
         if key in OWNED_FIELDS:
             owned = ", ".join(sorted(OWNED_FIELDS))
