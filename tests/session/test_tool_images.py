@@ -159,3 +159,22 @@ async def test_a_file_that_only_claims_to_be_an_image_is_read_as_a_file(
         second = agent.request_bodies()[1]
     assert end.output == "1 | not a picture at all"
     assert images_in("anthropic", second) == []
+
+
+async def test_text_tool_calls_carry_the_image_with_the_result(start_agent: StartAgent) -> None:
+    """A session calling tools in text (tool_calling="text"): the result goes back
+    as a user message, the picture as that message's image part."""
+    read = (
+        '<tool_call>\n{"name": "read_file", "arguments": {"file_path": "shot.png"}}\n</tool_call>'
+    )
+    script = {"conversations": [{"match": "look", "turns": [{"text": read}, {"text": "Red."}]}]}
+    config = SessionConfig(tool_calling="text")
+    async with start_agent("openai", script, config, wire="openai_chat") as agent:
+        (agent.workdir / "shot.png").write_bytes(PICTURE)
+        await agent.run("look at shot.png")
+        second = agent.request_bodies()[1]
+    (result,) = [
+        m for m in second["messages"] if m["role"] == "user" and isinstance(m["content"], list)
+    ]
+    assert result["content"][0]["text"].startswith('<tool_result name="read_file">')
+    assert images_in("openai_chat", second) == [("image/png", PICTURE)]

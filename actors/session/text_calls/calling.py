@@ -134,7 +134,10 @@ def _results(message: Message, names: dict[str, str]) -> Message:
         for part in message.content
         if type(part) is ToolResult
     ]
-    return Message("user", [TextPart("\n".join(blocks))])
+    # pictures a result returned go with the text, as a user message's image parts
+    images = [image for part in message.content if type(part) is ToolResult
+              for image in part.images]  # fmt: skip
+    return Message("user", [TextPart("\n".join(blocks)), *images])
 
 
 def text_response(
