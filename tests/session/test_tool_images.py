@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from actors.models.config import Wire
+from protocol.environment import MAX_IMAGE_TRANSFER
 from protocol.events import ToolCallEndEvent
 from protocol.session import SessionConfig, UpdateConfig
 from tests.image_files import jpeg, png
@@ -178,3 +179,18 @@ async def test_text_tool_calls_carry_the_image_with_the_result(start_agent: Star
     ]
     assert result["content"][0]["text"].startswith('<tool_result name="read_file">')
     assert images_in("openai_chat", second) == [("image/png", PICTURE)]
+
+
+async def test_an_image_past_what_an_environment_sends_is_named_not_sent(
+    start_agent: StartAgent,
+) -> None:
+    """Past MAX_IMAGE_TRANSFER the environment sends only the image's facts."""
+    huge = png(4, 3, noise=b"z" * MAX_IMAGE_TRANSFER)
+    script = turns([call("read_file", file_path="huge.png")], "Too big.")
+    async with start_agent("anthropic", script, SessionConfig(max_image_bytes=len(huge))) as agent:
+        (agent.workdir / "huge.png").write_bytes(huge)
+        await agent.run("look")
+        (end,) = agent.of(ToolCallEndEvent)
+        second = agent.request_bodies()[1]
+    assert end.output.endswith(f"{len(huge)} bytes): too large to send to the model.")
+    assert images_in("anthropic", second) == []
