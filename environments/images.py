@@ -3,8 +3,9 @@ pixels read from the header, never by decoding the picture.
 
 The file is hostile input (the model chose it, anyone may have written it): the
 extension proves nothing, so the signature decides, and a file whose header
-cannot be read to a plausible width and height is not an image, whatever its
-first bytes claim. A provider refuses a broken image with an error that would
+cannot be read to a plausible width and height, or that is cut short (no end
+marker where the format puts one), is not an image, whatever its first bytes
+claim. A provider refuses a broken image with an error that would
 then stay in the conversation and fail every later request, so only headers that
 parse are sent.
 """
@@ -36,12 +37,25 @@ def sniff_image(data: bytes) -> ImageInfo | None:
         found = _webp(data)
     else:
         return None
-    if found is None:
+    if found is None or not _whole(data):
         return None
     media, width, height = found
     if not (0 < width <= MAX_SIDE and 0 < height <= MAX_SIDE):
         return None
     return ImageInfo(media, width, height)
+
+
+def _whole(data: bytes) -> bool:
+    """The file ends where its format says: PNG's IEND chunk, JPEG's EOI marker
+    (trailing padding allowed), GIF's trailer, WebP's RIFF size."""
+    if data.startswith(b"\x89PNG"):
+        return data[-12:-4] == b"\x00\x00\x00\x00IEND"
+    if data.startswith(b"\xff\xd8"):
+        return b"\xff\xd9" in data[-64:]
+    if data.startswith(b"GIF"):
+        return data.rstrip(b"\x00").endswith(b";")
+    size = int.from_bytes(data[4:8], "little") + 8
+    return len(data) in (size, size + 1)  # a RIFF chunk of odd size is padded
 
 
 def _png(data: bytes) -> tuple[str, int, int] | None:

@@ -33,6 +33,10 @@ def test_each_format_with_its_size() -> None:
         b"GIF89a\x00\x00\x05\x00",  # no width
         b"RIFF\x10\x00\x00\x00WEBPVP8 ",  # a chunk cut short
         b"RIFF\x10\x00\x00\x00WAVEfmt ",  # not WebP
+        png(3, 2)[:-12],  # cut short: no IEND
+        jpeg(5, 4)[:-2],  # no end-of-image marker
+        gif(7, 6)[:-1],  # no trailer
+        webp(9, 8)[:-3],  # shorter than its RIFF size
     ],
 )
 def test_what_is_not_an_image(data: bytes) -> None:
