@@ -230,6 +230,7 @@ class UpdateConfig(msgspec.Struct, Asks[SessionConfig], frozen=True, tag=True, t
     max_tool_rounds_per_input: int | msgspec.UnsetType = msgspec.UNSET
     approval_mode: ApprovalMode | msgspec.UnsetType = msgspec.UNSET
     nobody_to_ask: bool | msgspec.UnsetType = msgspec.UNSET
+    provider_options: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
 
 
 ApprovalScope = Literal["once", "command", "rule", "session", "tool"]

@@ -229,6 +229,7 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
                     "max_tool_rounds_per_input",
                     "approval_mode",
                     "nobody_to_ask",
+                    "provider_options",
                 )
                 if (value := getattr(request, name)) is not None
             }
