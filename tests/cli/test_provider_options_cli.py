@@ -61,3 +61,20 @@ async def test_a_bad_config_file_table_is_one_line(home: Home) -> None:
     assert done.returncode == 2
     line = one_line(done.stderr)
     assert "'tools' is a field Troupe sets itself" in line and str(home.config) in line
+
+
+async def test_a_projects_options_wait_for_troupe_trust(home: Home) -> None:
+    """``store = true`` in a planted project file would keep the conversation at
+    the provider: ignored with the one line until the project is trusted."""
+    (home.work / ".troupe").mkdir()
+    (home.work / ".troupe" / "config.toml").write_text("[provider_options]\nstore = true\n")
+    async with mock_llm({"turns": [{"text": "ok"}]}) as mock:
+        done = await home.troupe("run", "--base-url", mock.base_url, "hello")
+        assert done.returncode == 0, done.stderr.decode()
+        (line,) = [x for x in done.stderr.decode().splitlines() if "ignored" in x]
+        assert "provider_options" in line
+        assert request_bodies(mock)[0].get("store") is not True
+        assert (await home.troupe("trust")).returncode == 0
+        again = await home.troupe("run", "--base-url", mock.base_url, "hello")
+        assert again.returncode == 0, again.stderr.decode()
+        assert request_bodies(mock)[1]["store"] is True
