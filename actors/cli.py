@@ -130,6 +130,14 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
         metavar="PROFILE",
         help="when the model's endpoint fails, go on with this profile's (repeatable)",
     )
+    parser.add_argument(
+        "--provider-option",
+        dest="provider_options",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a field added to each model request's body (repeatable; VALUE is JSON when "
+        "it parses, else a string): --provider-option service_tier=flex",
+    )
 
 
 def _client_options(parser: argparse.ArgumentParser) -> None:

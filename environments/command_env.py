@@ -223,7 +223,13 @@ class CommandEnvironment(EnvironmentActor):
         await self._guard(path, request.guard)
         data = await self._checked(_READ, path)
         return render_file(
-            path, data, request.offset, request.limit, request.line_numbers, request.exact
+            path,
+            data,
+            request.offset,
+            request.limit,
+            request.line_numbers,
+            request.exact,
+            images=request.images,
         )
 
     async def write_file(self, request: WriteFile) -> WriteResult:

@@ -277,7 +277,13 @@ class LocalEnvironment(EnvironmentActor):
             path = self.resolve(request.path)
             data = await _in_thread(path, path.read_bytes)
         return render_file(
-            str(path), data, request.offset, request.limit, request.line_numbers, request.exact
+            str(path),
+            data,
+            request.offset,
+            request.limit,
+            request.line_numbers,
+            request.exact,
+            images=request.images,
         )
 
     async def write_file(self, request: WriteFile) -> WriteResult:

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from environments.errors import BinaryFile, InvalidRequest, NotUtf8
-from protocol.environment import FileContent
+from environments.images import sniff_image
+from protocol.environment import MAX_IMAGE_TRANSFER, FileContent, ImageFile
 
 _BINARY_PROBE = 8192
 _BOMS = (
@@ -79,12 +80,21 @@ def render_file(
     limit: int | None,
     line_numbers: bool,
     exact: bool = False,
+    images: bool = False,
 ) -> FileContent:
     """The ``offset``..``offset + limit`` window of a text file, numbered
     ``NNN | line`` (decoded by :func:`decode_text`, its note kept in
     ``encoding_note``), or with ``exact`` the whole text as stored: any valid
     UTF-8 (NUL bytes too), never a lossy decoding, since editing tools write it
-    back."""
+    back. With ``images``, an image file (by its header, :mod:`environments.images`)
+    comes back as its bytes instead."""
+    if images and not exact:
+        found = sniff_image(data)
+        if found is not None:
+            size = len(data)
+            kept = data if size <= MAX_IMAGE_TRANSFER else None
+            image = ImageFile(found.media_type, found.width, found.height, size, kept)
+            return FileContent(path, "", 0, 0, 0, image=image)
     if exact:
         try:
             text = data.decode("utf-8")

@@ -57,6 +57,9 @@ class ReadFile(_Request["FileContent"], frozen=True):
     exact: bool = False
     guard: PathGuard | None = None
     probe: bool = False
+    images: bool = False
+    """An image file (PNG, JPEG, GIF, WebP by its first bytes) comes back as
+    ``image`` (its bytes, unless over :data:`MAX_IMAGE_TRANSFER`) instead of text."""
 
 
 class WriteFile(_Request["WriteResult"], frozen=True):
@@ -282,6 +285,23 @@ class FileContent(msgspec.Struct, frozen=True):
     last_line: int
     total_lines: int
     encoding_note: str | None = None
+    image: ImageFile | None = None
+    """Set (and ``text`` empty) when ``images`` was asked for and the file is one."""
+
+
+MAX_IMAGE_TRANSFER = 20 * 1024 * 1024
+"""The largest image an environment sends back; past it, only its facts."""
+
+
+class ImageFile(msgspec.Struct, frozen=True):
+    """An image read by ``ReadFile(images=True)``: its type and pixel size from its
+    header, its size in bytes, and the bytes (None when over the transfer cap)."""
+
+    media_type: str
+    width: int
+    height: int
+    size: int
+    data: bytes | None = None
 
 
 class WriteResult(msgspec.Struct, frozen=True):

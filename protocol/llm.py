@@ -72,12 +72,15 @@ class ToolCall(msgspec.Struct, frozen=True, tag="tool_call", tag_field="kind"):
 
 
 class ToolResult(msgspec.Struct, frozen=True, tag="tool_result", tag_field="kind"):
-    """The outcome of a tool call; ``name`` helps providers that key results by name."""
+    """The outcome of a tool call; ``name`` helps providers that key results by name.
+    ``images`` are pictures the tool returned (``read_file`` of a PNG, an MCP tool's
+    image content), sent after ``content`` in each wire's own way."""
 
     tool_call_id: str
     content: str | list[Any] | dict[str, Any]
     is_error: bool = False
     name: str | None = None
+    images: list[ImagePart] = []
 
 
 class ThinkingPart(msgspec.Struct, frozen=True, tag="thinking", tag_field="kind"):
@@ -187,6 +190,9 @@ class Request(msgspec.Struct, frozen=True):
     provider_options: dict[str, dict[str, Any]] = {}
     provider: str | None = None
     """Which of a client's providers answers (``actors.models.client``); None: its default."""
+    wire_options: dict[str, Any] = {}
+    """Fields added to the body on whichever wire answers, over ``provider_options``
+    (a session's ``provider_options``); Troupe's own fields are refused."""
 
 
 def _add_optional(a: int | None, b: int | None) -> int | None:

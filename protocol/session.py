@@ -173,6 +173,14 @@ class SessionConfig(msgspec.Struct, frozen=True):
     catalog's prices (cache reads and writes at theirs) before its inputs stop (0: no cap)."""
     max_input_cost: float = 0.0
     """Dollars one input may spend, its subagents' included (0: no cap)."""
+    max_image_bytes: int = 5 * 1024 * 1024
+    """The largest image a tool result may carry to the model (``read_file`` of an
+    image, an MCP tool's image); a larger one becomes a note saying so."""
+    provider_options: dict[str, Any] = {}
+    """Fields added to every model request's body on whichever wire the session
+    talks (``{"service_tier": "flex"}``; coding-agent-loop-spec 2.2). The fields
+    Troupe sets itself (``model``, ``messages``/``contents``/``input``, ``tools``,
+    ``stream``, the system prompt's) are refused: ``invalid_request``."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
@@ -222,6 +230,7 @@ class UpdateConfig(msgspec.Struct, Asks[SessionConfig], frozen=True, tag=True, t
     max_tool_rounds_per_input: int | msgspec.UnsetType = msgspec.UNSET
     approval_mode: ApprovalMode | msgspec.UnsetType = msgspec.UNSET
     nobody_to_ask: bool | msgspec.UnsetType = msgspec.UNSET
+    provider_options: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
 
 
 ApprovalScope = Literal["once", "command", "rule", "session", "tool"]

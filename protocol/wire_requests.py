@@ -9,7 +9,7 @@ Sessions are named by id (``s-3f2a``) or by actor address
 
 from __future__ import annotations
 
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -126,6 +126,8 @@ class UpdateSessionConfig(_Request[ConfigUpdated], frozen=True, tag="update_conf
     max_tool_rounds_per_input: int | None = None
     approval_mode: ApprovalMode | None = None
     nobody_to_ask: bool | None = None
+    provider_options: dict[str, Any] | None = None
+    """Replaces the session's provider options (``{}`` clears them)."""
 
 
 class ExtendSessionLimit(_Request[ConfigUpdated], frozen=True, tag="extend_limit"):

@@ -75,7 +75,8 @@ RUN_FLAGS = ("task", "prompt", "ssh_host", "environment", "preset", "workdir", "
              "resume", "verbose", "approval", "sandbox", "agentic", "max_iterations",
              "tool_calling", "max_turns", "input_token_budget", "session_token_budget",
              "reasoning_effort", "instructions", "output_last_message", "fallback",
-             "compaction", "context_window", "max_cost", "max_input_cost")  # fmt: skip
+             "compaction", "context_window", "max_cost", "max_input_cost",
+             "provider_options")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:

@@ -91,6 +91,7 @@ def session_defaults(settings: Settings) -> SessionConfig:
         context_window=settings.get("context_window") or 0,
         max_cost=float(settings.get("max_cost") or 0.0),
         max_input_cost=float(settings.get("max_input_cost") or 0.0),
+        provider_options=dict(settings.get("provider_options") or {}),
     )
 
 

@@ -28,6 +28,9 @@ is reported instead of silently ignored)::
     [mcp_servers.files]              # MCP servers whose tools sessions get (stdio or url)
     command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
 
+    [provider_options]               # added to each model request's body (docs/cli.md)
+    service_tier = "flex"
+
     [telemetry]                      # OpenTelemetry export (docs/telemetry.md), off by default
     enabled = true
     endpoint = "http://localhost:4318"
@@ -112,6 +115,9 @@ class ConfigFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     store: str | None = None
     """Where ``troupe serve`` keeps sessions: ``sqlite`` (``troupe.db`` in the data
     directory, the default) or a ``postgresql://`` URL (docs/deploy.md)."""
+    provider_options: dict[str, Any] | None = None
+    """Fields added to every model request's body (``SessionConfig.provider_options``);
+    ``--provider-option KEY=VALUE`` adds to them and wins."""
 
 
 def mcp_servers_of(config: ConfigFile, source: str) -> list[McpServerConfig]:

@@ -23,6 +23,11 @@ from actors.config.files import (
 )
 from actors.config.trust import is_trusted, untrusted_line
 from protocol.mcp import McpServerConfig
+from protocol.provider_options import (
+    ProviderOptionError,
+    check_provider_options,
+    parse_provider_options,
+)
 
 PROVIDERS = ("openai", "anthropic", "gemini")
 WIRES = {
@@ -61,7 +66,7 @@ URL_VARIABLES = {
 }
 FIELDS = ("provider", "wire", "model", "base_url", "reasoning_effort", "max_turns",
           "instructions", "policy", "connect", "environment", "compaction", "context_window",
-          "max_cost", "max_input_cost", "store")  # fmt: skip
+          "max_cost", "max_input_cost", "store", "provider_options")  # fmt: skip
 COMPACTION_MODES = ("auto", "manual", "off")
 
 
@@ -93,7 +98,9 @@ class Settings(msgspec.Struct, frozen=True):
         return WIRES[self.get("wire")]
 
 
-UNTRUSTED_FIELDS = ("base_url", "api_key_env", "connect", "environment", "store")
+UNTRUSTED_FIELDS = (
+    "base_url", "api_key_env", "connect", "environment", "store", "provider_options",
+)  # fmt: skip
 """Top-level settings of a project file that send credentials somewhere or choose
 where commands run (besides ``mcp_servers`` and ``ssh_hosts``, which also run or
 reach things)."""
@@ -139,7 +146,8 @@ def _without_reach(config: ConfigFile) -> tuple[ConfigFile, list[str]]:
         providers[name] = msgspec.structs.replace(section, base_url=None, api_key_env=None)
     stripped = msgspec.structs.replace(
         config, base_url=None, api_key_env=None, connect=None, environment=None,
-        mcp_servers={}, ssh_hosts={}, providers=providers, telemetry=None, store=None,
+        provider_options=None, store=None,
+        mcp_servers={}, ssh_hosts={}, providers=providers, telemetry=None,
     )  # fmt: skip
     return stripped, what
 
@@ -218,6 +226,7 @@ def resolve(
         raise ConfigError(
             f"context_window must be 0 or a number of tokens ({values['context_window'].source})"
         )
+    values["provider_options"] = _provider_options(flags, layers)
     key = _api_key(flags, layers, values["provider"].value, wire, env)
     hosts: dict[str, SSHHost] = {}
     for _, config in reversed(layers):
@@ -225,6 +234,26 @@ def resolve(
     files = [source for source, _ in layers]
     telemetry = next((c.telemetry for _, c in layers if c.telemetry is not None), None)
     return Settings(values, key, hosts, files, _mcp_servers(layers), ignored, telemetry)
+
+
+def _provider_options(flags: Mapping[str, Any], layers: list[tuple[str, ConfigFile]]) -> Setting:
+    """The files' ``[provider_options]`` (the project's over the user's), then each
+    ``--provider-option KEY=VALUE`` over them; Troupe's own fields are refused."""
+    options: dict[str, Any] = {}
+    sources: list[str] = []
+    for source, config in reversed(layers):
+        if config.provider_options:
+            options.update(config.provider_options)
+            sources.append(source)
+    try:
+        check_provider_options(options)
+        given = flags.get("provider_options")
+        if given:
+            options.update(parse_provider_options(given))
+            sources.append("--provider-option")
+    except ProviderOptionError as error:
+        raise ConfigError(f"{error} ({', '.join(sources) or '--provider-option'})") from None
+    return Setting(options, ", ".join(sources) or "default (none)")
 
 
 def _api_key(

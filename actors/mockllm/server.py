@@ -76,6 +76,13 @@ class MockLLMServer:
         self.port = 0
         self.host = "127.0.0.1"
         self._changed = trio.Event()
+        self.hold: Callable[[MockLLMServer], bool] | None = None
+        """A test's stop in the middle of a model call: a request for which it holds
+        (called once the request is recorded, the last of ``requests``) gets no
+        answer until :meth:`release`, so a client can be killed or interrupted
+        while it waits. ``holding`` counts the requests it held."""
+        self.holding = 0
+        self._released = trio.Event()
 
     @property
     def base_url(self) -> str:
@@ -84,6 +91,12 @@ class MockLLMServer:
     def _notify(self) -> None:
         self._changed.set()
         self._changed = trio.Event()
+
+    def release(self) -> None:
+        """Answer the held requests (to whoever is still there) and hold no more."""
+        self.hold = None
+        self._released.set()
+        self._released = trio.Event()
 
     async def wait_until(self, predicate: Callable[[MockLLMServer], bool]) -> None:
         """Return once ``predicate(server)`` holds (wrap it in a deadline)."""
@@ -184,6 +197,11 @@ class MockLLMServer:
         self.max_active = max(self.max_active, self.active)
         self._notify()
         try:
+            if self.hold is not None and self.hold(self):
+                self.holding += 1
+                released = self._released
+                self._notify()
+                await released.wait()
             if self.replies:
                 reply = self.replies[min(len(self.requests), len(self.replies)) - 1]
                 return await self._send(

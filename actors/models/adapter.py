@@ -17,6 +17,7 @@ import msgspec
 from actors.models.builder import ResponseBuilder
 from actors.models.config import Endpoint
 from actors.models.errors import StreamError
+from actors.models.provider_options import wire_options
 from actors.models.sse import SSEEvent, SSEParser
 from actors.models.wire_cache import ConversationCache, raw
 from protocol.llm import (
@@ -142,7 +143,8 @@ class Adapter:
         return SSEParser()
 
     def options(self, request: Request) -> dict[str, Any]:
-        return dict(request.provider_options.get(self.provider, {}))
+        """This provider's options, then the wire-independent ones (a session's)."""
+        return wire_options(request, self.provider)
 
     def headers(self, extra: dict[str, str]) -> dict[str, str]:
         headers = {"content-type": "application/json", **extra}

@@ -125,10 +125,14 @@ def _block(part: Any) -> dict[str, Any] | None:
     if kind is ToolCall:
         return {"type": "tool_use", "id": part.id, "name": part.name, "input": part.arguments}
     if kind is ToolResult:
+        content: str | list[dict[str, Any]] = result_text(part)
+        if part.images:  # a text block (never an empty one), then the pictures
+            text = [{"type": "text", "text": content}] if content else []
+            content = [*text, *(_image(image) for image in part.images)]
         return {
             "type": "tool_result",
             "tool_use_id": part.tool_call_id,
-            "content": result_text(part),
+            "content": content,
             "is_error": part.is_error,
         }
     if kind is ImagePart:

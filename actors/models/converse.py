@@ -26,6 +26,7 @@ from actors.models.anthropic import DEFAULT_MAX_TOKENS, THINKING_BUDGETS
 from actors.models.builder import ResponseBuilder
 from actors.models.converse_request import PROVIDER, WIRE, message_blocks
 from actors.models.errors import classify
+from actors.models.provider_options import wire_options
 from actors.models.sse import SSEEvent
 from actors.models.wire_cache import GroupedState, leading_system
 from protocol.llm import (
@@ -91,7 +92,7 @@ class ConverseAdapter(Adapter):
     provider = PROVIDER
 
     def options(self, request: Request) -> dict[str, Any]:
-        return dict(request.provider_options.get(WIRE, {}))
+        return wire_options(request, WIRE)
 
     def build(self, request: Request, *, stream: bool) -> HttpCall:
         options = self.options(request)

@@ -109,6 +109,7 @@ def _tool_result(part: ToolResult) -> dict[str, Any]:
     else:
         text = content if isinstance(content, str) else encode(content).decode()
         blocks = [{"text": text or "(no output)"}]
+    blocks.extend(_image(image) for image in part.images)
     status = "error" if part.is_error else "success"
     return {"toolResult": {"toolUseId": part.tool_call_id, "content": blocks, "status": status}}
 

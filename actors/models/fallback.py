@@ -85,6 +85,11 @@ class FallbackModel:
     def endpoint_name(self) -> str:
         return str(self.sessions[self.index][0].connection.endpoint.name)
 
+    @property
+    def route_model(self) -> str | None:
+        """The model the current route asks for (None: the session's own)."""
+        return self.sessions[self.index][1]
+
     def _request(self, request: Request) -> Request:
         model = self.sessions[self.index][1]
         return msgspec.structs.replace(request, model=model) if model else request

@@ -165,7 +165,7 @@ def contents(messages: list[Message]) -> list[dict[str, Any]]:
         if message.role in ("system", "developer"):
             continue
         role = "model" if message.role == "assistant" else "user"
-        parts = [p for part in message.content if (p := _part(part, names)) is not None]
+        parts = _message_parts(message, names)
         if not parts:
             continue
         if out and out[-1]["role"] == role:
@@ -173,6 +173,17 @@ def contents(messages: list[Message]) -> list[dict[str, Any]]:
         else:
             out.append({"role": role, "parts": parts})
     return out
+
+
+def _message_parts(message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
+    """A message's parts; the images tool results returned follow as inlineData
+    parts after every functionResponse (a function response carries no picture
+    before Gemini 3, so they go beside it, as other SDKs send them)."""
+    parts = [p for part in message.content if (p := _part(part, names)) is not None]
+    for part in message.content:
+        if type(part) is ToolResult:
+            parts.extend(p for image in part.images if (p := _part(image, names)) is not None)
+    return parts
 
 
 def _needs_names(message: Message) -> bool:
@@ -191,7 +202,7 @@ class GeminiAdapter(Adapter):
         if _needs_names(message):  # results without a name: named from their calls
             names = tool_names(self._history)
         role = "model" if message.role == "assistant" else "user"
-        return role, [p for part in message.content if (p := _part(part, names)) is not None]
+        return role, _message_parts(message, names)
 
     def _contents(self, messages: list[Message]) -> list[dict[str, Any]]:
         lead = leading_system(messages)

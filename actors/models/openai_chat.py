@@ -9,8 +9,11 @@ a chunk with an ``error`` member; both are handled. Only choice 0 is read.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
+
+import msgspec
 
 from actors.models.adapter import (
     Adapter,
@@ -33,7 +36,7 @@ from actors.models.media import (
     refuse,
 )
 from actors.models.sse import SSEEvent
-from actors.models.wire_cache import FlatState, leading_system
+from actors.models.wire_cache import FlatState, leading_system, raw
 from protocol.llm import (
     AudioPart,
     DocumentPart,
@@ -94,15 +97,19 @@ def _user_content(message: Message) -> str | list[dict[str, Any]]:
         if type(part) is TextPart:
             blocks.append({"type": "text", "text": part.text})
         elif type(part) is ImagePart:
-            image: dict[str, Any] = {"url": image_url(part)}
-            if part.detail:
-                image["detail"] = part.detail
-            blocks.append({"type": "image_url", "image_url": image})
+            blocks.append(_image_block(part))
         elif type(part) is AudioPart:
             blocks.append(openai_input_audio(part, "openai_chat"))
         elif type(part) is DocumentPart:
             blocks.append({"type": "file", "file": _chat_file(part)})
     return blocks
+
+
+def _image_block(part: ImagePart) -> dict[str, Any]:
+    image: dict[str, Any] = {"url": image_url(part)}
+    if part.detail:
+        image["detail"] = part.detail
+    return {"type": "image_url", "image_url": image}
 
 
 def _chat_file(part: DocumentPart) -> dict[str, str]:
@@ -142,15 +149,45 @@ def message_entries(message: Message, echo_reasoning: bool = True) -> list[dict[
         if thinking and echo_reasoning:
             entry["reasoning_content"] = thinking
         return [entry]
-    return [
+    results = [part for part in message.content if type(part) is ToolResult]
+    entries: list[dict[str, Any]] = [
         {"role": "tool", "tool_call_id": part.tool_call_id, "content": result_text(part)}
-        for part in message.content
-        if type(part) is ToolResult
+        for part in results
     ]
+    pictures = [(part, image) for part in results for image in part.images]
+    if pictures:  # a tool message carries text only: the pictures follow as the user's
+        ids = ", ".join(dict.fromkeys(part.tool_call_id for part, _ in pictures))
+        lead = {"type": "text", "text": f"The image(s) the tool call(s) {ids} returned:"}
+        images = [_image_block(image) for _, image in pictures]
+        entries.append({"role": "user", "content": [lead, *images]})
+    return entries
 
 
 def chat_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    return [entry for message in messages for entry in message_entries(message)]
+    return tools_together([entry for message in messages for entry in message_entries(message)])
+
+
+def tools_together(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tool entries of a round kept together: a user entry between two of
+    them (the pictures a result returned) moves after the round's last one, since
+    the API wants every call's tool message right after the assistant's."""
+    out: list[dict[str, Any]] = []
+    held: list[dict[str, Any]] = []
+    in_tools = False
+    for entry in entries:
+        role = entry.get("role")
+        if role == "tool":
+            in_tools = True
+            out.append(entry)
+        elif in_tools and role == "user":
+            held.append(entry)
+        else:
+            out.extend(held)
+            held.clear()
+            in_tools = False
+            out.append(entry)
+    out.extend(held)
+    return out
 
 
 def _tool(tool: ToolDefinition) -> dict[str, Any]:
@@ -171,6 +208,31 @@ def new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
 
 
+class ChatState(FlatState):
+    """Chat's flat items, with the pictures of a round's tool results held back
+    until the round's last tool message (see :func:`tools_together`); a request
+    sends ``items`` then ``held``."""
+
+    __slots__ = ("held",)
+
+    def __init__(self, convert: Callable[[Message], list[dict[str, Any]]]) -> None:
+        super().__init__(convert)
+        self.held: list[msgspec.Raw] = []
+
+    def add(self, message: Message) -> int:
+        if message.role != "tool" and self.held:
+            self.items += self.held
+            self.held = []
+        if message.role != "tool":
+            return super().add(message)
+        converted = self.convert(message)
+        encoded = [raw(entry) for entry in converted if entry.get("role") == "tool"]
+        pictures = [raw(entry) for entry in converted if entry.get("role") != "tool"]
+        self.items += encoded
+        self.held += pictures
+        return sum(len(item) for item in (*encoded, *pictures))
+
+
 class OpenAIChatAdapter(Adapter):
     provider = PROVIDER
 
@@ -181,14 +243,15 @@ class OpenAIChatAdapter(Adapter):
     def _entries(self, message: Message) -> list[dict[str, Any]]:
         return message_entries(message, echo_reasoning=not self.openai)
 
-    def _state(self) -> FlatState:
-        return FlatState(self._entries)
+    def _state(self) -> ChatState:
+        return ChatState(self._entries)
 
     def build(self, request: Request, *, stream: bool) -> HttpCall:
         lead = leading_system(request.messages)
         state = self.cache.state(request.messages[lead:], self._state)
         messages: list[Any] = [e for m in request.messages[:lead] for e in self._entries(m)]
         messages += state.items
+        messages += state.held
         body: dict[str, Any] = {"model": request.model, "messages": messages}
         if request.tools:
             body["tools"] = self.tool_list(request.tools, _tool)

@@ -45,6 +45,16 @@ def content_block(role: str, part: Any) -> dict[str, Any] | None:
     return None
 
 
+def _output(part: ToolResult) -> str | list[dict[str, Any]]:
+    """A function call's output: its text, or with pictures a list of input_text
+    and input_image items (what ``function_call_output`` takes)."""
+    text = result_text(part)
+    if not part.images:
+        return text
+    images = [content_block("user", image) or {} for image in part.images]
+    return [{"type": "input_text", "text": text}, *images]
+
+
 def message_items(message: Message) -> list[dict[str, Any]]:
     """One message's input items: content runs become messages; tool calls, results
     and reasoning are items of their own, in the order they came."""
@@ -81,7 +91,7 @@ def message_items(message: Message) -> list[dict[str, Any]]:
                 {
                     "type": "function_call_output",
                     "call_id": part.tool_call_id,
-                    "output": result_text(part),
+                    "output": _output(part),
                 }
             )
         elif type(part) is ThinkingPart:

@@ -128,7 +128,13 @@ class ClientEnvironment(ForwardingEnvironment):
         # binary check and exact reads behave as they do on any environment.
         data = content.encode(errors="surrogatepass")
         rendered: FileContent = render_file(
-            path, data, request.offset, request.limit, request.line_numbers, request.exact
+            path,
+            data,
+            request.offset,
+            request.limit,
+            request.line_numbers,
+            request.exact,
+            images=request.images,
         )
         return rendered
 

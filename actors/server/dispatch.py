@@ -29,6 +29,7 @@ from actors.kernel import (
 from actors.server.environments import Environments
 from actors.server.options import server_options
 from actors.server.registry import SessionRegistry
+from actors.server.reply_history import without_image_bytes
 from actors.session.actor import SessionClosed
 from actors.session.approvals import ApprovalNotFound
 from actors.session.presets import preset_config
@@ -219,7 +220,7 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             return server_options(request.id, registry.models.settings)
         case GetSession():
             record = registry.record(request.session)
-            history = await services.store.history(record.row.id)
+            history = without_image_bytes(await services.store.history(record.row.id))
             pending = [event_record(e) for e in registry.pending_approvals(request.session)]
             return SessionDetail(request.id, record.info(), history, pending)
         case (
@@ -238,6 +239,7 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
                     "max_tool_rounds_per_input",
                     "approval_mode",
                     "nobody_to_ask",
+                    "provider_options",
                 )
                 if (value := getattr(request, name)) is not None
             }

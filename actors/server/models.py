@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 import msgspec
+import trio
 
 from actors.kernel import ActorRef, Rejection, Runtime
 from actors.models.config import Wire, endpoint, endpoint_from_env
@@ -68,6 +69,8 @@ class ModelSettings(msgspec.Struct, frozen=True):
             changes["user_instructions"] = self.defaults.user_instructions
         if not given.mcp_servers and self.defaults.mcp_servers:
             changes["mcp_servers"] = self.defaults.mcp_servers
+        if not given.provider_options and self.defaults.provider_options:
+            changes["provider_options"] = self.defaults.provider_options
         return msgspec.structs.replace(given, **changes) if changes else given
 
 
@@ -86,6 +89,9 @@ class Models:
         self.runtime = runtime
         self.settings = settings
         self._gateways: dict[Wire, ActorRef] = {}
+        self._starting = trio.Lock()
+        """One gateway start at a time: sessions created at once would otherwise
+        both find none and both spawn ``models/<wire>`` (the second refused)."""
         self._profiles: dict[str, ProviderProfile] = {}
         """Built once per name (tool schemas included): each session derives its own
         copy (:meth:`ProviderProfile.derive`) and never changes this one."""
@@ -105,6 +111,13 @@ class Models:
         wire = self.settings.wire or WIRE_OF_PROFILE[profile.id]
         ref = self._gateways.get(wire)
         if ref is not None and ref.alive:
+            return ref
+        async with self._starting:
+            return await self._start_gateway(wire)
+
+    async def _start_gateway(self, wire: Wire) -> ActorRef:
+        ref = self._gateways.get(wire)
+        if ref is not None and ref.alive:  # started while we waited for the lock
             return ref
         settings = self.settings
         try:

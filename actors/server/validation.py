@@ -16,6 +16,7 @@ from typing import Any
 
 from actors.kernel import Rejection
 from actors.policy.presets import resolve_policy
+from protocol.provider_options import ProviderOptionError, check_provider_options
 from protocol.session import SessionConfig
 from protocol.wire_requests import (
     AddEnvironment,
@@ -63,6 +64,8 @@ def validate(request: Request) -> None:
             _effort(request.reasoning_effort)
             _not_negative("max_turns", request.max_turns)
             _not_negative("max_tool_rounds_per_input", request.max_tool_rounds_per_input)
+            if request.provider_options is not None:
+                _provider_options(request.provider_options, "")
         case ExecInEnvironment():
             _path("working_dir", request.working_dir)
             _text("command", request.command)
@@ -90,16 +93,24 @@ def check_config(config: SessionConfig, prefix: str = "") -> None:
         value = getattr(config, name)
         if isinstance(value, int) and not isinstance(value, bool):
             _not_negative(prefix + name, value)
-        elif isinstance(value, dict) and name != "policy_overrides":
+        elif isinstance(value, dict) and name not in ("policy_overrides", "provider_options"):
             for key, limit in value.items():
                 _not_negative(f"{prefix}{name}.{key}", limit)
     try:
         resolve_policy(config.policy, config.policy_overrides)
     except ValueError as error:  # an unknown preset, or overrides that do not fit
         raise InvalidRequest(f"{prefix}policy: {error}") from None
+    _provider_options(config.provider_options, prefix)
     ratio = config.context_warning_ratio
     if not (math.isfinite(ratio) and ratio >= 0):
         raise InvalidRequest(f"{prefix}context_warning_ratio must be a number, 0 or more")
+
+
+def _provider_options(options: dict[str, Any], prefix: str) -> None:
+    try:
+        check_provider_options(options)
+    except ProviderOptionError as error:
+        raise InvalidRequest(f"{prefix}provider_options: {error}") from None
 
 
 def _not_negative(field: str, value: Any) -> None:

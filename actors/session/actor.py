@@ -26,6 +26,7 @@ from actors.session.approvals import Approvals
 from actors.session.events import EventHub, Subscription
 from actors.session.hook_wiring import wire_hooks
 from actors.session.loop import AgenticLoop, LoopParts
+from actors.session.own_tools import offer, withdraw
 from actors.session.path_checks import PathJudge
 from actors.session.policy_gate import PolicyGate
 from actors.session.profiles import ProviderProfile
@@ -141,19 +142,17 @@ class SessionActor(Actor):
         config = config or SessionConfig()
         self._agent_depth = agent_depth
         self.profile = profile.derive()
-        for tool in AGENT_TOOLS:
-            if agent_depth < config.max_subagent_depth:
-                self.profile.registry.register(tool)
-            else:
-                self.profile.registry.unregister(tool.name)
+        registry = self.profile.registry  # none of ours replaces a custom tool: own_tools
+        if agent_depth < config.max_subagent_depth:
+            offer(registry, AGENT_TOOLS, "subagent")
+        else:
+            withdraw(registry, AGENT_TOOLS)
         if config.loop_breaking_tools:
-            for tool in LOOP_BREAKING_TOOLS:
-                self.profile.registry.register(tool)
+            offer(registry, LOOP_BREAKING_TOOLS, "loop-breaking")
         if config.agentic_mode:
-            for tool in AGENTIC_TOOLS:
-                self.profile.registry.register(tool)
+            offer(registry, AGENTIC_TOOLS, "agentic-mode")
         if config.terminal_tool:
-            self.profile.registry.register(TERMINAL)
+            offer(registry, [TERMINAL], "terminal")
         self.environment = environment
         self.gateway = gateway
         self.hub = EventHub(self.id, first_seq)
@@ -172,7 +171,7 @@ class SessionActor(Actor):
         self._tools: ToolRunner | None = None
         self._mcp: McpTools | None = None
         """MCP servers of a top-level session; subagents share the parent's tools."""
-        self.approvals = Approvals(self.hub.emit)
+        self.approvals = Approvals(self.hub.emit, self.loop.waiting_for_approval)
         self.fenced_paths: tuple[str, ...] = ()
         self.hook_set: HookSet | None = None
         self.skills_index = ""

@@ -47,13 +47,19 @@ class Pending:
 
 
 Emit = Callable[[EventData], SessionEvent]
+Waiting = Callable[[bool], None]
+"""Told True when the session starts waiting for an answer, False when nothing
+is waited for any more (the loop's ``waiting_approval`` state)."""
 
 
 class Approvals:
     """The pending approval requests of one session."""
 
-    def __init__(self, emit: Emit) -> None:
+    def __init__(self, emit: Emit, waiting: Waiting | None = None) -> None:
         self._emit = emit
+        self._waiting = waiting
+        self._waiters = 0
+        """How many tool calls wait for an answer now (parallel calls may)."""
         self.pending: dict[str, Pending] = {}
         self._reopened: dict[str, str] = {}
         """call id -> request id of requests open again after a restart."""
@@ -84,6 +90,7 @@ class Approvals:
             event = self._emit(ApprovalRequestEvent(request_id, action, subject, details))
             pending = Pending(event)
             self.pending[request_id] = pending
+        self._wait_begins()
         try:
             with trio.move_on_after(timeout_s):
                 await pending.done.wait()
@@ -92,8 +99,19 @@ class Approvals:
         finally:
             if pending.answer is None:
                 self._close(request_id, pending, "withdrawn", "interrupt")
+            self._wait_ends()
         assert pending.answer is not None
         return pending.answer
+
+    def _wait_begins(self) -> None:
+        self._waiters += 1
+        if self._waiters == 1 and self._waiting is not None:
+            self._waiting(True)
+
+    def _wait_ends(self) -> None:
+        self._waiters -= 1
+        if self._waiters == 0 and self._waiting is not None:
+            self._waiting(False)
 
     async def request(self, action: str, subject: str, **details: Any) -> tuple[bool, str | None]:
         """(approved, message): the simple form, waiting as long as it takes."""

@@ -315,6 +315,7 @@ class Compactor:
             model=model_name,
             messages=[Message.system(COMPACTION_PROMPT), Message.user(text)],
             provider_options=self.profile.provider_options(),
+            wire_options=config.provider_options,
         )
         response = await model.complete(request)
         if self.cost is not None:

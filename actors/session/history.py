@@ -29,8 +29,8 @@ def to_messages(history: Sequence[Turn]) -> list[Message]:
                 messages.append(turn.message or _assistant(turn.content, turn.tool_calls))
             case ToolResultsTurn():
                 messages.extend(
-                    Message.tool_result(r.tool_call_id, r.content, is_error=r.is_error, name=r.name)
-                    for r in turn.results
+                    Message("tool", [result], tool_call_id=result.tool_call_id)
+                    for result in turn.results
                 )
     return messages
 

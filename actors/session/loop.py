@@ -389,6 +389,14 @@ class AgenticLoop:
             self.history.append(SteeringTurn(text, time.time()))
             self.hub.emit(SteeringInjectedEvent(text))
 
+    def waiting_for_approval(self, waiting: bool) -> None:
+        """The session waits for an approval answer (coding-agent-loop-spec's
+        WAITING_APPROVAL), or no longer does: back to running the round's tools."""
+        if waiting:
+            self._set_loop_state("waiting_approval")
+        elif self.loop_state == "waiting_approval":
+            self._set_loop_state("executing_tool")
+
     def _set_loop_state(self, state: LoopState) -> None:
         if state != self.loop_state:
             self.loop_state = state
@@ -470,7 +478,7 @@ class AgenticLoop:
         parts = self._parts()
         await self.compactor.before_request(parts.model, self.config, self.model_name)
         block = self.agentic.begin_iteration(self.config.agentic_max_iterations)
-        request = self.model.request(self.config, parts.snapshot, block)
+        request = self.model.request(self.config, parts.snapshot, block, self._identity())
         self.compactor.sent(request)
         answer = await self.model.ask(parts.model, request, self.tool_calling)
         if isinstance(answer, ModelFailure) and answer.context_length:
@@ -481,6 +489,12 @@ class AgenticLoop:
         if answer.fatal:
             self._fatal = answer.error
         return None
+
+    def _identity(self) -> str | None:
+        """The model the system prompt names: a fallback route's own model once the
+        session has moved to it (None: the session's model)."""
+        model = self._parts().model
+        return model.route_model if isinstance(model, FallbackModel) else None
 
     async def _compact_and_retry(self, block: str | None) -> Response | ModelFailure | None:
         """The provider said the request was too long: compact once and send it
@@ -493,7 +507,7 @@ class AgenticLoop:
         )
         if outcome.kind == "none":
             return None
-        request = self.model.request(self.config, parts.snapshot, block)
+        request = self.model.request(self.config, parts.snapshot, block, self._identity())
         self.compactor.sent(request)
         return await self.model.ask(parts.model, request, self.tool_calling)
 

@@ -30,6 +30,7 @@ from actors.session.model_turn import ToolCallingMode, call_model
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, build_system_prompt
 from actors.session.token_budget import tokens_spent
+from actors.session.tool_images import takes_images, without_images
 from actors.session.turns import TurnLog
 from protocol.events import AssistantTextEndEvent, CalledTool, ErrorEvent, WarningEvent
 from protocol.llm import Message, Request, Response, ToolChoice
@@ -67,21 +68,32 @@ class ModelCalls:
         return config.model or profile.model
 
     def request(
-        self, config: SessionConfig, snapshot: EnvironmentSnapshot, state_block: str | None
+        self,
+        config: SessionConfig,
+        snapshot: EnvironmentSnapshot,
+        state_block: str | None,
+        identity: str | None = None,
     ) -> Request:
         """The next request; in agentic mode ``state_block`` goes just before the
-        latest user prompt, in this request only."""
-        system = build_system_prompt(self.profile, snapshot, config.user_instructions)
+        latest user prompt, in this request only. ``identity``: the model the system
+        prompt names when it is not the request's (a fallback route's own model)."""
+        model = self.model_name(self.profile, config)
+        system = build_system_prompt(
+            self.profile, snapshot, config.user_instructions, identity or model
+        )
         messages: Sequence[Message] = self.view.messages(self.history)
+        if not takes_images(identity or model):
+            messages = without_images(messages, identity or model)
         if state_block is not None:
             messages = with_state_block(messages, self.view.prompt_index(), state_block)
         return Request(
-            model=self.model_name(self.profile, config),
+            model=model,
             messages=[Message.system(system), *messages],
             tools=self.profile.tools(),
             tool_choice=ToolChoice("auto"),
             reasoning_effort=config.reasoning_effort,
             provider_options=self.profile.provider_options(),
+            wire_options=config.provider_options,
         )
 
     async def ask(

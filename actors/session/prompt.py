@@ -154,11 +154,15 @@ def git_block(git: GitSnapshot) -> str:
 
 
 def build_system_prompt(
-    profile: ProviderProfile, snapshot: EnvironmentSnapshot, user_instructions: str | None = None
+    profile: ProviderProfile,
+    snapshot: EnvironmentSnapshot,
+    user_instructions: str | None = None,
+    model: str | None = None,
 ) -> str:
     """Base instructions, environment, git, tools, project documents, then the user's
-    own instructions last (highest precedence)."""
-    layers = [profile.base_instructions, environment_block(snapshot, profile.model)]
+    own instructions last (highest precedence). ``model`` is the model the request
+    goes to (None: the profile's): after a switch the model is told who it is."""
+    layers = [profile.base_instructions, environment_block(snapshot, model or profile.model)]
     if snapshot.git:
         layers.append(git_block(snapshot.git))
     tools = "\n".join(f"- {d.name}: {d.description}" for d in profile.tools())

@@ -24,6 +24,7 @@ from actors.session.events import EventHub
 from actors.session.policy_gate import CommandLimits, PolicyGate
 from actors.session.profiles import ProviderProfile
 from actors.session.sandbox_notice import sandbox_warning
+from actors.session.tool_images import within_cap
 from actors.tools.core.context import Subagents, TerminalSlot, ToolContext
 from actors.tools.paths import Clearance
 from actors.tools.registry import Tool
@@ -155,9 +156,11 @@ class ToolRunner:
         truncated = truncate_tool_output(
             outcome.output, call.name, config.tool_output_limits, config.tool_line_limits
         )
+        images, too_large = within_cap(outcome.images, config.max_image_bytes)
+        notes.extend(too_large)
         if notes:
             truncated = "\n\n".join([truncated, *notes])
-        return ToolResult(call.id, truncated, outcome.is_error, call.name)
+        return ToolResult(call.id, truncated, outcome.is_error, call.name, images)
 
     async def emit_deltas(self) -> None:
         """Turn queued output deltas into events until :meth:`close`."""

@@ -18,11 +18,11 @@ import msgspec
 from actors.policy.categories import Category
 from actors.tools.paths import NO_PATHS, Clearance, PathDeclaration
 from actors.tools.schema import InvalidArguments, check_against_schema, parse_arguments, schema_of
-from protocol.llm import ToolCall, ToolDefinition
+from protocol.llm import ImagePart, ToolCall, ToolDefinition
 
 T = TypeVar("T")
 
-Executor = Callable[[Any, Any], Awaitable[str]]
+Executor = Callable[[Any, Any], Awaitable["str | ToolOutput"]]
 """``await execute(arguments, context) -> output``; arguments are the parsed Struct
 (or the plain dict, for a tool described by a JSON Schema)."""
 
@@ -71,6 +71,14 @@ class ToolFailure(Exception):
     (apply_patch's messages, for instance), without the generic prefix."""
 
 
+class ToolOutput(msgspec.Struct, frozen=True):
+    """What a tool returns when it has pictures as well as text (a tool returning
+    only text returns the ``str``)."""
+
+    text: str
+    images: tuple[ImagePart, ...] = ()
+
+
 class ToolOutcome(msgspec.Struct, frozen=True):
     """The full, untruncated output of one call (truncation is the session's job)."""
 
@@ -78,6 +86,7 @@ class ToolOutcome(msgspec.Struct, frozen=True):
     name: str
     output: str
     is_error: bool
+    images: tuple[ImagePart, ...] = ()
 
 
 class ToolRegistry:
@@ -134,6 +143,8 @@ class ToolRegistry:
             return _error(call, str(failure))
         except Exception as exc:  # a tool's failure is a result for the model
             return _error(call, f"Tool error ({call.name}): {exc}")
+        if isinstance(output, ToolOutput):
+            return ToolOutcome(call.id, call.name, output.text, False, output.images)
         return ToolOutcome(call.id, call.name, output, False)
 
 

@@ -226,7 +226,13 @@ class SSHEnvironment(EnvironmentActor):
         if data is None:
             data = await self.bridge.run(sftp.read_bytes(self.pool, path))
         return render_file(
-            path, data, request.offset, request.limit, request.line_numbers, request.exact
+            path,
+            data,
+            request.offset,
+            request.limit,
+            request.line_numbers,
+            request.exact,
+            images=request.images,
         )
 
     async def write_file(self, request: WriteFile) -> WriteResult:

@@ -20,6 +20,7 @@ from protocol.environment import (
     FileExists,
     Glob,
     Grep,
+    ImageFile,
     ListDirectory,
     ReadFile,
     StatPath,
@@ -27,6 +28,7 @@ from protocol.environment import (
 )
 from tests.environments.conftest import EnvUnderTest
 from tests.environments.helpers import OutputSink
+from tests.image_files import png
 
 HANG_GUARD = 20
 
@@ -87,6 +89,22 @@ async def test_read_errors_are_typed(env: EnvUnderTest) -> None:
     (env.workdir / "one.txt").write_text("only line\n")
     with pytest.raises(InvalidRequest):
         await env.ref.ask(ReadFile("one.txt", offset=5))
+
+
+async def test_an_image_is_read_as_its_bytes_when_asked(env: EnvUnderTest) -> None:
+    """``images=True`` (read_file's read): an image by its header, whatever its
+    name, comes back byte for byte; without it, or when the header lies, it is
+    read as any other file."""
+    picture = png(4, 3)
+    (env.workdir / "shot.dat").write_bytes(picture)
+    (env.workdir / "fake.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00 not really")
+    content = await env.ref.ask(ReadFile("shot.dat", images=True))
+    assert content.image == ImageFile("image/png", 4, 3, len(picture), picture)
+    assert content.text == ""
+    with pytest.raises(BinaryFile):
+        await env.ref.ask(ReadFile("shot.dat"))
+    with pytest.raises(BinaryFile):
+        await env.ref.ask(ReadFile("fake.png", images=True))
 
 
 ENCODED_FILES = [

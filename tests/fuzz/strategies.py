@@ -126,6 +126,10 @@ def valid_request(
                 fields["model"] = draw(models)
             if draw(st.booleans()):
                 fields["max_turns"] = draw(small_ints)
+            if draw(st.booleans()):  # Troupe's own fields among them are refused
+                keys = st.sampled_from(["service_tier", "seed", "model", "messages", "stream", ""])
+                values = st.one_of(st.none(), small_ints, texts)
+                fields["provider_options"] = draw(st.dictionaries(keys, values, max_size=3))
             return fields
         case "resolve_approval":
             return {"session": session, "request_id": draw(texts), "approved": draw(st.booleans())}

@@ -3,6 +3,7 @@ model lists and calls their tools through a real session."""
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import trio
 
+from environments.images import sniff_image
 from protocol.events import ToolCallEndEvent, ToolCallStartEvent, WarningEvent
 from protocol.mcp import McpServerConfig
 from protocol.session import CloseSession, SessionConfig
@@ -56,7 +58,8 @@ async def test_model_sees_and_calls_fixture_tools(start_agent: StartAgent, tmp_p
         assert ends[1].output == "echo: hi"
         assert ends[2].output == "Error executing tool fail: out of cheese"
         assert '"length": 4' in ends[3].output
-        assert ends[4].output == "[image image/png, 15 bytes]"
+        # the fixture's "PNG" is a signature and a word: described, never sent as an image
+        assert ends[4].output == "[image image/png, 15 bytes: not a PNG, JPEG, GIF or WebP image]"
         offered = tool_names(agent.request_bodies()[0])
         assert {"fx__echo", "fx__wipe", "fx__hang", "shell"} <= offered
         registry = agent.actor.profile.registry
@@ -169,3 +172,25 @@ async def test_npm_reference_servers(start_agent: StartAgent, tmp_path: Path):
         write_file, read_file = registry.get("fs__write_file"), registry.get("fs__read_text_file")
         assert write_file is not None and read_file is not None
         assert (write_file.category, read_file.category) == ("admin", "read")
+
+
+async def test_an_mcp_image_reaches_a_model_that_takes_images(start_agent: StartAgent):
+    """server-everything's ``get-tiny-image`` returns text and a PNG: the text is
+    the result, the picture goes with it in the wire's own shape."""
+    everything = McpServerConfig("every", command=npm_server("server-everything", "stdio"))
+    script = turns([call("every__get-tiny-image")], "A tiny logo.")
+    async with start_agent("anthropic", script, SessionConfig(mcp_servers=[everything])) as agent:
+        await agent.run("show me the image")
+        (end,) = agent.of(ToolCallEndEvent)
+        assert not end.is_error and "[image image/png" in end.output
+        second = agent.request_bodies()[1]
+    (result,) = [
+        block
+        for message in second["messages"]
+        for block in (message["content"] if isinstance(message["content"], list) else [])
+        if block.get("type") == "tool_result"
+    ]
+    (image,) = [part for part in result["content"] if part["type"] == "image"]
+    data = base64.b64decode(image["source"]["data"])
+    assert image["source"]["media_type"] == "image/png" and data.startswith(b"\x89PNG")
+    assert sniff_image(data) is not None

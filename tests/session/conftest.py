@@ -20,6 +20,7 @@ from actors.models import RetryPolicy, open_gateway
 from actors.models.config import Timeouts, Wire, endpoint
 from actors.session.actor import SessionActor
 from actors.session.profiles import PROFILES
+from actors.tools.registry import Tool
 from environments.local import LocalEnvironment
 from protocol.events import EventBody, SessionEvent
 from protocol.session import EventStream, SessionConfig, Submit, Subscribe, WaitIdle
@@ -86,8 +87,10 @@ def start_agent(tmp_path: Path) -> StartAgent:
         script: Script | dict[str, Any],
         config: SessionConfig | None = None,
         wire: Wire | None = None,
+        registry_extra: list[Tool] | None = None,
     ) -> AsyncIterator[Agent]:
-        """``wire``: another wire than the profile's own (text calls over openai_chat)."""
+        """``wire``: another wire than the profile's own (text calls over openai_chat);
+        ``registry_extra``: custom tools added to the profile (an embedder's)."""
         if isinstance(script, dict):
             script = msgspec.convert(script, Script)
         workdir = real_tmp / "work"
@@ -106,7 +109,10 @@ def start_agent(tmp_path: Path) -> StartAgent:
             policy = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=1.0)
             gateway = await stack.enter_async_context(open_gateway(runtime, ep, policy))
             env = await runtime.spawn(LocalEnvironment(workdir), name="environments/local")
-            actor = SessionActor(PROFILES[profile](), env, gateway, config)
+            chosen = PROFILES[profile]()
+            for tool in registry_extra or ():
+                chosen.registry.register(tool)
+            actor = SessionActor(chosen, env, gateway, config)
             ref = await runtime.spawn(actor, name=f"sessions/{actor.id}")
             events = await ref.ask(Subscribe())
             yield Agent(ref, actor, server, workdir, events, [])

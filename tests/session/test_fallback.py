@@ -115,6 +115,8 @@ async def test_a_primary_answering_500_every_time_completes_on_the_fallback(
     bodies = [r.json() for r in backup.requests]
     assert all(r.path.endswith("/v1/messages") for r in backup.requests)
     assert all(body["model"] == "claude-fallback" for body in bodies)
+    # the prompt names the fallback's model once the session has moved to it
+    assert "Model: claude-fallback" in bodies[-1]["system"][0]["text"]
     second = bodies[1]["messages"]
     assert second[1]["content"][0]["type"] == "tool_use"
     assert second[2]["content"][0]["type"] == "tool_result"

@@ -11,9 +11,12 @@ import pytest
 import trio
 
 from actors.kernel import ActorRef, Runtime
-from actors.session.profiles import anthropic_profile, gemini_profile, openai_profile
+from actors.session.profiles import PROFILES, anthropic_profile, gemini_profile, openai_profile
 from actors.session.prompt import PROJECT_DOC_MARKER, build_system_prompt, take_snapshot
 from environments.local import LocalEnvironment
+from protocol.session import UpdateConfig
+from tests.session.conftest import StartAgent
+from tests.session.scripts import body_text
 
 
 def git(repo: Path, *args: str) -> None:
@@ -142,3 +145,22 @@ async def test_the_openai_profile_reads_agents_and_codex_instructions(
     assert "claude rules" not in docs and "gemini rules" not in docs
     anthropic_docs = (await take_snapshot(env_in_sub, anthropic_profile())).project_docs
     assert "codex rules" not in anthropic_docs
+
+
+@pytest.mark.parametrize("profile", ["openai", "anthropic", "gemini"])
+async def test_the_prompt_names_the_model_a_switch_chose(
+    start_agent: StartAgent, profile: str
+) -> None:
+    """coding-agent-loop-spec 6: the environment block names the model; after
+    ``update_config(model=...)`` (``/model``) the next request's prompt names the new
+    one, not the profile's."""
+    script = {"turns": [{"text": "first"}, {"text": "second"}], "repeat": False}
+    async with start_agent(profile, script) as agent:
+        await agent.run("hello")
+        await agent.ref.ask(UpdateConfig(model="switched-model-7"))
+        await agent.run("again")
+        first, second = agent.request_bodies()
+    default = PROFILES[profile]().model
+    assert f"Model: {default}" in body_text(first)
+    assert "Model: switched-model-7" in body_text(second)
+    assert f"Model: {default}\\n" not in body_text(second)

@@ -3,12 +3,17 @@ scripted model per conversation (the parent's and each child's)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 
 from actors.mockllm.wires import first_user_text
+from actors.session.actor import SessionActor
+from actors.session.own_tools import ToolNameConflict
+from actors.session.profiles import anthropic_profile
+from actors.tools.registry import Tool
 from protocol.events import (
     AssistantTextEndEvent,
     SubagentClosedEvent,
@@ -249,8 +254,79 @@ async def test_a_subagent_runs_on_the_parents_model_unless_told_otherwise(
             task: {b["model"] for b in bodies_of(agent, "anthropic", task)}
             for task in ("PARENT", "INHERIT task", "OWN task")
         }
+        prompts = {
+            task: body_text(bodies_of(agent, "anthropic", task)[0]["system"])
+            for task in ("INHERIT task", "OWN task")
+        }
     assert models == {
         "PARENT": {"parent-chosen-model"},
         "INHERIT task": {"parent-chosen-model"},
         "OWN task": {"child-own-model"},
     }
+    # and each child's system prompt names the model it runs on
+    assert "Model: parent-chosen-model" in prompts["INHERIT task"]
+    assert "Model: child-own-model" in prompts["OWN task"]
+
+
+async def test_a_subagent_works_in_the_working_dir_it_was_given(start_agent: StartAgent) -> None:
+    """``spawn_agent(working_dir=...)``: the child's relative paths, commands and
+    system prompt start in that subdirectory; the parent's stay where they were."""
+    script = conversations(
+        [
+            [call("spawn_agent", task="SCOPED task", working_dir="pkg")],
+            [call("wait", agent_ids=["a-1"], timeout_ms=60_000)],
+            [call("read_file", file_path="inside.txt")],
+            "done",
+        ],
+        **{
+            "SCOPED task": [
+                [call("shell", command="pwd > where.txt")],
+                [call("read_file", file_path="inside.txt")],
+                [call("write_file", file_path="made.txt", content="by the child\n")],
+                "scoped done",
+            ]
+        },
+    )
+    async with start_agent("anthropic", script) as agent:
+        (agent.workdir / "pkg").mkdir()
+        (agent.workdir / "pkg" / "inside.txt").write_text("the package's file\n")
+        (agent.workdir / "inside.txt").write_text("the top-level file\n")
+        with trio.fail_after(HANG_GUARD):
+            await agent.run("PARENT: work in pkg")
+        package = agent.workdir / "pkg"
+        assert (package / "where.txt").read_text().strip() == str(package)
+        assert (package / "made.txt").read_text() == "by the child\n"
+        assert not (agent.workdir / "made.txt").exists()
+        child = bodies_of(agent, "anthropic", "SCOPED task")
+        assert f"Working directory: {package}\n" in child[0]["system"][0]["text"]
+        assert "the package's file" in body_text(child[2])
+        assert "the top-level file" not in body_text(child[2])
+        assert "the top-level file" in body_text(bodies_of(agent, "anthropic", "PARENT")[-1])
+        assert "status=completed success=true" in wait_output(agent)
+
+
+async def test_a_subagent_tool_never_replaces_a_custom_tool(
+    start_agent: StartAgent, tmp_path: Path
+) -> None:
+    """A profile given its own ``wait`` tool: the session that would offer the
+    subagent ``wait`` is refused when it is made, with the name; without subagent
+    tools (max_subagent_depth 0) the custom tool stays and is the one called."""
+
+    async def mine(arguments: dict[str, Any], context: Any) -> str:
+        return "the custom wait ran"
+
+    custom = Tool("wait", "Wait for the build.", mine, json_schema={"type": "object"})
+    profile = anthropic_profile()
+    profile.registry.register(custom)
+    environment = object()  # never reached: the check comes first
+    with pytest.raises(ToolNameConflict, match="'wait' has the name of a subagent tool"):
+        SessionActor(profile, environment, environment)  # type: ignore[arg-type]
+    assert profile.registry.get("wait") is custom
+
+    script = conversations([[call("wait")], "ok"])
+    config = SessionConfig(max_subagent_depth=0)
+    async with start_agent("anthropic", script, config, registry_extra=[custom]) as agent:
+        await agent.run("PARENT: wait for it")
+        (end,) = agent.of(ToolCallEndEvent)
+        assert (end.output, end.is_error) == ("the custom wait ran", False)
+        assert "spawn_agent" not in tool_names(agent.request_bodies()[0])

@@ -22,7 +22,14 @@ from actors.session.compaction import COMPACTION_PROMPT, TRANSCRIPT_MARKER
 from actors.session.context_view import SUMMARY_HEADER
 from protocol.client import TroupeClient, connect
 from protocol.session import CompactionTurn, SessionConfig
-from protocol.wire import CreateSession, GetSession, SessionCreated, SessionDetail, SubmitInput
+from protocol.wire import (
+    CreateSession,
+    GetSession,
+    InterruptSession,
+    SessionCreated,
+    SessionDetail,
+    SubmitInput,
+)
 from tests.event_schema import check_event_frame
 from tests.wire.conftest import HANG_GUARD, subscribe, troupe_serve
 
@@ -134,3 +141,97 @@ async def test_a_resume_after_sigkill_sends_the_requests_of_an_uninterrupted_run
     same = [body.replace(kept_session.encode(), session.encode()) for body in kept]
     assert resumed == same
     assert summaries(resumed) == summaries(kept), "no summary asked for again"
+
+
+class HoldAt:
+    """The mock's hold (``MockLLMServer.hold``): the request ``then`` requests
+    after the ``n``-th summary request (0: that summary request itself)."""
+
+    def __init__(self, n: int, then: int) -> None:
+        self.n, self.then = n, then
+        self.marks: list[int] = []
+
+    def __call__(self, mock: MockLLMServer) -> bool:
+        index = len(mock.requests) - 1
+        if COMPACTION_PROMPT[:40].encode() in mock.requests[-1].body:
+            self.marks.append(index)
+        return len(self.marks) >= self.n and index == self.marks[self.n - 1] + self.then
+
+
+async def held(mock: MockLLMServer, hold: HoldAt) -> int:
+    """Hold the chosen request; the number of requests once it is held."""
+    mock.hold = hold
+    with trio.fail_after(HANG_GUARD * 6):
+        await mock.wait_until(lambda server: server.holding == 1)
+    return len(mock.requests)
+
+
+@pytest.mark.parametrize(
+    ("n", "then"),
+    [(1, 3), (2, 0)],
+    ids=["during-a-round's-model-call", "during-a-summary-call"],
+)
+async def test_sigkill_during_a_model_call_resumes_with_the_history_of_a_live_server(
+    tmp_path: Path, n: int, then: int
+) -> None:
+    """The kill comes while the model is being asked (a round's call, or the call
+    that writes a compaction's summary), not between inputs. The same session on a
+    server that stays up, its call interrupted at the same point, is the reference:
+    its next input's requests and the resumed session's are byte for byte the same
+    (the in-flight call left nothing behind in either), and so is the held call."""
+    root = Path(await trio.Path(tmp_path).resolve())
+    work = root / "work"
+    work.mkdir()
+    (work / "big.txt").write_text("".join(f"line {i} of the big file\n" for i in range(160)))
+
+    async with serve_mock_llm(SCRIPT) as mock:
+        data = root / "live"
+        async with (
+            troupe_serve(data, work, mock.base_url) as serve,
+            connect(serve.url, (data / "token").read_text().strip()) as client,
+        ):
+            created = await client.request(CreateSession, config=CONFIG)
+            assert isinstance(created, SessionCreated)
+            live_session = created.session.session_id
+            await subscribe(client, live_session)
+            await client.request(SubmitInput, session=live_session, text="run the rounds")
+            at = await held(mock, HoldAt(n, then))
+            await client.request(InterruptSession, session=live_session, immediate=True)
+            await events_until(client, "processing_end")
+            mock.release()
+            in_flight = mock.requests[at - 1].body
+            live = await second_input(client, live_session, mock)
+
+    async with serve_mock_llm(SCRIPT) as mock:
+        data = root / "killed"
+        async with troupe_serve(data, work, mock.base_url) as serve:
+            token = (data / "token").read_text().strip()
+            async with connect(serve.url, token) as client:
+                created = await client.request(CreateSession, config=CONFIG)
+                assert isinstance(created, SessionCreated)
+                session = created.session.session_id
+                await client.request(SubmitInput, session=session, text="run the rounds")
+                assert await held(mock, HoldAt(n, then)) == at
+                serve.process.send_signal(signal.SIGKILL)
+                with trio.fail_after(HANG_GUARD):
+                    await serve.process.wait()
+        mock.release()
+        assert len(mock.requests) == at
+        killed_in_flight = mock.requests[at - 1].body
+        async with (
+            troupe_serve(data, work, mock.base_url) as serve,
+            connect(serve.url, token) as client,
+        ):
+            detail = await client.request(GetSession, session=session)
+            assert isinstance(detail, SessionDetail)
+            assert detail.session.interrupted
+            stored = [t for t in detail.history if isinstance(t, CompactionTurn) and t.summary]
+            assert len(stored) == n - 1 if then == 0 else n  # a summary cut short is not kept
+            resumed = await second_input(client, session, mock, after_seq=detail.session.last_seq)
+
+    assert killed_in_flight == in_flight.replace(live_session.encode(), session.encode())
+    assert len(resumed) == len(live) > 1
+    assert summaries([in_flight]) == (then == 0)
+    if then == 0:
+        assert summaries(resumed) >= 1, "the summary cut short is asked for again"
+    assert resumed == [body.replace(live_session.encode(), session.encode()) for body in live]

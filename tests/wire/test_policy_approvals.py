@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.session import SessionConfig
-from protocol.wire import CreateSession, ResolveApproval, SubmitInput
+from protocol.wire import CreateSession, GetSession, ResolveApproval, SubmitInput
 from tests.wire.conftest import StartStack, events_until, shell_turns, subscribe
 
 
@@ -110,3 +110,34 @@ async def test_always_is_that_command_not_a_prefix(start_stack: StartStack) -> N
             await events_until(client, "processing_end")
         assert not (stack.work / "build").exists()
         assert elsewhere.exists()
+
+
+async def test_waiting_for_an_answer_is_the_waiting_approval_loop_state(
+    start_stack: StartStack,
+) -> None:
+    """coding-agent-loop-spec's WAITING_APPROVAL: a ``loop_state`` event while the
+    session waits for the answer, shown by ``get_session`` too, and back to
+    running the tool once answered."""
+    script = shell_turns("rm -rf build")
+    script["repeat"] = False
+    async with start_stack(script) as stack:
+        (stack.work / "build").mkdir()
+        async with stack.client() as client:
+            session = (await client.request(CreateSession)).session.session_id
+            await subscribe(client, session)
+            await client.request(SubmitInput, session=session, text="clean up")
+            seen = await events_until(client, "approval_request")
+            seen = await events_until(client, "loop_state", into=seen)
+            assert seen[-1].data["state"] == "waiting_approval"
+            detail = await client.request(GetSession, session=session)
+            assert detail.session.loop_state == "waiting_approval"
+            asked = _kinds(seen, "approval_request")[0].data
+            await client.request(ResolveApproval, session=session,
+                                 request_id=asked["request_id"], approved=True)  # fmt: skip
+            seen = await events_until(client, "processing_end", into=seen)
+        states = [event.data["state"] for event in _kinds(seen, "loop_state")]
+        assert states == [
+            "thinking", "executing_tool", "waiting_approval", "executing_tool",
+            "thinking", "completed",
+        ]  # fmt: skip
+        assert not (stack.work / "build").exists()

@@ -111,6 +111,7 @@ def text_request(request: Request, translations: Translations | None = None) -> 
         stop_sequences=request.stop_sequences,
         reasoning_effort=request.reasoning_effort,
         provider_options=request.provider_options,
+        wire_options=request.wire_options,
     )
 
 
@@ -133,7 +134,10 @@ def _results(message: Message, names: dict[str, str]) -> Message:
         for part in message.content
         if type(part) is ToolResult
     ]
-    return Message("user", [TextPart("\n".join(blocks))])
+    # pictures a result returned go with the text, as a user message's image parts
+    images = [image for part in message.content if type(part) is ToolResult
+              for image in part.images]  # fmt: skip
+    return Message("user", [TextPart("\n".join(blocks)), *images])
 
 
 def text_response(

@@ -9,14 +9,16 @@ import msgspec
 from actors.kernel import Rejection
 from actors.tools.core.context import ToolContext
 from actors.tools.paths import PathDeclaration
-from actors.tools.registry import Tool
+from actors.tools.registry import Tool, ToolOutput
 from protocol.environment import (
     DEFAULT_READ_LIMIT,
     FileContent,
+    ImageFile,
     ListDirectory,
     ReadFile,
     WriteFile,
 )
+from protocol.llm import ImagePart
 
 Path = Annotated[
     str,
@@ -30,18 +32,33 @@ class ReadFileParams(msgspec.Struct, frozen=True):
     limit: Annotated[int | None, msgspec.Meta(description="Maximum lines to read")] = None
 
 
-async def read_file(arguments: ReadFileParams, context: ToolContext) -> str:
+async def read_file(arguments: ReadFileParams, context: ToolContext) -> str | ToolOutput:
     content = await context.environment.ask(
         ReadFile(
             context.path(arguments.file_path),
             arguments.offset,
             arguments.limit or DEFAULT_READ_LIMIT,
             guard=context.guard,
+            images=True,
         )
     )
+    if content.image is not None:
+        return image_output(content.path, content.image)
     if content.total_lines == 0:
         return f"{content.path} is empty."
     return _with_note(content)
+
+
+def image_output(path: str, image: ImageFile) -> ToolOutput:
+    """An image file for the model (coding-agent-loop-spec 3.3: "for image files,
+    return the image data for multimodal models"): a line naming it, and the
+    picture (the session drops it, with a note, for a model that takes none or
+    when it is over ``max_image_bytes``)."""
+    facts = f"{image.media_type}, {image.width}x{image.height}, {image.size} bytes"
+    if image.data is None:
+        return ToolOutput(f"Image file {path} ({facts}): too large to send to the model.")
+    picture = ImagePart(data=image.data, media_type=image.media_type)
+    return ToolOutput(f"Image file {path} ({facts}).", (picture,))
 
 
 def _with_note(content: FileContent) -> str:
@@ -102,7 +119,8 @@ async def list_dir(arguments: ListDirParams, context: ToolContext) -> str:
 READ_FILE = Tool(
     "read_file",
     "Read a file from the filesystem. Returns line-numbered content ('NNN | line');"
-    " a file that is not UTF-8 starts with a note naming the encoding assumed.",
+    " a file that is not UTF-8 starts with a note naming the encoding assumed. An image"
+    " (PNG, JPEG, GIF, WebP) is returned as the image itself.",
     read_file,
     ReadFileParams,
     category="read",

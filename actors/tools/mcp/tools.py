@@ -23,7 +23,9 @@ from mcp.types import Tool as McpTool
 from actors.tools.core.context import ToolContext
 from actors.tools.mcp.connection import McpConnection
 from actors.tools.paths import PathDeclaration
-from actors.tools.registry import Tool, ToolFailure
+from actors.tools.registry import Tool, ToolFailure, ToolOutput
+from environments.images import sniff_image
+from protocol.llm import ImagePart
 from protocol.mcp import McpServerConfig, ToolCategory
 
 NAME_LIMIT = 64
@@ -59,9 +61,11 @@ def input_schema(tool: McpTool) -> dict[str, Any]:
     return schema
 
 
-def render_result(result: CallToolResult) -> str:
+def render_result(result: CallToolResult) -> str | ToolOutput:
     """The text the model reads: text blocks as they are, other blocks described,
-    structured content as JSON when no text carries it. Error results raise."""
+    structured content as JSON when no text carries it; image blocks also as the
+    pictures themselves (the session shows them to a model that takes images, and
+    caps their size). Error results raise."""
     parts = [_render_block(block) for block in result.content]
     if result.structured_content is not None and not any(
         isinstance(block, TextContent) for block in result.content
@@ -70,15 +74,35 @@ def render_result(result: CallToolResult) -> str:
     text = "\n".join(parts)
     if result.is_error:
         raise ToolFailure(text or "The MCP tool reported an error without a message.")
-    return text
+    images = tuple(
+        image
+        for block in result.content
+        if isinstance(block, ImageContent) and (image := _picture(block)) is not None
+    )
+    return ToolOutput(text, images) if images else text
+
+
+def _picture(block: ImageContent) -> ImagePart | None:
+    """The image a block holds, when its bytes are one (the server's word for the
+    type is not taken: the header decides, as for read_file)."""
+    try:
+        data = base64.b64decode(block.data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    found = sniff_image(data)
+    return None if found is None else ImagePart(data=data, media_type=found.media_type)
 
 
 def _render_block(block: object) -> str:
     if isinstance(block, TextContent):
         return block.text
-    if isinstance(block, ImageContent | AudioContent):
-        kind = "image" if isinstance(block, ImageContent) else "audio"
-        return f"[{kind} {block.mime_type}, {_decoded_size(block.data)} bytes]"
+    if isinstance(block, ImageContent):
+        size = _decoded_size(block.data)
+        if _picture(block) is None:
+            return f"[image {block.mime_type}, {size} bytes: not a PNG, JPEG, GIF or WebP image]"
+        return f"[image {block.mime_type}, {size} bytes]"
+    if isinstance(block, AudioContent):
+        return f"[audio {block.mime_type}, {_decoded_size(block.data)} bytes]"
     if isinstance(block, ResourceLink):
         return f"[resource {block.uri}" + (f": {block.description}]" if block.description else "]")
     if isinstance(block, EmbeddedResource):
@@ -102,7 +126,7 @@ def make_tool(connection: McpConnection, remote: McpTool) -> Tool:
 
     paths = tuple(config.path_arguments.get(remote.name, ()))
 
-    async def execute(arguments: dict[str, Any], context: ToolContext) -> str:
+    async def execute(arguments: dict[str, Any], context: ToolContext) -> str | ToolOutput:
         if paths:  # declared paths become the resolved paths the policy judged
             arguments = {
                 name: _resolved(context, value) if name in paths else value
