@@ -25,6 +25,7 @@ from actors.models.session import ModelSession
 from actors.session.approvals import Approvals
 from actors.session.events import EventHub, Subscription
 from actors.session.hook_wiring import wire_hooks
+from actors.session.isolation import Isolator, Workspace
 from actors.session.loop import AgenticLoop, LoopParts
 from actors.session.path_checks import PathJudge
 from actors.session.policy_gate import PolicyGate
@@ -52,6 +53,7 @@ from protocol.events import (
     SessionEndEvent,
     SessionEvent,
     SessionStartEvent,
+    SubagentWorkspaceEvent,
     WarningEvent,
 )
 from protocol.session import (
@@ -64,6 +66,7 @@ from protocol.session import (
     FollowUp,
     GetSnapshot,
     Interrupt,
+    Isolation,
     SessionConfig,
     SessionOutcome,
     SessionSnapshot,
@@ -161,6 +164,8 @@ class SessionActor(Actor):
         self.snapshots = snapshots
         self._model: ModelSession | FallbackModel | None = None
         self.agents = AgentManager(self, first_agent_number)
+        self.isolator: Isolator | None = None
+        """Makes and undoes the subagents' worktrees and containers (on first need)."""
         self.subagent_hook: SubagentHook | None = None
         """Told of each subagent (at any depth below) before it starts, with its
         address: a host adds its sinks there (the server stores its events)."""
@@ -514,7 +519,7 @@ class SessionActor(Actor):
 
     async def spawn_subagent(
         self, agent_id: str, working_dir: str | None, model: str | None, max_turns: int | None,
-        depth_limit: int,
+        depth_limit: int, workspace: Workspace | None = None,
     ) -> tuple[ActorRef, ActorRef | None]:  # fmt: skip
         # The scope is our child, not the subagent's: a subagent at the depth limit
         # may not spawn anything, its environment view included.
@@ -522,14 +527,17 @@ class SessionActor(Actor):
         if working_dir:
             view = ScopedEnvironment(self.environment, working_dir)
             scope = await self.ctx.spawn(view, name=f"scopes/{agent_id}")
+        if workspace is not None:
+            scope = None  # the workspace's own view or container, undone at its close
+        environment = workspace.environment if workspace is not None else self.environment
         child = SessionActor(
             self.profile.derive(model=model or self.loop.model_name),  # ours unless told
-            scope or self.environment,
+            scope or environment,
             self.gateway,
             msgspec.structs.replace(self.config, max_turns=max_turns or 0, model=None),
             session_id=f"{self.id}.{agent_id}",
             agent_depth=self.agent_depth + 1,
-            snapshot=None if scope else self.snapshot,
+            snapshot=None if scope or workspace else self.snapshot,
             snapshots=self.snapshots,
         )
         child.subagent_hook = self.subagent_hook
@@ -547,6 +555,36 @@ class SessionActor(Actor):
                 await self.ctx.stop(scope)
             raise
         return ref, scope
+
+    def _isolator(self) -> Isolator:
+        async def spawn(actor: Actor, name: str) -> ActorRef:
+            return await self.ctx.spawn(actor, name=name)
+
+        if self.isolator is None:
+            self.isolator = Isolator(self.environment, spawn, self.ctx.stop)
+        return self.isolator
+
+    async def open_workspace(
+        self, agent_id: str, isolation: Isolation, merge: bool
+    ) -> Workspace | None:
+        if isolation == "none":
+            return None
+        config = self.config
+        return await self._isolator().open(
+            isolation, f"{self.id}.{agent_id}", agent_id, copies=config.worktree_copy,
+            image=config.isolation_image, merge=merge,
+        )  # fmt: skip
+
+    async def close_workspace(
+        self, workspace: Workspace, agent_id: str, task: str
+    ) -> SubagentWorkspaceEvent:
+        line = " ".join(task.split())[:200]
+        closed = await self._isolator().close(workspace, f"troupe: {agent_id}: {line}")
+        address = f"{self.ctx.address}/agents/{agent_id}"
+        return SubagentWorkspaceEvent(
+            agent_id, address, workspace.isolation, closed.state, workspace.path,
+            workspace.branch, workspace.container, closed.detail,
+        )  # fmt: skip
 
     # -- closing -------------------------------------------------------------
 

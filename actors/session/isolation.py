@@ -1,0 +1,290 @@
+"""Isolation per subagent (docs/isolation.md): a git worktree, or a container, of
+its own.
+
+``worktree``: the parent's environment runs git (Troupe's safe git: no hooks, no
+fsmonitor, no pager, no signing program) to add a worktree of the parent's
+repository at ``<repository>/.troupe/worktrees/<child session id>`` on the branch
+``troupe/<child session id>``, starting at the parent's ``HEAD``; the ignored files
+the user lists (``worktree_copy``) are copied in. The child sees the parent's
+environment through a :class:`~environments.wrappers.ScopedEnvironment` rooted in
+its worktree, so the policy's path checks and the sandbox's writable root are the
+worktree: nothing changes in the policy, only the root it is given. Works on every
+environment that runs commands (local, SSH) since it only runs git there.
+
+When the child is closed, what it left uncommitted is committed on its branch (by
+Troupe, hooks off), the branch is merged into the parent's branch if the spawn
+asked for it, and the worktree is removed. The branch stays when it holds commits
+of its own that are not merged (left for review); a branch with nothing of its
+own is deleted. A branch with unmerged work is never deleted.
+
+``container``: a new Docker environment from the image (``isolation_image``) with
+its own copy of the parent's workspace (``copy_workspace``), its own actor under
+the parent; closing the child stops the actor, which removes the container.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import shlex
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import trio
+
+from actors.kernel import Actor, ActorRef
+from actors.tools.registry import ToolFailure
+from environments.safe_git import SAFE_GIT_ENV, safe_git_argv
+from environments.wrappers import ScopedEnvironment
+from protocol.environment import Describe, EnvironmentInfo, ExecCommand, ExecResult
+from protocol.session import Isolation
+
+WORKTREES = ".troupe/worktrees"
+"""Where worktrees go, under the repository's top level (excluded from its status)."""
+BRANCH_PREFIX = "troupe/"
+GIT_TIMEOUT_MS = 120_000
+CONTAINER_OWNER = "isolation"
+"""The owner label of isolation containers (the orphan sweep's key)."""
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+Spawner = Callable[[Actor, str], Awaitable[ActorRef]]
+"""Starts an actor as a child of the parent session under a name."""
+Stopper = Callable[[ActorRef], Awaitable[None]]
+"""Stops one of the parent session's children and waits until it has stopped."""
+
+
+class IsolationError(ToolFailure):
+    """An isolated workspace could not be made (the model reads why)."""
+
+
+@dataclass
+class Workspace:
+    """An isolated subagent's own place: the environment it works in, and what
+    must be undone when it closes."""
+
+    isolation: Isolation
+    environment: ActorRef
+    """The child's environment (a scoped view of the parent's, or a container)."""
+    owned: ActorRef
+    """The actor to stop when the child closes (the view or the container)."""
+    path: str
+    """The worktree (or the workspace's path inside the container)."""
+    branch: str = ""
+    base: str = ""
+    """The commit the branch started at."""
+    top: str = ""
+    """The parent's repository top level (where a merge happens)."""
+    container: str = ""
+    merge: bool = False
+    """Merge the branch into the parent's branch when the child closes."""
+    closed: Closed | None = None
+    """What closing it did (None while the child is open)."""
+
+    def where(self) -> str:
+        """Where the child's changes are, in words (its result and tool output)."""
+        if self.isolation == "container":
+            if self.closed is not None:
+                return f"container {self.container[:12]} (removed)"
+            return f"container {self.container[:12]} (workspace {self.path})"
+        if self.closed is None:
+            return f"worktree {self.path} on branch {self.branch}"
+        if self.closed.state == "kept":
+            return f"branch {self.branch} (worktree removed; the branch is kept for review)"
+        if self.closed.state == "merged":
+            return f"merged into the parent's branch (branch {self.branch} deleted)"
+        return f"no changes (worktree and branch {self.branch} removed)"
+
+
+@dataclass(frozen=True)
+class Closed:
+    """What closing a workspace did: ``state`` as in ``SubagentWorkspaceEvent``."""
+
+    state: str
+    detail: str = ""
+
+
+def _git() -> str:
+    """A shell function ``g`` running Troupe's safe git with its arguments."""
+    env = " ".join(f"{name}={shlex.quote(value)}" for name, value in SAFE_GIT_ENV.items())
+    argv = shlex.join([*safe_git_argv(), "-c", "commit.gpgSign=false", "-c", "tag.gpgSign=false"])
+    return f'g() {{ {env} {argv} "$@"; }}\n'
+
+
+def _check_copy(path: str) -> str:
+    """A ``worktree_copy`` entry: relative, inside the repository, no ``..``."""
+    clean = posixpath.normpath(path)
+    if not path or posixpath.isabs(path) or clean == "." or clean.split("/")[0] == "..":
+        raise IsolationError(f"worktree_copy: {path!r} is not a path inside the repository")
+    return clean
+
+
+def create_script(name: str, branch: str, copies: list[str]) -> str:
+    """Add the worktree; print its path, the parent's prefix and the base commit."""
+    copy_lines = "".join(
+        f'if [ -e "$top"/{shlex.quote(c)} ]; then mkdir -p "$(dirname "$dir"/{shlex.quote(c)})" '
+        f'&& cp -a "$top"/{shlex.quote(c)} "$dir"/{shlex.quote(c)}; fi\n'
+        for c in copies
+    )
+    return (
+        "set -e\n" + _git() + "top=$(g rev-parse --show-toplevel)\n"
+        "prefix=$(g rev-parse --show-prefix)\n"
+        "common=$(g rev-parse --path-format=absolute --git-common-dir)\n"
+        "base=$(g rev-parse --verify -q HEAD^{commit}) || "
+        "{ echo 'the repository has no commit yet' >&2; exit 3; }\n"
+        f'dir="$top"/{WORKTREES}/{name}\n'
+        f'mkdir -p "$top"/{WORKTREES} "$common/info"\n'
+        f'grep -qxF /{WORKTREES}/ "$common/info/exclude" 2>/dev/null || '
+        f'echo /{WORKTREES}/ >> "$common/info/exclude"\n'
+        f'g worktree add -q -b {shlex.quote(branch)} "$dir" "$base" >&2\n'
+        + copy_lines
+        + 'printf \'%s\\0%s\\0%s\\0\' "$dir" "$prefix" "$base"\n'
+    )
+
+
+def close_script(workspace: Workspace, message: str) -> str:
+    """Commit what is left, merge on request, remove the worktree, and delete the
+    branch only when it has no commit of its own. Prints ``state`` and a detail."""
+    q = shlex.quote
+    return (
+        _git()
+        + f"dir={q(workspace.path)}; branch={q(workspace.branch)}; base={q(workspace.base)}\n"
+        f"top={q(workspace.top)}; merge={'1' if workspace.merge else '0'}\n"
+        'if [ -d "$dir" ]; then\n'
+        '  ident=(); g -C "$dir" config user.email >/dev/null || '
+        "ident=(-c user.name=Troupe -c user.email=troupe@localhost)\n"
+        '  g -C "$dir" add -A >&2 && { g -C "$dir" diff --cached --quiet || '
+        f'g -C "$dir" "${{ident[@]}}" commit -q --no-verify -m {q(message)} >&2; }}\n'
+        "fi\n"
+        'own=$(g rev-list --count "$base..$branch" 2>/dev/null || echo 0)\n'
+        "state=kept; detail=\n"
+        'if [ "$own" = 0 ]; then state=removed\n'
+        'elif [ "$merge" = 1 ]; then\n'
+        '  ident=(); g -C "$top" config user.email >/dev/null || '
+        "ident=(-c user.name=Troupe -c user.email=troupe@localhost)\n"
+        '  if g -C "$top" "${ident[@]}" merge -q --no-ff --no-edit "$branch" >&2; then\n'
+        "    state=merged\n"
+        '  else g -C "$top" merge --abort >&2 2>/dev/null; '
+        'detail="the merge into $(g -C "$top" rev-parse --abbrev-ref HEAD) had conflicts; '
+        'the branch is kept"; fi\n'
+        "fi\n"
+        'g -C "$top" worktree remove --force "$dir" >&2 2>/dev/null || '
+        '{ rm -rf -- "$dir"; g -C "$top" worktree prune >&2; }\n'
+        'if [ "$state" != kept ]; then g -C "$top" branch -D "$branch" >&2 || state=kept; fi\n'
+        'printf "%s\\n%s\\n" "$state" "$detail"\n'
+    )
+
+
+async def _run(environment: ActorRef, script: str) -> ExecResult:
+    result = await environment.ask(
+        ExecCommand(script, timeout_ms=GIT_TIMEOUT_MS), timeout=GIT_TIMEOUT_MS / 1000 + 30
+    )
+    assert isinstance(result, ExecResult)
+    return result
+
+
+class Isolator:
+    """Makes and undoes one session's isolated workspaces. Git calls on one
+    repository are one at a time (a worktree's add and removal touch shared files
+    of the repository)."""
+
+    def __init__(self, environment: ActorRef, spawn: Spawner, stop: Stopper) -> None:
+        self.environment = environment
+        self.spawn = spawn
+        self.stop = stop
+        self._git_lock = trio.Lock()
+
+    async def open(
+        self,
+        isolation: Isolation,
+        child_id: str,
+        agent_id: str,
+        *,
+        copies: list[str],
+        image: str | None,
+        merge: bool,
+    ) -> Workspace:
+        if not _SAFE_NAME.match(child_id):
+            raise IsolationError(f"cannot name a workspace after {child_id!r}")
+        if isolation == "worktree":
+            return await self._worktree(child_id, agent_id, copies, merge)
+        return await self._container(agent_id, image)
+
+    async def _worktree(
+        self, child_id: str, agent_id: str, copies: list[str], merge: bool
+    ) -> Workspace:
+        checked = [_check_copy(path) for path in copies]
+        branch = BRANCH_PREFIX + child_id
+        async with self._git_lock:
+            result = await _run(self.environment, create_script(child_id, branch, checked))
+        if result.exit_code != 0:
+            reason = (result.stderr or result.stdout).strip()[-400:]
+            if "not a git repository" in reason:
+                reason = "the working directory is not in a git repository"
+            raise IsolationError(f"cannot make a worktree for {agent_id}: {reason}")
+        path, prefix, base = [*result.stdout.split("\0"), "", "", ""][:3]
+        top = posixpath.dirname(posixpath.dirname(posixpath.dirname(path)))
+        workdir = posixpath.normpath(posixpath.join(path, prefix)) if prefix else path
+        try:
+            view = await self.spawn(
+                ScopedEnvironment(self.environment, workdir), f"scopes/{agent_id}"
+            )
+        except BaseException:
+            made = Workspace(
+                "worktree", self.environment, self.environment, path, branch, base, top
+            )
+            with trio.CancelScope(shield=True):
+                await self._close_worktree(made, "")
+            raise
+        return Workspace("worktree", view, view, path, branch, base, top, merge=merge)
+
+    async def _container(self, agent_id: str, image: str | None) -> Workspace:
+        from environments.docker.environment import DockerEnvironment
+
+        if not image:
+            raise IsolationError(
+                "container isolation needs an image: set isolation_image (troupe run "
+                "--environment docker:IMAGE sets it to IMAGE)"
+            )
+        info = await self.environment.ask(Describe(), timeout=60)
+        assert isinstance(info, EnvironmentInfo)
+        workspace = info.working_directory
+        if not await trio.to_thread.run_sync(os.path.isdir, workspace):
+            raise IsolationError(
+                f"container isolation copies the workspace from this machine; {workspace} "
+                "is not a directory here"
+            )
+        environment = DockerEnvironment(
+            image, workspace=workspace, copy_workspace=True, owner=CONTAINER_OWNER
+        )
+        ref = await self.spawn(environment, f"containers/{agent_id}")
+        try:
+            await ref.ask(Describe(), timeout=300)  # creates the container now
+        except BaseException:
+            with trio.CancelScope(shield=True):
+                await self.stop(ref)
+            raise
+        return Workspace("container", ref, ref, workspace, container=environment.container or "")
+
+    async def close(self, workspace: Workspace, message: str) -> Closed:
+        """Undo ``workspace`` once its child has stopped (see the module docstring):
+        the container is removed with its actor; the worktree is committed, merged
+        on request and removed, its branch kept when it holds work of its own."""
+        await self.stop(workspace.owned)
+        if workspace.isolation == "container":
+            closed = Closed("removed")
+        else:
+            with trio.CancelScope(shield=True):
+                closed = await self._close_worktree(workspace, message)
+        workspace.closed = closed
+        return closed
+
+    async def _close_worktree(self, workspace: Workspace, message: str) -> Closed:
+        async with self._git_lock:
+            result = await _run(self.environment, close_script(workspace, message))
+        lines = result.stdout.splitlines()
+        state = lines[0] if lines and lines[0] in ("kept", "merged", "removed") else "kept"
+        detail = lines[1] if len(lines) > 1 else ""
+        if result.exit_code != 0 and not detail:
+            detail = (result.stderr.strip()[-300:]) or f"git exited with {result.exit_code}"
+        return Closed(state, detail)

@@ -1,0 +1,335 @@
+"""Isolation per subagent (docs/isolation.md), with real parts: the scripted model
+spawns the subagents, real git makes their worktrees on this machine and over a
+real sshd, and a real dockerd runs their containers."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+import trio
+
+from actors.kernel import ActorRef, Runtime
+from actors.mockllm import Script, serve_mock_llm
+from actors.models import RetryPolicy, open_gateway
+from actors.models.config import Timeouts, endpoint
+from actors.session.actor import SessionActor
+from actors.session.profiles import PROFILES
+from environments.local import LocalEnvironment
+from environments.ssh.bridge import SSHBridge
+from protocol.events import SubagentWorkspaceEvent, ToolCallEndEvent
+from protocol.session import SessionConfig, Submit, Subscribe, WaitIdle
+from tests.environments.conftest import (  # noqa: F401 (fixtures)
+    DockerForTests,
+    docker,
+    host_request,
+    sshd,
+)
+from tests.environments.dockerd import labelled_containers
+from tests.environments.sshd import SSHServer
+from tests.session.conftest import Agent
+from tests.session.scripts import body_text, call
+from tests.waiting import TEST_KILL_GRACE
+
+HANG_GUARD = 600
+MANY = 20
+GIT_ID = ["-c", "user.name=test", "-c", "user.email=test@example.com"]
+
+EnvFactory = Callable[[Runtime], Awaitable[ActorRef]]
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), *GIT_ID, *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def make_repo(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    git(directory, "init", "-q", "-b", "main")
+    (directory / "README").write_text("a project\n")
+    (directory / ".gitignore").write_text(".env\n")
+    (directory / ".env").write_text("SECRET=for-the-agents\n")
+    git(directory, "add", "-A")
+    git(directory, "commit", "-q", "-m", "start")
+    return directory
+
+
+def conversations(parent: list[Any], children: dict[str, list[Any]]) -> Script:
+    def steps(items: list[Any]) -> list[dict[str, Any]]:
+        return [{"text": s} if isinstance(s, str) else {"tool_calls": s} for s in items]
+
+    listed = [{"match": "PARENT", "turns": steps(parent)}]
+    listed += [{"match": task, "turns": steps(turns)} for task, turns in children.items()]
+    return msgspec.convert({"conversations": listed}, Script)
+
+
+@asynccontextmanager
+async def session_on(
+    make_env: EnvFactory, script: Script, config: SessionConfig, workdir: Path
+) -> AsyncIterator[tuple[Agent, Runtime]]:
+    async with AsyncExitStack() as stack:
+        runtime = await stack.enter_async_context(Runtime(grace=3.0, kill_grace=TEST_KILL_GRACE))
+        server = await stack.enter_async_context(serve_mock_llm(script))
+        ep = endpoint(
+            "anthropic", server.base_url, "test-key",
+            timeouts=Timeouts(connect=5.0, request=60.0, stream_read=60.0),
+        )  # fmt: skip
+        policy = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=1.0)
+        gateway = await stack.enter_async_context(open_gateway(runtime, ep, policy))
+        env = await make_env(runtime)
+        actor = SessionActor(PROFILES["anthropic"](), env, gateway, config)
+        ref = await runtime.spawn(actor, name=f"sessions/{actor.id}")
+        events = await ref.ask(Subscribe())
+        yield Agent(ref, actor, server, workdir, events, []), runtime
+
+
+def local_env(workdir: Path) -> EnvFactory:
+    async def make(runtime: Runtime) -> ActorRef:
+        return await runtime.spawn(LocalEnvironment(workdir), name="environments/local")
+
+    return make
+
+
+def ssh_env(server: SSHServer, workdir: Path) -> EnvFactory:
+    async def make(runtime: Runtime) -> ActorRef:
+        bridge = await runtime.spawn(SSHBridge(), name="environments/ssh")
+        return await bridge.ask(host_request(server, "root", "iso", workdir), timeout=60)
+
+    return make
+
+
+async def run(agent: Agent, text: str) -> None:
+    """Submit ``text`` and wait, under this file's own hang guard (20 worktrees over
+    SSH take longer than the session tests' guard on a loaded machine)."""
+    with trio.fail_after(HANG_GUARD):
+        await agent.ref.tell(Submit(text))
+        await agent.ref.ask(WaitIdle(), timeout=None)
+        await agent.drain_until("processing_end", "session_end")
+
+
+def tool_outputs(agent: Agent, name: str) -> list[str]:
+    return [e.output for e in agent.of(ToolCallEndEvent) if e.tool_name == name]
+
+
+def workspace_events(agent: Agent, state: str) -> list[SubagentWorkspaceEvent]:
+    return [e for e in agent.of(SubagentWorkspaceEvent) if e.state == state]
+
+
+async def twenty_worktrees(make_env: EnvFactory, repo: Path) -> None:
+    """20 parallel subagents, each in a worktree of its own: each writes with the
+    file tool and the shell, and tries to write into the parent's directory."""
+    children = {
+        f"iso-task-{n:02d}": [
+            [
+                call("write_file", file_path=f"tool-{n}.txt", content=f"{n}\n"),
+                call("shell", command=f"echo {n} > shell-{n}.txt; pwd > where-{n}.txt"),
+                call("write_file", file_path=f"{repo}/escape-tool-{n}.txt", content="out\n"),
+                call("shell", command=f"echo out > {repo}/escape-shell-{n}.txt"),
+                call("shell", command=f"cat .env > env-{n}.txt"),
+            ],
+            f"child {n} done",
+        ]
+        for n in range(MANY)
+    }
+    spawns = [
+        call("spawn_agent", task=f"iso-task-{n:02d}: write", isolation="worktree")
+        for n in range(MANY)
+    ]
+    ids = [f"a-{n}" for n in range(1, MANY + 1)]
+    script = conversations(
+        [spawns, [call("wait", agent_ids=ids, timeout_ms=400_000)], "all done"], children
+    )
+    config = SessionConfig(max_subagents=MANY, worktree_copy=[".env"], approval_mode="deny")
+    async with session_on(make_env, script, config, repo) as (agent, _):
+        await run(agent, "PARENT: twenty isolated children")
+        sid = agent.actor.id
+    check_twenty_worktrees(agent, repo, sid, ids)
+
+
+def check_twenty_worktrees(agent: Agent, repo: Path, sid: str, ids: list[str]) -> None:
+    created = workspace_events(agent, "created")
+    assert len(created) == MANY
+    paths = {e.agent_id: e.path for e in created}
+    assert len(set(paths.values())) == MANY, "20 worktrees"
+    assert {e.branch for e in created} == {f"troupe/{sid}.{i}" for i in ids}, "named after them"
+    assert all(p.startswith(f"{repo}/.troupe/worktrees/") for p in paths.values())
+    assert tool_outputs(agent, "wait")[0].count("status=completed success=true") == MANY
+    kept = workspace_events(agent, "kept")
+    assert len(kept) == MANY, [e.detail for e in agent.of(SubagentWorkspaceEvent)]
+    branches = git(repo, "branch", "--list", "troupe/*", "--format=%(refname:short)").split()
+    assert sorted(branches) == sorted(f"troupe/{sid}.{i}" for i in ids), "20 branches"
+    for agent_id in ids:
+        n = int(agent.actor.agents.agents[agent_id].task.split("-")[2][:2])
+        branch = f"troupe/{sid}.{agent_id}"
+        changed = git(repo, "diff", "--name-only", f"main...{branch}").split()
+        assert sorted(changed) == sorted(
+            [f"tool-{n}.txt", f"shell-{n}.txt", f"where-{n}.txt", f"env-{n}.txt"]
+        ), f"only its own files on {branch}"
+        assert git(repo, "show", f"{branch}:where-{n}.txt").strip() == paths[agent_id]
+        assert git(repo, "show", f"{branch}:env-{n}.txt") == "SECRET=for-the-agents\n"
+    outside = sorted(p.name for p in repo.iterdir() if p.name not in (".git", ".troupe"))
+    assert outside == [".env", ".gitignore", "README"], "nothing written outside the worktrees"
+    assert not list((repo / ".troupe" / "worktrees").iterdir()), "worktrees removed at close"
+    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Path:
+    """The test's directory by its real path (what git and the environments print)."""
+    return Path(os.path.realpath(tmp_path))
+
+
+async def test_twenty_worktrees_on_this_machine(base: Path) -> None:
+    repo = make_repo(base / "repo")
+    await twenty_worktrees(local_env(repo), repo)
+
+
+async def test_twenty_worktrees_over_ssh(sshd: SSHServer) -> None:  # noqa: F811
+    if "root" not in sshd.users:
+        pytest.skip("no root login on the test sshd")
+    base = Path(tempfile.mkdtemp(prefix="troupe-iso-"))
+    try:
+        repo = make_repo(base / "repo")
+        await twenty_worktrees(ssh_env(sshd, repo), repo)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+async def test_cleanup_keeps_unmerged_work_and_merges_on_request(base: Path) -> None:
+    repo = make_repo(base / "repo")
+    children = {
+        "KEEP task": [[call("write_file", file_path="kept.txt", content="work\n")], "kept"],
+        "IDLE task": ["nothing to do"],
+        "MERGE task": [[call("write_file", file_path="merged.txt", content="in\n")], "merged"],
+    }
+    parent = [
+        [call("spawn_agent", task="KEEP task", isolation="worktree")],
+        [call("spawn_agent", task="IDLE task", isolation="worktree")],
+        [call("spawn_agent", task="MERGE task", isolation="worktree", merge=True)],
+        [call("wait", agent_ids=["a-1", "a-2", "a-3"], timeout_ms=100_000)],
+        [call("close_agent", agent_id="a-3")],
+        "done",
+    ]
+    async with session_on(
+        local_env(repo), conversations(parent, children), SessionConfig(), repo
+    ) as (agent, _):
+        await run(agent, "PARENT: three ways")
+        sid = agent.actor.id
+    task_of = {a.id: a.task.split()[0] for a in agent.actor.agents.agents.values()}
+    states = {
+        task_of[e.agent_id]: e.state
+        for e in agent.of(SubagentWorkspaceEvent)
+        if e.state != "created"
+    }
+    assert states == {"KEEP": "kept", "IDLE": "removed", "MERGE": "merged"}
+    keep = next(agent_id for agent_id, task in task_of.items() if task == "KEEP")
+    branches = git(repo, "branch", "--list", "troupe/*", "--format=%(refname:short)").split()
+    assert branches == [f"troupe/{sid}.{keep}"], "only the branch with unmerged work stays"
+    assert git(repo, "show", f"troupe/{sid}.{keep}:kept.txt") == "work\n"
+    assert git(repo, "show", "main:merged.txt") == "in\n", "merged into the parent's branch"
+    assert "kept.txt" not in git(repo, "ls-files")
+    close_output = tool_outputs(agent, "close_agent")[0]
+    assert "merged into the parent's branch" in close_output
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+async def test_worktree_outside_a_repository_is_a_clear_failure(base: Path) -> None:
+    workdir = base / "plain"
+    workdir.mkdir()
+    parent = [[call("spawn_agent", task="NOREPO task", isolation="worktree")], "done"]
+    async with session_on(
+        local_env(workdir), conversations(parent, {"NOREPO": ["x"]}), SessionConfig(), workdir
+    ) as (agent, _):
+        await run(agent, "PARENT: no repository")
+    (output,) = tool_outputs(agent, "spawn_agent")
+    assert "not in a git repository" in output
+    assert agent.of(SubagentWorkspaceEvent) == []
+
+
+def small_project(directory: Path) -> None:
+    """A tiny shell project: build makes a program from a template, test runs it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "greet.in").write_text('#!/bin/sh\necho "hello from @NAME@"\n')
+    (directory / "build.sh").write_text(
+        'set -e\nmkdir -p out\nsed "s/@NAME@/$1/" greet.in > out/greet\nchmod +x out/greet\n'
+    )
+    (directory / "test.sh").write_text(
+        'set -e\n[ "$(./out/greet)" = "hello from $1" ] && echo "PASS $1"\n'
+    )
+
+
+async def test_twenty_containers_build_test_and_leave_nothing(
+    docker: DockerForTests,  # noqa: F811
+    base: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", docker.daemon.host)
+    workdir = base / "project"
+    small_project(workdir)
+    children = {
+        f"box-task-{n:02d}": [
+            [call("shell", command=f"sh build.sh box{n} && sh test.sh box{n}")],
+            f"box {n} built and tested",
+        ]
+        for n in range(MANY)
+    }
+    spawns = [
+        call("spawn_agent", task=f"box-task-{n:02d}: build and test", isolation="container")
+        for n in range(MANY)
+    ]
+    ids = [f"a-{n}" for n in range(1, MANY + 1)]
+    script = conversations(
+        [spawns, [call("wait", agent_ids=ids, timeout_ms=500_000)], "all built"], children
+    )
+    config = SessionConfig(
+        max_subagents=MANY, isolation_image=docker.image, approval_mode="never-ask"
+    )
+    async with session_on(local_env(workdir), script, config, workdir) as (agent, _):
+        await run(agent, "PARENT: twenty containers")
+    created = workspace_events(agent, "created")
+    assert len({e.container for e in created}) == MANY, "a container each"
+    outputs = tool_outputs(agent, "wait")[0]
+    assert outputs.count("status=completed success=true") == MANY
+    assert len(workspace_events(agent, "removed")) == MANY
+    assert "out" not in os.listdir(workdir), "each built in its own copy"
+    assert labelled_containers(docker.daemon, "troupe.managed") == []
+    seen_by_children = " ".join(body_text(body) for body in agent.request_bodies())
+    for n in range(MANY):
+        assert f"PASS box{n}" in seen_by_children, f"child {n} built and tested"
+
+
+async def test_runtime_shutdown_leaves_no_container(
+    docker: DockerForTests,  # noqa: F811
+    base: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", docker.daemon.host)
+    workdir = base / "project"
+    small_project(workdir)
+    parent = [
+        [call("spawn_agent", task="LONG task", isolation="container", background=True)],
+        "left it working",
+    ]
+    children = {"LONG task": [[call("shell", command="sleep 300", timeout_ms=400_000)], "x"]}
+    config = SessionConfig(
+        isolation_image=docker.image, max_command_timeout_ms=600_000, approval_mode="never-ask"
+    )
+    async with session_on(local_env(workdir), conversations(parent, children), config, workdir) as (
+        agent,
+        _,
+    ):
+        await run(agent, "PARENT: one in the background")
+        (created,) = workspace_events(agent, "created")
+        assert labelled_containers(docker.daemon, "troupe.managed") != []
+    assert labelled_containers(docker.daemon, "troupe.managed") == [], created.container
