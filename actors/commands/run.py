@@ -60,7 +60,8 @@ from protocol.wire import (
 
 SETTING_FLAGS = ("provider", "wire", "model", "base_url", "api_key", "reasoning_effort",
                  "max_turns", "instructions", "policy", "connect", "environment",
-                 "compaction", "context_window", "max_cost", "max_input_cost")  # fmt: skip
+                 "compaction", "context_window", "max_cost", "max_input_cost",
+                 "isolation")  # fmt: skip
 
 
 @dataclass

@@ -61,8 +61,10 @@ URL_VARIABLES = {
 }
 FIELDS = ("provider", "wire", "model", "base_url", "reasoning_effort", "max_turns",
           "instructions", "policy", "connect", "environment", "compaction", "context_window",
-          "max_cost", "max_input_cost")  # fmt: skip
+          "max_cost", "max_input_cost", "isolation", "worktree_copy",
+          "isolation_image")  # fmt: skip
 COMPACTION_MODES = ("auto", "manual", "off")
+ISOLATIONS = ("none", "worktree", "container")
 
 
 class Setting(msgspec.Struct, frozen=True):
@@ -93,7 +95,7 @@ class Settings(msgspec.Struct, frozen=True):
         return WIRES[self.get("wire")]
 
 
-UNTRUSTED_FIELDS = ("base_url", "api_key_env", "connect", "environment")
+UNTRUSTED_FIELDS = ("base_url", "api_key_env", "connect", "environment", "isolation_image")
 """Top-level settings of a project file that send credentials somewhere or choose
 where commands run (besides ``mcp_servers`` and ``ssh_hosts``, which also run or
 reach things)."""
@@ -207,6 +209,16 @@ def resolve(
     if values["compaction"].value not in COMPACTION_MODES:
         raise ConfigError(_choice("compaction", values["compaction"], COMPACTION_MODES))
     values["context_window"] = pick("context_window", 0, "default (0 = the model catalog's)")
+    values["isolation"] = pick("isolation", "none", "default (subagents share the directory)")
+    if values["isolation"].value not in ISOLATIONS:
+        raise ConfigError(_choice("isolation", values["isolation"], ISOLATIONS))
+    values["worktree_copy"] = pick("worktree_copy", [], "default (none)")
+    docker = values["environment"].value
+    image = docker.partition(":")[2].strip() if isinstance(docker, str) else ""
+    if docker and docker.startswith("docker:") and image:
+        values["isolation_image"] = pick("isolation_image", image, "the docker: environment's")
+    else:
+        values["isolation_image"] = pick("isolation_image", None)
     for cap in ("max_cost", "max_input_cost"):
         values[cap] = pick(cap, 0.0, "default (0 = no cap)")
         if not isinstance(values[cap].value, int | float) or values[cap].value < 0:

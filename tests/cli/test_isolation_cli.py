@@ -1,0 +1,63 @@
+"""``isolation`` from the command line and the config file: ``troupe run
+--isolation worktree`` gives a subagent that does not ask for anything its own
+worktree and branch; the config file's ``isolation`` and ``worktree_copy`` are
+shown by ``troupe config`` with where they came from, and a bad value is one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.cli.conftest import Home, mock_llm, one_line
+
+
+def _git(repo: Path, *args: str) -> str:
+    ident = ["-c", "user.name=test", "-c", "user.email=test@example.com"]
+    return subprocess.run(
+        ["git", "-C", str(repo), *ident, *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+async def test_run_isolation_flag_gives_the_subagent_a_worktree(home: Home) -> None:
+    _git(home.work, "init", "-q", "-b", "main")
+    (home.work / "README").write_text("project\n")
+    _git(home.work, "add", "-A")
+    _git(home.work, "commit", "-q", "-m", "start")
+    write = {"name": "write_file", "arguments": {"file_path": "made.txt", "content": "x\n"}}
+    script = {
+        "conversations": [
+            {
+                "match": "PARENT",
+                "turns": [
+                    {"tool_calls": [{"name": "spawn_agent", "arguments": {"task": "CHILD go"}}]},
+                    {"tool_calls": [{"name": "wait", "arguments": {"agent_ids": ["a-1"]}}]},
+                    {"text": "parent done"},
+                ],
+            },
+            {"match": "CHILD", "turns": [{"tool_calls": [write]}, {"text": "child done"}]},
+        ]
+    }
+    async with mock_llm(script) as mock:
+        home.config.write_text(f'base_url = "{mock.base_url}"\nworktree_copy = [".env"]\n')
+        done = await home.troupe(
+            "run", "--isolation", "worktree", "--output-format", "json", "PARENT: go"
+        )
+        assert done.returncode == 0, done.stderr
+    branches = _git(home.work, "branch", "--list", "troupe/*", "--format=%(refname)").split()
+    assert len(branches) == 1 and branches[0].endswith(".a-1"), branches
+    assert _git(home.work, "show", f"{branches[0]}:made.txt") == "x\n"
+    assert not (home.work / "made.txt").exists(), "written in the worktree, not here"
+
+    shown = await home.troupe("config", "--json")
+    settings = json.loads(shown.stdout)["settings"]
+    assert settings["worktree_copy"] == {"value": [".env"], "source": str(home.config)}
+    assert settings["isolation"]["value"] == "none"
+
+
+async def test_a_bad_isolation_in_the_config_file_is_one_line(home: Home) -> None:
+    home.config.write_text('isolation = "vm"\n')
+    done = await home.troupe("config")
+    assert done.returncode == 2
+    line = one_line(done.stderr)
+    assert "unknown isolation 'vm'" in line and "none, worktree, container" in line
