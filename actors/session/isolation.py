@@ -37,7 +37,7 @@ from actors.kernel import Actor, ActorRef
 from actors.tools.registry import ToolFailure
 from environments.safe_git import SAFE_GIT_ENV, safe_git_argv
 from environments.wrappers import ScopedEnvironment
-from protocol.environment import Describe, EnvironmentInfo, ExecCommand, ExecResult
+from protocol.environment import Describe, EnvironmentInfo, ExecCommand, ExecResult, Initialize
 from protocol.session import Isolation
 
 WORKTREES = ".troupe/worktrees"
@@ -259,7 +259,7 @@ class Isolator:
         )
         ref = await self.spawn(environment, f"containers/{agent_id}")
         try:
-            await ref.ask(Describe(), timeout=300)  # creates the container now
+            await ref.ask(Initialize(), timeout=300)  # creates the container now
         except BaseException:
             with trio.CancelScope(shield=True):
                 await self.stop(ref)
