@@ -73,6 +73,9 @@ class Workspace:
     branch: str = ""
     base: str = ""
     """The commit the branch started at."""
+    gitdir: str = ""
+    """The worktree's own git directory, as git made it (used at close instead of
+    the worktree's ``.git`` file)."""
     top: str = ""
     """The parent's repository top level (where a merge happens)."""
     container: str = ""
@@ -120,10 +123,16 @@ def _check_copy(path: str) -> str:
 
 
 def create_script(name: str, branch: str, copies: list[str]) -> str:
-    """Add the worktree; print its path, the parent's prefix and the base commit."""
+    """Add the worktree; print its path, the parent's prefix, the base commit and
+    the worktree's own git directory (recorded now, before the child can touch
+    the worktree's ``.git`` file)."""
     copy_lines = "".join(
-        f'if [ -e "$top"/{shlex.quote(c)} ]; then mkdir -p "$(dirname "$dir"/{shlex.quote(c)})" '
-        f'&& cp -a "$top"/{shlex.quote(c)} "$dir"/{shlex.quote(c)}; fi\n'
+        # A listed file lands only inside the worktree: a committed symbolic link on
+        # its way (``config -> /somewhere``) must not carry the copy out of it.
+        f"c={shlex.quote(c)}\n"
+        'if [ -e "$top/$c" ]; then case "$(realpath -m -- "$dir/$c")" in "$dir"/*) '
+        'mkdir -p -- "$(dirname -- "$dir/$c")" && cp -a -- "$top/$c" "$dir/$c";; '
+        '*) echo "worktree_copy: $c leads out of the worktree; not copied" >&2;; esac; fi\n'
         for c in copies
     )
     return (
@@ -137,40 +146,53 @@ def create_script(name: str, branch: str, copies: list[str]) -> str:
         f'grep -qxF /{WORKTREES}/ "$common/info/exclude" 2>/dev/null || '
         f'echo /{WORKTREES}/ >> "$common/info/exclude"\n'
         f'g worktree add -q -b {shlex.quote(branch)} "$dir" "$base" >&2\n'
+        'gitdir=$(g -C "$dir" rev-parse --path-format=absolute --git-dir)\n'
         + copy_lines
-        + 'printf \'%s\\0%s\\0%s\\0\' "$dir" "$prefix" "$base"\n'
+        + 'printf \'%s\\0%s\\0%s\\0%s\\0\' "$dir" "$prefix" "$base" "$gitdir"\n'
     )
+
+
+_IDENTITY = (
+    'ident=(); g -C "$top" config user.email >/dev/null || '
+    "ident=(-c user.name=Troupe -c user.email=troupe@localhost)\n"
+)
 
 
 def close_script(workspace: Workspace, message: str) -> str:
     """Commit what is left, merge on request, remove the worktree, and delete the
-    branch only when it has no commit of its own. Prints ``state`` and a detail."""
+    branch only when it has no commit of its own or was merged. Prints ``state``
+    and a detail. Git works on the worktree through the git directory recorded at
+    creation, never through the worktree's own ``.git`` file, which the child
+    could have rewritten to point at a configuration of its making. A commit that
+    fails keeps the worktree (its work is not on the branch)."""
     q = shlex.quote
     return (
         _git()
         + f"dir={q(workspace.path)}; branch={q(workspace.branch)}; base={q(workspace.base)}\n"
-        f"top={q(workspace.top)}; merge={'1' if workspace.merge else '0'}\n"
+        f"top={q(workspace.top)}; gitdir={q(workspace.gitdir)}; "
+        f"merge={'1' if workspace.merge else '0'}\n"
+        + _IDENTITY
+        + 'w() { g --git-dir="$gitdir" --work-tree="$dir" "$@"; }\n'
+        "state=kept; detail=; saved=1\n"
         'if [ -d "$dir" ]; then\n'
-        '  ident=(); g -C "$dir" config user.email >/dev/null || '
-        "ident=(-c user.name=Troupe -c user.email=troupe@localhost)\n"
-        '  g -C "$dir" add -A >&2 && { g -C "$dir" diff --cached --quiet || '
-        f'g -C "$dir" "${{ident[@]}}" commit -q --no-verify -m {q(message)} >&2; }}\n'
+        "  if w add -A >&2 && { w diff --cached --quiet || "
+        f'w "${{ident[@]}}" commit -q --no-verify -m {q(message)} >&2; }}; then :\n'
+        '  else saved=0; detail="its work could not be committed; the worktree is kept"; fi\n'
         "fi\n"
-        'own=$(g rev-list --count "$base..$branch" 2>/dev/null || echo 0)\n'
-        "state=kept; detail=\n"
-        'if [ "$own" = 0 ]; then state=removed\n'
-        'elif [ "$merge" = 1 ]; then\n'
-        '  ident=(); g -C "$top" config user.email >/dev/null || '
-        "ident=(-c user.name=Troupe -c user.email=troupe@localhost)\n"
+        'own=$(g -C "$top" rev-list --count "$base..$branch") || own=unknown\n'
+        'if [ "$saved" = 1 ] && [ "$own" = 0 ]; then state=removed\n'
+        'elif [ "$saved" = 1 ] && [ "$merge" = 1 ] && [ "$own" != unknown ]; then\n'
         '  if g -C "$top" "${ident[@]}" merge -q --no-ff --no-edit "$branch" >&2; then\n'
         "    state=merged\n"
         '  else g -C "$top" merge --abort >&2 2>/dev/null; '
         'detail="the merge into $(g -C "$top" rev-parse --abbrev-ref HEAD) had conflicts; '
         'the branch is kept"; fi\n'
         "fi\n"
-        'g -C "$top" worktree remove --force "$dir" >&2 2>/dev/null || '
-        '{ rm -rf -- "$dir"; g -C "$top" worktree prune >&2; }\n'
-        'if [ "$state" != kept ]; then g -C "$top" branch -D "$branch" >&2 || state=kept; fi\n'
+        'if [ "$saved" = 1 ]; then g -C "$top" worktree remove --force "$dir" >&2 2>/dev/null || '
+        '{ rm -rf -- "$dir"; g -C "$top" worktree prune >&2; }; fi\n'
+        'if [ "$state" = removed ]; then g -C "$top" branch -D "$branch" >&2 || state=kept; fi\n'
+        'if [ "$state" = merged ]; then g -C "$top" branch -d "$branch" >&2 || '
+        'detail="merged; the branch could not be deleted"; fi\n'
         'printf "%s\\n%s\\n" "$state" "$detail"\n'
     )
 
@@ -222,7 +244,7 @@ class Isolator:
             if "not a git repository" in reason:
                 reason = "the working directory is not in a git repository"
             raise IsolationError(f"cannot make a worktree for {agent_id}: {reason}")
-        path, prefix, base = [*result.stdout.split("\0"), "", "", ""][:3]
+        path, prefix, base, gitdir = [*result.stdout.split("\0"), "", "", "", ""][:4]
         top = posixpath.dirname(posixpath.dirname(posixpath.dirname(path)))
         workdir = posixpath.normpath(posixpath.join(path, prefix)) if prefix else path
         try:
@@ -236,7 +258,7 @@ class Isolator:
             with trio.CancelScope(shield=True):
                 await self._close_worktree(made, "")
             raise
-        return Workspace("worktree", view, view, path, branch, base, top, merge=merge)
+        return Workspace("worktree", view, view, path, branch, base, gitdir, top, merge=merge)
 
     async def _container(self, agent_id: str, image: str | None) -> Workspace:
         from environments.docker.environment import DockerEnvironment

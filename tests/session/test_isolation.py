@@ -22,6 +22,8 @@ from actors.mockllm import Script, serve_mock_llm
 from actors.models import RetryPolicy, open_gateway
 from actors.models.config import Timeouts, endpoint
 from actors.session.actor import SessionActor
+from actors.session.isolation import BRANCH_PREFIX, CONTAINER_OWNER, WORKTREES
+from actors.session.presets import preset_config
 from actors.session.profiles import PROFILES
 from environments.local import LocalEnvironment
 from environments.ssh.bridge import SSHBridge
@@ -333,3 +335,55 @@ async def test_runtime_shutdown_leaves_no_container(
         (created,) = workspace_events(agent, "created")
         assert labelled_containers(docker.daemon, "troupe.managed") != []
     assert labelled_containers(docker.daemon, "troupe.managed") == [], created.container
+
+
+def test_presets_carry_isolation_and_keep_their_own_values() -> None:
+    given = SessionConfig(isolation="worktree", worktree_copy=[".env"])
+    config = preset_config("agentic-behavior-tool", given)
+    assert (config.isolation, config.worktree_copy) == ("worktree", [".env"])
+    assert config.agentic_mode and config.max_tool_rounds_per_input == 25
+
+
+def test_the_page_names_the_places_the_code_uses() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "isolation.md").read_text()
+    assert f"<repository>/{WORKTREES}/<its session id>" in page
+    assert f"`{BRANCH_PREFIX}<its session id>`" in page
+    assert f"`/{WORKTREES}/`" in page
+    assert f"troupe.owner={CONTAINER_OWNER}" in page
+
+
+async def test_a_rewritten_dot_git_file_runs_nothing_at_close(base: Path) -> None:
+    """The child points its worktree's ``.git`` at a git directory of its making,
+    whose configuration names a clean filter; Troupe's commit at close must not
+    run it (it works through the git directory recorded at creation)."""
+    repo = make_repo(base / "repo")
+    marker = base / "pwned"
+    evil_config = f'[filter "x"]\\n\\tclean = touch {marker}\\n'
+    make_evil = "git init -q --bare evil && git --git-dir=evil config core.bare false"
+    children = {
+        "EVIL task": [
+            [call("shell", command=f"{make_evil} && printf '{evil_config}' >> evil/config")],
+            [
+                call("write_file", file_path=".gitattributes", content="* filter=x\n"),
+                call("write_file", file_path="work.txt", content="work\n"),
+            ],
+            [call("write_file", file_path=".git", content="gitdir: evil\n")],
+            [call("shell", command="cat .git")],
+            "done",
+        ]
+    }
+    parent = [[call("spawn_agent", task="EVIL task", isolation="worktree")],
+              [call("wait", agent_ids=["a-1"], timeout_ms=100_000)], "done"]  # fmt: skip
+    config = SessionConfig(approval_mode="never-ask")
+    async with session_on(local_env(repo), conversations(parent, children), config, repo) as (
+        agent,
+        _,
+    ):
+        await run(agent, "PARENT: one child")
+        sid = agent.actor.id
+    seen = " ".join(body_text(body) for body in agent.request_bodies())
+    assert "gitdir: evil" in seen, "the child did rewrite its .git file"
+    assert not marker.exists(), "the child's filter ran outside the sandbox"
+    (kept,) = workspace_events(agent, "kept")
+    assert git(repo, "show", f"troupe/{sid}.a-1:work.txt") == "work\n"
+    assert kept.branch == f"troupe/{sid}.a-1"
