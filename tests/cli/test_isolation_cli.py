@@ -40,12 +40,13 @@ async def test_run_isolation_flag_gives_the_subagent_a_worktree(home: Home) -> N
     }
     async with mock_llm(script) as mock:
         home.config.write_text(f'base_url = "{mock.base_url}"\nworktree_copy = [".env"]\n')
-        done = await home.troupe(
-            "run", "--isolation", "worktree", "--output-format", "json", "PARENT: go"
-        )
+        done = await home.troupe("run", "--isolation", "worktree", "PARENT: go")
         assert done.returncode == 0, done.stderr
-    branches = _git(home.work, "branch", "--list", "troupe/*", "--format=%(refname)").split()
+    branches = _git(home.work, "branch", "--list", "troupe/*", "--format=%(refname:short)").split()
     assert len(branches) == 1 and branches[0].endswith(".a-1"), branches
+    shown = (done.stdout + done.stderr).decode()
+    assert f"subagent a-1 worktree created: branch {branches[0]} at " in shown, shown
+    assert f"subagent a-1 worktree kept: branch {branches[0]}" in shown
     assert _git(home.work, "show", f"{branches[0]}:made.txt") == "x\n"
     assert not (home.work / "made.txt").exists(), "written in the worktree, not here"
 
