@@ -252,13 +252,15 @@ class Isolator:
                 ScopedEnvironment(self.environment, workdir), f"scopes/{agent_id}"
             )
         except BaseException:
-            made = Workspace(
-                "worktree", self.environment, self.environment, path, branch, base, top
+            env = self.environment
+            await self._close_worktree(
+                Workspace("worktree", env, env, path, branch, base, gitdir, top), ""
             )
-            with trio.CancelScope(shield=True):
-                await self._close_worktree(made, "")
             raise
-        return Workspace("worktree", view, view, path, branch, base, gitdir, top, merge=merge)
+        return Workspace(
+            "worktree", view, view, path, branch=branch, base=base, gitdir=gitdir, top=top,
+            merge=merge,
+        )  # fmt: skip
 
     async def _container(self, agent_id: str, image: str | None) -> Workspace:
         from environments.docker.environment import DockerEnvironment
@@ -296,14 +298,18 @@ class Isolator:
         if workspace.isolation == "container":
             closed = Closed("removed")
         else:
-            with trio.CancelScope(shield=True):
-                closed = await self._close_worktree(workspace, message)
+            closed = await self._close_worktree(workspace, message)
         workspace.closed = closed
         return closed
 
     async def _close_worktree(self, workspace: Workspace, message: str) -> Closed:
-        async with self._git_lock:
-            result = await _run(self.environment, close_script(workspace, message))
+        """Shielded: a close that is cancelled halfway would leave a worktree whose
+        work is neither committed nor kept track of."""
+        result: ExecResult | None = None
+        with trio.CancelScope(shield=True):
+            async with self._git_lock:
+                result = await _run(self.environment, close_script(workspace, message))
+        assert result is not None
         lines = result.stdout.splitlines()
         state = lines[0] if lines and lines[0] in ("kept", "merged", "removed") else "kept"
         detail = lines[1] if len(lines) > 1 else ""
