@@ -166,6 +166,8 @@ class SessionActor(Actor):
         self.agents = AgentManager(self, first_agent_number)
         self.isolator: Isolator | None = None
         """Makes and undoes the subagents' worktrees and containers (on first need)."""
+        self.own_workspace: Workspace | None = None
+        """Set by the parent of an isolated subagent: its worktree or container."""
         self.subagent_hook: SubagentHook | None = None
         """Told of each subagent (at any depth below) before it starts, with its
         address: a host adds its sinks there (the server stores its events)."""
@@ -541,6 +543,7 @@ class SessionActor(Actor):
             snapshots=self.snapshots,
         )
         child.subagent_hook = self.subagent_hook
+        child.own_workspace = workspace
         child.loop.cost.attach(self.loop.cost, agent_id)  # its spend counts toward our caps
         child.fenced_paths = self.fenced_paths
         child.hook_set = self.hook_set
@@ -561,7 +564,7 @@ class SessionActor(Actor):
             return await self.ctx.spawn(actor, name=name)
 
         if self.isolator is None:
-            self.isolator = Isolator(self.environment, spawn, self.ctx.stop)
+            self.isolator = Isolator(self.environment, spawn, self.ctx.stop, self.own_workspace)
         return self.isolator
 
     async def open_workspace(

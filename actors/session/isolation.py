@@ -76,6 +76,9 @@ class Workspace:
     gitdir: str = ""
     """The worktree's own git directory, as git made it (used at close instead of
     the worktree's ``.git`` file)."""
+    top_gitdir: str = ""
+    """The git directory of ``top`` when ``top`` is itself a worktree of ours (a
+    subagent's subagent); empty: ``top`` is the user's own checkout."""
     top: str = ""
     """The parent's repository top level (where a merge happens)."""
     container: str = ""
@@ -122,10 +125,22 @@ def _check_copy(path: str) -> str:
     return clean
 
 
-def create_script(name: str, branch: str, copies: list[str]) -> str:
+def _discovery_off(top_gitdir: str, top: str) -> str:
+    """For a parent that is itself in a worktree of ours: git told where that
+    worktree's git directory is, so it never reads the ``.git`` file the parent
+    could have rewritten."""
+    if not top_gitdir:
+        return ""
+    return f"export GIT_DIR={shlex.quote(top_gitdir)} GIT_WORK_TREE={shlex.quote(top)}\n"
+
+
+def create_script(
+    name: str, branch: str, copies: list[str], top_gitdir: str = "", top: str = ""
+) -> str:
     """Add the worktree; print its path, the parent's prefix, the base commit and
     the worktree's own git directory (recorded now, before the child can touch
-    the worktree's ``.git`` file)."""
+    the worktree's ``.git`` file). ``top_gitdir`` and ``top``: the parent's own
+    worktree, when it has one (see :func:`_discovery_off`)."""
     copy_lines = "".join(
         # A listed file lands only inside the worktree: a committed symbolic link on
         # its way (``config -> /somewhere``) must not carry the copy out of it.
@@ -136,7 +151,10 @@ def create_script(name: str, branch: str, copies: list[str]) -> str:
         for c in copies
     )
     return (
-        "set -e\n" + _git() + "top=$(g rev-parse --show-toplevel)\n"
+        "set -e\n"
+        + _git()
+        + _discovery_off(top_gitdir, top)
+        + "top=$(g rev-parse --show-toplevel)\n"
         "prefix=$(g rev-parse --show-prefix)\n"
         "common=$(g rev-parse --path-format=absolute --git-common-dir)\n"
         "base=$(g rev-parse --verify -q HEAD^{commit}) || "
@@ -146,14 +164,15 @@ def create_script(name: str, branch: str, copies: list[str]) -> str:
         f'grep -qxF /{WORKTREES}/ "$common/info/exclude" 2>/dev/null || '
         f'echo /{WORKTREES}/ >> "$common/info/exclude"\n'
         f'g worktree add -q -b {shlex.quote(branch)} "$dir" "$base" >&2\n'
-        'gitdir=$(g -C "$dir" rev-parse --path-format=absolute --git-dir)\n'
+        'gitdir=$(unset GIT_DIR GIT_WORK_TREE; g -C "$dir" rev-parse --path-format=absolute '
+        "--git-dir)\n"
         + copy_lines
         + 'printf \'%s\\0%s\\0%s\\0%s\\0\' "$dir" "$prefix" "$base" "$gitdir"\n'
     )
 
 
 _IDENTITY = (
-    'ident=(); g -C "$top" config user.email >/dev/null || '
+    "ident=(); t config user.email >/dev/null || "
     "ident=(-c user.name=Troupe -c user.email=troupe@localhost)\n"
 )
 
@@ -171,7 +190,16 @@ def close_script(workspace: Workspace, message: str) -> str:
         + f"dir={q(workspace.path)}; branch={q(workspace.branch)}; base={q(workspace.base)}\n"
         f"top={q(workspace.top)}; gitdir={q(workspace.gitdir)}; "
         f"merge={'1' if workspace.merge else '0'}\n"
+        + (
+            f't() {{ g --git-dir={q(workspace.top_gitdir)} --work-tree="$top" "$@"; }}\n'
+            if workspace.top_gitdir
+            else 't() { g -C "$top" "$@"; }\n'
+        )
         + _IDENTITY
+        # The worktree's .git file as git wrote it, whatever the child made of it: a
+        # worktree kept for review must not point the user's git elsewhere.
+        + 'if [ -d "$dir" ]; then rm -rf -- "$dir/.git"; '
+        'printf \'gitdir: %s\\n\' "$gitdir" > "$dir/.git"; fi\n'
         + 'w() { g --git-dir="$gitdir" --work-tree="$dir" "$@"; }\n'
         "state=kept; detail=; saved=1\n"
         'if [ -d "$dir" ]; then\n'
@@ -179,19 +207,19 @@ def close_script(workspace: Workspace, message: str) -> str:
         f'w "${{ident[@]}}" commit -q --no-verify -m {q(message)} >&2; }}; then :\n'
         '  else saved=0; detail="its work could not be committed; the worktree is kept"; fi\n'
         "fi\n"
-        'own=$(g -C "$top" rev-list --count "$base..$branch") || own=unknown\n'
+        'own=$(t rev-list --count "$base..$branch") || own=unknown\n'
         'if [ "$saved" = 1 ] && [ "$own" = 0 ]; then state=removed\n'
         'elif [ "$saved" = 1 ] && [ "$merge" = 1 ] && [ "$own" != unknown ]; then\n'
-        '  if g -C "$top" "${ident[@]}" merge -q --no-ff --no-edit "$branch" >&2; then\n'
+        '  if t "${ident[@]}" merge -q --no-ff --no-edit "$branch" >&2; then\n'
         "    state=merged\n"
-        '  else g -C "$top" merge --abort >&2 2>/dev/null; '
-        'detail="the merge into $(g -C "$top" rev-parse --abbrev-ref HEAD) had conflicts; '
-        'the branch is kept"; fi\n'
+        "  else t merge --abort >&2 2>/dev/null; "
+        'detail="the merge into $(t rev-parse --abbrev-ref HEAD) failed (a conflict, or '
+        'local changes in the way); the branch is kept"; fi\n'
         "fi\n"
-        'if [ "$saved" = 1 ]; then g -C "$top" worktree remove --force "$dir" >&2 2>/dev/null || '
-        '{ rm -rf -- "$dir"; g -C "$top" worktree prune >&2; }; fi\n'
-        'if [ "$state" = removed ]; then g -C "$top" branch -D "$branch" >&2 || state=kept; fi\n'
-        'if [ "$state" = merged ]; then g -C "$top" branch -d "$branch" >&2 || '
+        'if [ "$saved" = 1 ]; then t worktree remove --force "$dir" >&2 2>/dev/null || '
+        '{ rm -rf -- "$dir"; t worktree prune >&2; }; fi\n'
+        'if [ "$state" = removed ]; then t branch -D "$branch" >&2 || state=kept; fi\n'
+        'if [ "$state" = merged ]; then t branch -d "$branch" >&2 || '
         'detail="merged; the branch could not be deleted"; fi\n'
         'printf "%s\\n%s\\n" "$state" "$detail"\n'
     )
@@ -210,10 +238,15 @@ class Isolator:
     repository are one at a time (a worktree's add and removal touch shared files
     of the repository)."""
 
-    def __init__(self, environment: ActorRef, spawn: Spawner, stop: Stopper) -> None:
+    def __init__(
+        self, environment: ActorRef, spawn: Spawner, stop: Stopper, own: Workspace | None = None
+    ) -> None:
+        """``own``: the session's own worktree when it is an isolated subagent (its
+        subagents' worktrees are made from it without trusting its ``.git`` file)."""
         self.environment = environment
         self.spawn = spawn
         self.stop = stop
+        self.own = own if own is not None and own.isolation == "worktree" else None
         self._git_lock = trio.Lock()
 
     async def open(
@@ -237,8 +270,10 @@ class Isolator:
     ) -> Workspace:
         checked = [_check_copy(path) for path in copies]
         branch = BRANCH_PREFIX + child_id
+        own = (self.own.gitdir, self.own.path) if self.own is not None else ("", "")
         async with self._git_lock:
-            result = await _run(self.environment, create_script(child_id, branch, checked))
+            script = create_script(child_id, branch, checked, *own)
+            result = await _run(self.environment, script)
         if result.exit_code != 0:
             reason = (result.stderr or result.stdout).strip()[-400:]
             if "not a git repository" in reason:
@@ -254,12 +289,23 @@ class Isolator:
         except BaseException:
             env = self.environment
             await self._close_worktree(
-                Workspace("worktree", env, env, path, branch, base, gitdir, top), ""
+                Workspace(
+                    "worktree",
+                    env,
+                    env,
+                    path,
+                    branch=branch,
+                    base=base,
+                    gitdir=gitdir,
+                    top=top,
+                    top_gitdir=own[0],
+                ),
+                "",
             )
             raise
         return Workspace(
             "worktree", view, view, path, branch=branch, base=base, gitdir=gitdir, top=top,
-            merge=merge,
+            top_gitdir=own[0], merge=merge,
         )  # fmt: skip
 
     async def _container(self, agent_id: str, image: str | None) -> Workspace:

@@ -387,3 +387,50 @@ async def test_a_rewritten_dot_git_file_runs_nothing_at_close(base: Path) -> Non
     (kept,) = workspace_events(agent, "kept")
     assert git(repo, "show", f"troupe/{sid}.a-1:work.txt") == "work\n"
     assert kept.branch == f"troupe/{sid}.a-1"
+
+
+async def test_a_subagents_subagent_works_from_its_worktree_without_trusting_it(
+    base: Path,
+) -> None:
+    """Two levels: the middle subagent rewrites its worktree's ``.git`` to a git
+    directory of its making (with a filter that would run outside the sandbox) and
+    spawns a leaf in a worktree of its own, merged back on close. Troupe's git for
+    the leaf (its worktree, the merge) and for the middle's close never follows
+    that file: the filter never runs, the leaf's work lands on the middle's branch,
+    and the middle's ``.git`` is restored for review."""
+    repo = make_repo(base / "repo")
+    marker = base / "pwned"
+    evil = f'[filter "x"]\\n\\tclean = touch {marker}\\n\\tsmudge = touch {marker}\\n'
+    make_evil = "git init -q --bare evil && git --git-dir=evil config core.bare false"
+    middle = [
+        [call("shell", command=f"{make_evil} && printf '{evil}' >> evil/config")],
+        [
+            call("write_file", file_path=".gitattributes", content="* filter=x\n"),
+            call("write_file", file_path="mid.txt", content="middle\n"),
+            call("write_file", file_path=".git", content="gitdir: evil\n"),
+        ],
+        [call("spawn_agent", task="LEAF task", isolation="worktree", merge=True)],
+        [call("wait", agent_ids=["a-1"], timeout_ms=100_000)],
+        "middle done",
+    ]
+    children = {
+        "MIDDLE task": middle,
+        "LEAF task": [[call("write_file", file_path="leaf.txt", content="leaf\n")], "leaf"],
+    }
+    parent = [[call("spawn_agent", task="MIDDLE task", isolation="worktree")],
+              [call("wait", agent_ids=["a-1"], timeout_ms=200_000)], "done"]  # fmt: skip
+    config = SessionConfig(approval_mode="never-ask", max_subagent_depth=2)
+    async with session_on(local_env(repo), conversations(parent, children), config, repo) as (
+        agent,
+        _,
+    ):
+        await run(agent, "PARENT: two levels")
+        sid = agent.actor.id
+    assert not marker.exists(), "the middle's filter ran outside the sandbox"
+    branch = f"troupe/{sid}.a-1"
+    files = git(repo, "ls-tree", "-r", "--name-only", branch).split()
+    assert {"mid.txt", "leaf.txt"} <= set(files), files
+    assert git(repo, "show", f"{branch}:leaf.txt") == "leaf\n"
+    leaf_branch = f"troupe/{sid}.a-1.a-1"
+    assert git(repo, "branch", "--list", leaf_branch) == "", "merged, so deleted"
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
