@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -33,17 +32,18 @@ from tests.environments.conftest import (  # noqa: F401 (fixtures)
     DockerForTests,
     docker,
     host_request,
+    owned_directory,
     sshd,
 )
 from tests.environments.dockerd import labelled_containers
-from tests.environments.sshd import SSHServer
+from tests.environments.sshd import TEST_USER, SSHServer
 from tests.session.conftest import Agent
 from tests.session.scripts import body_text, call
 from tests.waiting import TEST_KILL_GRACE
 
 HANG_GUARD = 600
 MANY = 20
-GIT_ID = ["-c", "user.name=test", "-c", "user.email=test@example.com"]
+GIT_ID = ["-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "safe.directory=*"]
 
 EnvFactory = Callable[[Runtime], Awaitable[ActorRef]]
 
@@ -55,7 +55,7 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
-def make_repo(directory: Path) -> Path:
+def make_repo(directory: Path, owner: str | None = None) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     git(directory, "init", "-q", "-b", "main")
     (directory / "README").write_text("a project\n")
@@ -63,6 +63,8 @@ def make_repo(directory: Path) -> Path:
     (directory / ".env").write_text("SECRET=for-the-agents\n")
     git(directory, "add", "-A")
     git(directory, "commit", "-q", "-m", "start")
+    if owner is not None:
+        subprocess.run(["chown", "-R", f"{owner}:", str(directory)], check=True)
     return directory
 
 
@@ -102,10 +104,10 @@ def local_env(workdir: Path) -> EnvFactory:
     return make
 
 
-def ssh_env(server: SSHServer, workdir: Path) -> EnvFactory:
+def ssh_env(server: SSHServer, workdir: Path, login: str = "root") -> EnvFactory:
     async def make(runtime: Runtime) -> ActorRef:
         bridge = await runtime.spawn(SSHBridge(), name="environments/ssh")
-        return await bridge.ask(host_request(server, "root", "iso", workdir), timeout=60)
+        return await bridge.ask(host_request(server, login, "iso", workdir), timeout=60)
 
     return make
 
@@ -197,13 +199,14 @@ async def test_twenty_worktrees_on_this_machine(base: Path) -> None:
     await twenty_worktrees(local_env(repo), repo)
 
 
-async def test_twenty_worktrees_over_ssh(sshd: SSHServer) -> None:  # noqa: F811
-    if "root" not in sshd.users:
-        pytest.skip("no root login on the test sshd")
-    base = Path(tempfile.mkdtemp(prefix="troupe-iso-"))
+@pytest.mark.parametrize("login", ["root", TEST_USER])
+async def test_twenty_worktrees_over_ssh(sshd: SSHServer, login: str) -> None:  # noqa: F811
+    if login not in sshd.users:
+        pytest.skip(f"no {login} login on the test sshd")
+    base = owned_directory(login)  # the login's own, so its git trusts the repository
     try:
-        repo = make_repo(base / "repo")
-        await twenty_worktrees(ssh_env(sshd, repo), repo)
+        repo = make_repo(base / "repo", owner=login)
+        await twenty_worktrees(ssh_env(sshd, repo, login), repo)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
