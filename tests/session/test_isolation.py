@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -16,14 +17,16 @@ import msgspec
 import pytest
 import trio
 
-from actors.kernel import ActorRef, Runtime
+from actors.kernel import Actor, ActorRef, Runtime
 from actors.mockllm import Script, serve_mock_llm
 from actors.models import RetryPolicy, open_gateway
 from actors.models.config import Timeouts, endpoint
 from actors.session.actor import SessionActor
-from actors.session.isolation import BRANCH_PREFIX, CONTAINER_OWNER, WORKTREES
+from actors.session.isolation import BRANCH_PREFIX, CONTAINER_OWNER, WORKTREES, Isolator
 from actors.session.presets import preset_config
 from actors.session.profiles import PROFILES
+from environments.docker.api import DockerAPI
+from environments.docker.labels import MANAGED, OWNER, PROCESS
 from environments.local import LocalEnvironment
 from environments.ssh.bridge import SSHBridge
 from protocol.events import SubagentWorkspaceEvent, ToolCallEndEvent
@@ -437,3 +440,39 @@ async def test_a_subagents_subagent_works_from_its_worktree_without_trusting_it(
     leaf_branch = f"troupe/{sid}.a-1.a-1"
     assert git(repo, "branch", "--list", leaf_branch) == "", "merged, so deleted"
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+async def test_a_crashed_processs_isolation_containers_go_with_the_next_start(
+    docker: DockerForTests,  # noqa: F811
+    base: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A container left by a process that died (its ``troupe.process`` label names a
+    process that no longer runs) is removed when the next isolation container starts."""
+    monkeypatch.setenv("DOCKER_HOST", docker.daemon.host)
+    workdir = base / "project"
+    small_project(workdir)
+    dead = f"{socket.gethostname()}:99999999:"  # above any pid_max (2**22): not running
+    api = DockerAPI(docker.daemon.host)
+    try:
+        labels = {MANAGED: "1", OWNER: CONTAINER_OWNER, PROCESS: dead}
+        config = {"Image": docker.image, "Cmd": ["sleep", "infinity"], "Labels": labels,
+                  "NetworkDisabled": True, "HostConfig": {"NetworkMode": "none"}}  # fmt: skip
+        orphan = await api.create_container(config, None)
+        await api.start_container(orphan)
+        async with Runtime(grace=3.0, kill_grace=TEST_KILL_GRACE) as runtime:
+            env = await runtime.spawn(LocalEnvironment(workdir))
+
+            async def spawn(actor: Actor, name: str) -> ActorRef:
+                return await runtime.spawn(actor, name=name)
+
+            isolator = Isolator(env, spawn, runtime.stop)
+            workspace = await isolator.open(
+                "container", "s-test.a-1", "a-1", copies=[], image=docker.image, merge=False
+            )
+            left = labelled_containers(docker.daemon, f"{OWNER}={CONTAINER_OWNER}")
+            assert orphan not in left and workspace.container in left
+            assert (await isolator.close(workspace, "")).state == "removed"
+        assert labelled_containers(docker.daemon, f"{OWNER}={CONTAINER_OWNER}") == []
+    finally:
+        await api.aclose()
