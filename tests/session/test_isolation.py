@@ -22,9 +22,10 @@ from actors.mockllm import Script, serve_mock_llm
 from actors.models import RetryPolicy, open_gateway
 from actors.models.config import Timeouts, endpoint
 from actors.session.actor import SessionActor
-from actors.session.isolation import BRANCH_PREFIX, CONTAINER_OWNER, WORKTREES, Isolator
+from actors.session.isolation import BRANCH_PREFIX, CONTAINER_OWNER, Isolator
 from actors.session.presets import preset_config
 from actors.session.profiles import PROFILES
+from actors.session.worktree_git import WORKTREES
 from environments.docker.api import DockerAPI
 from environments.docker.labels import MANAGED, OWNER, PROCESS
 from environments.local import LocalEnvironment
