@@ -477,3 +477,38 @@ async def test_a_crashed_processs_isolation_containers_go_with_the_next_start(
         assert labelled_containers(docker.daemon, f"{OWNER}={CONTAINER_OWNER}") == []
     finally:
         await api.aclose()
+
+
+async def test_container_isolation_without_a_daemon_is_a_clear_failure(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{base}/no-such-docker.sock")
+    workdir = base / "project"
+    small_project(workdir)
+    parent = [
+        [call("spawn_agent", task="BOX task", isolation="container")],
+        [call("spawn_agent", task="BOX task", isolation="vm")],
+        "done",
+    ]
+    config = SessionConfig(isolation_image="troupe-test:latest")
+    async with session_on(
+        local_env(workdir), conversations(parent, {"BOX": ["x"]}), config, workdir
+    ) as (agent, runtime):
+        await run(agent, "PARENT: no daemon")
+        assert not [a for a in runtime.addresses() if "/containers/" in a], "nothing left"
+    first, second = tool_outputs(agent, "spawn_agent")
+    assert "cannot reach the Docker daemon" in first, first
+    assert "Invalid enum value 'vm'" in second and "isolation" in second, second
+    assert agent.of(SubagentWorkspaceEvent) == []
+
+
+async def test_container_isolation_needs_an_image(base: Path) -> None:
+    workdir = base / "project"
+    small_project(workdir)
+    parent = [[call("spawn_agent", task="BOX task", isolation="container")], "done"]
+    async with session_on(
+        local_env(workdir), conversations(parent, {"BOX": ["x"]}), SessionConfig(), workdir
+    ) as (agent, _):
+        await run(agent, "PARENT: no image")
+    (output,) = tool_outputs(agent, "spawn_agent")
+    assert "container isolation needs an image: set isolation_image" in output
