@@ -147,6 +147,10 @@ class DockerEnvironment(EnvironmentActor):
         self._uname: tuple[str, str] | None = None
         self._swept = False
         self._user_ids: tuple[int, int] | None = None
+        self._stopped = False
+        """Set when the actor stops: no container is created after that (a request
+        still in flight when the container is removed would otherwise make one
+        that nothing removes)."""
 
     @property
     def api(self) -> DockerAPI:
@@ -179,6 +183,8 @@ class DockerEnvironment(EnvironmentActor):
     async def ensure_container(self) -> str:
         """The running container, created (and orphans of a crash swept) on first need."""
         async with self._creating:
+            if self._stopped:
+                raise ContainerGone("the Docker environment has stopped")
             if self.container is None:
                 if not self._swept:
                     self._swept = True
@@ -188,6 +194,8 @@ class DockerEnvironment(EnvironmentActor):
                     await self.api.start_container(container)
                     if self.copy_workspace:
                         await self._copy_in(container)
+                    if self._stopped:
+                        raise ContainerGone("the Docker environment has stopped")
                 except BaseException:
                     with trio.CancelScope(shield=True):
                         await self.api.remove_container(container)
@@ -227,6 +235,7 @@ class DockerEnvironment(EnvironmentActor):
 
     async def on_stop(self) -> None:
         # Shielded and bounded: the supervisor may cancel after its grace period.
+        self._stopped = True
         await self._remove()
         if self._api is not None:
             with trio.CancelScope(shield=True), trio.move_on_after(5):

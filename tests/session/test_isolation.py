@@ -26,10 +26,12 @@ from actors.session.isolation import BRANCH_PREFIX, CONTAINER_OWNER, Isolator
 from actors.session.presets import preset_config
 from actors.session.profiles import PROFILES
 from actors.session.worktree_git import WORKTREES
-from environments.docker.api import DockerAPI
+from environments.docker.api import ContainerGone, DockerAPI
+from environments.docker.environment import DockerEnvironment
 from environments.docker.labels import MANAGED, OWNER, PROCESS
 from environments.local import LocalEnvironment
 from environments.ssh.bridge import SSHBridge
+from protocol.environment import ExecCommand, ReadFile
 from protocol.events import SubagentWorkspaceEvent, ToolCallEndEvent
 from protocol.session import SessionConfig, Submit, Subscribe, WaitIdle
 from tests.environments.conftest import (  # noqa: F401 (fixtures)
@@ -46,6 +48,8 @@ from tests.session.scripts import body_text, call
 from tests.waiting import TEST_KILL_GRACE
 
 HANG_GUARD = 600
+ISOLATION_LABEL = f"{OWNER}={CONTAINER_OWNER}"
+"""The label every isolation container carries (``troupe.owner=isolation``)."""
 MANY = 20
 GIT_ID = ["-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "safe.directory=*"]
 
@@ -312,7 +316,7 @@ async def test_twenty_containers_build_test_and_leave_nothing(
     assert outputs.count("status=completed success=true") == MANY
     assert len(workspace_events(agent, "removed")) == MANY
     assert "out" not in os.listdir(workdir), "each built in its own copy"
-    assert labelled_containers(docker.daemon, "troupe.managed") == []
+    assert labelled_containers(docker.daemon, ISOLATION_LABEL) == []
     seen_by_children = " ".join(body_text(body) for body in agent.request_bodies())
     for n in range(MANY):
         assert f"PASS box{n}" in seen_by_children, f"child {n} built and tested"
@@ -340,8 +344,8 @@ async def test_runtime_shutdown_leaves_no_container(
     ):
         await run(agent, "PARENT: one in the background")
         (created,) = workspace_events(agent, "created")
-        assert labelled_containers(docker.daemon, "troupe.managed") != []
-    assert labelled_containers(docker.daemon, "troupe.managed") == [], created.container
+        assert labelled_containers(docker.daemon, ISOLATION_LABEL) != []
+    assert labelled_containers(docker.daemon, ISOLATION_LABEL) == [], created.container
 
 
 def test_presets_carry_isolation_and_keep_their_own_values() -> None:
@@ -512,3 +516,32 @@ async def test_container_isolation_needs_an_image(base: Path) -> None:
         await run(agent, "PARENT: no image")
     (output,) = tool_outputs(agent, "spawn_agent")
     assert "container isolation needs an image: set isolation_image" in output
+
+
+async def test_a_stopped_docker_environment_makes_no_new_container(
+    docker: DockerForTests,  # noqa: F811
+    base: Path,
+) -> None:
+    """What a shutdown does to an isolated subagent's container: the actor's stop
+    removes it while requests may still be under way (an environment's requests are
+    handled concurrently); one that then finds the container gone must not make a
+    fresh one, which nothing would remove. The request that comes after the stop
+    is made here by calling the environment's method, as such a request does."""
+    workdir = base / "project"
+    small_project(workdir)
+    environment = DockerEnvironment(
+        docker.image, workspace=str(workdir), copy_workspace=True,
+        docker_host=docker.daemon.host, owner="stop-test",
+    )  # fmt: skip
+    label = f"{OWNER}=stop-test"
+    async with Runtime(grace=3.0, kill_grace=TEST_KILL_GRACE) as runtime:
+        ref = await runtime.spawn(environment)
+        assert (await ref.ask(ExecCommand("true"))).exit_code == 0
+        assert len(labelled_containers(docker.daemon, label)) == 1
+        await runtime.stop(ref)
+        assert labelled_containers(docker.daemon, label) == []
+        with pytest.raises(ContainerGone):
+            await environment.exec_command(ExecCommand("true"))
+        with pytest.raises(ContainerGone):
+            await environment.read_file(ReadFile("build.sh"))
+    assert labelled_containers(docker.daemon, label) == []
