@@ -1,7 +1,8 @@
-"""``isolation`` from the command line and the config file: ``troupe run
---isolation worktree`` gives a subagent that does not ask for anything its own
-worktree and branch; the config file's ``isolation`` and ``worktree_copy`` are
-shown by ``troupe config`` with where they came from, and a bad value is one line."""
+"""``isolation`` from the command line and the config file: ``troupe run --preset
+adr-040 --isolation worktree`` (a preset and the setting together) gives a
+subagent that does not ask for anything its own worktree and branch; the config
+file's ``isolation`` and ``worktree_copy`` are shown by ``troupe config`` with
+where they came from, and a bad value is one line."""
 
 from __future__ import annotations
 
@@ -40,7 +41,9 @@ async def test_run_isolation_flag_gives_the_subagent_a_worktree(home: Home) -> N
     }
     async with mock_llm(script) as mock:
         home.config.write_text(f'base_url = "{mock.base_url}"\nworktree_copy = [".env"]\n')
-        done = await home.troupe("run", "--isolation", "worktree", "PARENT: go")
+        done = await home.troupe(
+            "run", "--preset", "adr-040", "--isolation", "worktree", "PARENT: go"
+        )
         assert done.returncode == 0, done.stderr
     branches = _git(home.work, "branch", "--list", "troupe/*", "--format=%(refname:short)").split()
     assert len(branches) == 1 and branches[0].endswith(".a-1"), branches
