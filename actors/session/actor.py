@@ -11,6 +11,7 @@ abandoned (which kills their process groups), and the subagents are closed.
 from __future__ import annotations
 
 import contextlib
+import posixpath
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -42,8 +43,9 @@ from actors.tools.core.agentic import AGENTIC_TOOLS
 from actors.tools.core.agents import AGENT_TOOLS
 from actors.tools.core.loop_breakers import LOOP_BREAKING_TOOLS
 from actors.tools.core.terminal import TERMINAL
+from actors.tools.registry import ToolFailure
 from environments.wrappers import ScopedEnvironment
-from protocol.environment import Describe
+from protocol.environment import Describe, ResolvedPath, ResolvePath
 from protocol.events import (
     ErrorEvent,
     EventData,
@@ -526,12 +528,13 @@ class SessionActor(Actor):
         # The scope is our child, not the subagent's: a subagent at the depth limit
         # may not spawn anything, its environment view included.
         scope = None
-        if working_dir:
-            view = ScopedEnvironment(self.environment, working_dir)
-            scope = await self.ctx.spawn(view, name=f"scopes/{agent_id}")
-        if workspace is not None:
-            scope = None  # the workspace's own view or container, undone at its close
         environment = workspace.environment if workspace is not None else self.environment
+        if working_dir and workspace is not None:
+            working_dir = await self._relative_to_root(working_dir)
+        if working_dir:
+            view = ScopedEnvironment(environment, working_dir)
+            name = f"scopes/{agent_id}" if workspace is None else f"scopes/{agent_id}.dir"
+            scope = await self.ctx.spawn(view, name=name)
         child = SessionActor(
             self.profile.derive(model=model or self.loop.model_name),  # ours unless told
             scope or environment,
@@ -558,6 +561,19 @@ class SessionActor(Actor):
                 await self.ctx.stop(scope)
             raise
         return ref, scope
+
+    async def _relative_to_root(self, path: str) -> str:
+        """``path`` (as the spawn tool resolved it, inside our working directory)
+        relative to our working directory: the same subdirectory in an isolated
+        child's own worktree or container ("" for the working directory itself)."""
+        if posixpath.isabs(path):
+            root = await self.environment.ask(ResolvePath("."), timeout=30)
+            assert isinstance(root, ResolvedPath)
+            path = posixpath.relpath(path, root.path)
+        path = posixpath.normpath(path)
+        if path == ".." or path.startswith("../"):
+            raise ToolFailure(f"working_dir {path} is outside the working directory")
+        return "" if path == "." else path
 
     def _isolator(self) -> Isolator:
         async def spawn(actor: Actor, name: str) -> ActorRef:

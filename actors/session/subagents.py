@@ -222,8 +222,6 @@ class AgentManager:
         isolated: tuple[Isolation, bool] = ("none", False),
     ) -> SubAgentResult:
         agent_id = f"a-{next(self._ids)}"
-        if isolated[0] != "none" and working_dir:
-            raise ToolFailure("Give a subagent either working_dir or isolation, not both.")
         workspace = await self.parent.open_workspace(agent_id, *isolated)
         try:
             ref, scope = await self.parent.spawn_subagent(

@@ -545,3 +545,35 @@ async def test_a_stopped_docker_environment_makes_no_new_container(
         with pytest.raises(ContainerGone):
             await environment.read_file(ReadFile("build.sh"))
     assert labelled_containers(docker.daemon, label) == []
+
+
+async def test_working_dir_names_the_same_subdirectory_in_the_worktree(base: Path) -> None:
+    repo = make_repo(base / "repo")
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "mod.txt").write_text("module\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "pkg")
+    children = {
+        "SCOPED task": [
+            [
+                call("write_file", file_path="inner.txt", content="in pkg\n"),
+                call("shell", command="pwd > where.txt; cat mod.txt >> where.txt"),
+            ],
+            "scoped done",
+        ]
+    }
+    parent = [
+        [call("spawn_agent", task="SCOPED task", isolation="worktree", working_dir="pkg")],
+        [call("wait", agent_ids=["a-1"], timeout_ms=100_000)],
+        "done",
+    ]
+    async with session_on(
+        local_env(repo), conversations(parent, children), SessionConfig(approval_mode="deny"), repo
+    ) as (agent, _):
+        await run(agent, "PARENT: scoped and isolated")
+        sid = agent.actor.id
+    (created,) = workspace_events(agent, "created")
+    branch = f"troupe/{sid}.a-1"
+    assert git(repo, "show", f"{branch}:pkg/inner.txt") == "in pkg\n"
+    assert git(repo, "show", f"{branch}:pkg/where.txt") == f"{created.path}/pkg\nmodule\n"
+    assert not (repo / "pkg" / "inner.txt").exists()
