@@ -10,7 +10,9 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.cli.conftest import Home, mock_llm, one_line
+from tests.cli.conftest import Home, mock_llm, one_line, request_bodies
+from tests.environments.conftest import DockerForTests, docker  # noqa: F401 - the fixture
+from tests.environments.dockerd import IMAGE_USER_UID, labelled_containers
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -65,3 +67,39 @@ async def test_a_bad_isolation_in_the_config_file_is_one_line(home: Home) -> Non
     assert done.returncode == 2
     line = one_line(done.stderr)
     assert "unknown isolation 'vm'" in line and "none, worktree, container" in line
+
+
+async def test_container_isolation_takes_the_sessions_image(
+    home: Home,
+    docker: DockerForTests,  # noqa: F811
+) -> None:
+    """``--environment docker:IMAGE --isolation container``: the subagent gets a
+    container of IMAGE of its own, with a copy of the workspace (what it writes
+    stays there), and the run leaves no container."""
+    shell = {"name": "shell", "arguments": {"command": "id -u troupe; echo x > child.txt"}}
+    script = {
+        "conversations": [
+            {
+                "match": "PARENT",
+                "turns": [
+                    {"tool_calls": [{"name": "spawn_agent", "arguments": {"task": "CHILD go"}}]},
+                    {"tool_calls": [{"name": "wait", "arguments": {"agent_ids": ["a-1"]}}]},
+                    {"text": "parent done"},
+                ],
+            },
+            {"match": "CHILD", "turns": [{"tool_calls": [shell]}, {"text": "child done"}]},
+        ]
+    }
+    async with mock_llm(script) as mock:
+        done = await home.troupe(
+            "run", "--base-url", mock.base_url, "--environment", f"docker:{docker.image}",
+            "--isolation", "container", "--approval", "never-ask", "PARENT: go",
+            DOCKER_HOST=docker.daemon.host,
+        )  # fmt: skip
+        bodies = request_bodies(mock)
+    assert done.returncode == 0, done.stderr
+    assert b"subagent a-1 container created: container " in done.stdout + done.stderr
+    child_saw = json.dumps([b for b in bodies if "CHILD" in json.dumps(b)])
+    assert str(IMAGE_USER_UID) in child_saw, "the child ran in a container of the image"
+    assert not (home.work / "child.txt").exists(), "in its own copy of the workspace"
+    assert labelled_containers(docker.daemon, "troupe.managed") == []
