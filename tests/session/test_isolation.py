@@ -577,3 +577,35 @@ async def test_working_dir_names_the_same_subdirectory_in_the_worktree(base: Pat
     assert git(repo, "show", f"{branch}:pkg/inner.txt") == "in pkg\n"
     assert git(repo, "show", f"{branch}:pkg/where.txt") == f"{created.path}/pkg\nmodule\n"
     assert not (repo / "pkg" / "inner.txt").exists()
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+async def test_the_sandbox_keeps_the_childs_own_commit_out_and_troupe_commits(
+    base: Path,
+) -> None:
+    """The repository's shared ``.git`` is outside the worktree, so read-only in the
+    child's sandbox: its own ``git commit`` fails, and its work reaches the branch
+    in Troupe's commit at the close."""
+    repo = make_repo(base / "repo")
+    commit = "git add -A && git -c user.name=c -c user.email=c@c commit -qm child-commit"
+    children = {
+        "COMMIT task": [
+            [call("write_file", file_path="w.txt", content="w\n")],
+            [call("shell", command=f"{commit}; echo exit=$?")],
+            "committed?",
+        ]
+    }
+    parent = [[call("spawn_agent", task="COMMIT task", isolation="worktree")],
+              [call("wait", agent_ids=["a-1"], timeout_ms=100_000)], "done"]  # fmt: skip
+    config = SessionConfig(approval_mode="never-ask")
+    async with session_on(local_env(repo), conversations(parent, children), config, repo) as (
+        agent,
+        _,
+    ):
+        await run(agent, "PARENT: commit yourself")
+        sid = agent.actor.id
+    seen = " ".join(body_text(body) for body in agent.request_bodies())
+    assert "exit=0" not in seen and "exit=" in seen, "the child's own commit failed"
+    branch = f"troupe/{sid}.a-1"
+    assert git(repo, "log", "-1", "--format=%s", branch).startswith("troupe: a-1: COMMIT task")
+    assert git(repo, "show", f"{branch}:w.txt") == "w\n"
