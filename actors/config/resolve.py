@@ -142,6 +142,7 @@ def _without_reach(config: ConfigFile) -> tuple[ConfigFile, list[str]]:
     stripped = msgspec.structs.replace(
         config, base_url=None, api_key_env=None, connect=None, environment=None,
         mcp_servers={}, ssh_hosts={}, providers=providers, telemetry=None,
+        isolation_image=None,
     )  # fmt: skip
     return stripped, what
 

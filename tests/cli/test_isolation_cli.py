@@ -103,3 +103,15 @@ async def test_container_isolation_takes_the_sessions_image(
     assert str(IMAGE_USER_UID) in child_saw, "the child ran in a container of the image"
     assert not (home.work / "child.txt").exists(), "in its own copy of the workspace"
     assert labelled_containers(docker.daemon, "troupe.managed") == []
+
+
+async def test_an_untrusted_project_cannot_choose_the_isolation_image(home: Home) -> None:
+    (home.work / ".troupe").mkdir()
+    (home.work / ".troupe" / "config.toml").write_text(
+        'isolation = "container"\nisolation_image = "someone/else:latest"\n'
+    )
+    shown = await home.troupe("config", "--json")
+    assert shown.returncode == 0, shown.stderr
+    settings = json.loads(shown.stdout)["settings"]
+    assert settings["isolation_image"]["value"] is None
+    assert settings["isolation"]["value"] == "container", "the project may choose isolation"
