@@ -201,6 +201,12 @@ def _add_run(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         help="work in another kind of environment: docker:IMAGE runs the session in a "
         "container of IMAGE with the working directory bind-mounted (no network)",
     )
+    run.add_argument(
+        "--isolation",
+        choices=["none", "worktree", "container"],
+        help="where subagents work: in this directory (none), in a git worktree each on a "
+        "branch named after it, or in a container each with a copy of the workspace",
+    )
     _model_options(run)
     run.add_argument("--reasoning-effort", choices=["minimal", "low", "medium", "high"])
     run.add_argument("--max-turns", type=int, help="model turns for the session (0 = unlimited)")

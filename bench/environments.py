@@ -15,16 +15,21 @@ exists, so the figures measure Troupe rather than root's shell startup files.
 Docker (where a private dockerd starts, as for the tests: root and ``docker.io``):
 exec ``true`` in a container through Troupe against ``docker exec`` through the CLI
 in the same container, and 1 MB written and read through Troupe against ``docker cp``.
+Container isolation (docs/isolation.md): 20 subagent containers started at once
+through Troupe's isolation (create, start, the workspace copied in) against 20
+``docker run -d`` through the CLI at once, each start's seconds (median, max).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import msgspec
@@ -276,6 +281,7 @@ def _docker_figures(args: object, rounds: int, per_round: int) -> list[Figure]:
     try:
         image = build_test_image(daemon)
         found = trio.run(docker_figures, daemon.host, image, workdir, rounds, per_round)
+        starts = trio.run(isolation_starts, daemon.host, image, workdir)
     except DockerUnavailable as reason:
         print(f"Docker figures skipped: {reason}", file=sys.stderr)
         return []
@@ -295,6 +301,80 @@ def _docker_figures(args: object, rounds: int, per_round: int) -> list[Figure]:
                transfer["ours_r"], "MB/s"),
         Figure("docker_cp_read_mb_s", "docker cp out of the container (median)",
                transfer["cp_r"], "MB/s"),
+        *isolation_figures(*starts),
+    ]  # fmt: skip
+
+
+ISOLATED_CONTAINERS = 20
+
+
+async def isolation_starts(host: str, image: str, workdir: Path) -> tuple[list[float], list[float]]:
+    """Seconds of each of 20 parallel container starts: through Troupe's isolation
+    (as ``spawn_agent(isolation="container")`` does), then ``docker run -d`` via the CLI."""
+    from actors.session.isolation import Isolator
+
+    cli = shutil.which("docker")
+    if cli is None:
+        raise DockerUnavailable("no docker CLI to compare with")
+    (workdir / "project.sh").write_text("echo built\n")
+    ours: list[float] = []
+    theirs: list[float] = []
+    async with Runtime() as runtime:
+        env = await runtime.spawn(LocalEnvironment(workdir))
+        isolator = Isolator(env, lambda actor, name: runtime.spawn(actor, name=name), runtime.stop)
+
+        async def start_ours(n: int) -> None:
+            start = time.perf_counter()
+            await isolator.open("container", f"bench.a-{n}", f"a-{n}", copies=[], image=image,
+                                merge=False)  # fmt: skip
+            ours.append(time.perf_counter() - start)
+
+        with _docker_host(host):
+            async with trio.open_nursery() as nursery:
+                for n in range(ISOLATED_CONTAINERS):
+                    nursery.start_soon(start_ours, n)
+
+    async def start_theirs(n: int) -> None:
+        argv = [cli, "-H", host, "run", "-d", "--network", "none", "--label", "troupe.bench=1",
+                "--name", f"bench-{n}", image, "sleep", "infinity"]  # fmt: skip
+        start = time.perf_counter()
+        await trio.run_process(argv, capture_stdout=True, capture_stderr=True)
+        theirs.append(time.perf_counter() - start)
+
+    async with trio.open_nursery() as nursery:
+        for n in range(ISOLATED_CONTAINERS):
+            nursery.start_soon(start_theirs, n)
+    names = [f"bench-{n}" for n in range(ISOLATED_CONTAINERS)]
+    await trio.run_process([cli, "-H", host, "rm", "-f", *names], capture_stdout=True,
+                           capture_stderr=True)  # fmt: skip
+    return ours, theirs
+
+
+@contextlib.contextmanager
+def _docker_host(host: str) -> Iterator[None]:
+    """``DOCKER_HOST`` set for a block (isolation reads it, as the docker CLI does)."""
+    before = os.environ.get("DOCKER_HOST")
+    os.environ["DOCKER_HOST"] = host
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("DOCKER_HOST", None)
+        else:
+            os.environ["DOCKER_HOST"] = before
+
+
+def isolation_figures(ours: list[float], theirs: list[float]) -> list[Figure]:
+    count = ISOLATED_CONTAINERS
+    return [
+        Figure("isolated_container_start_median_s",
+               f"container isolation: start per subagent, {count} at once (median)",
+               statistics.median(ours), "s"),
+        Figure("isolated_container_start_max_s", "container isolation: start per subagent (max)",
+               max(ours), "s"),
+        Figure("docker_run_start_median_s", f"docker run -d via the CLI, {count} at once (median)",
+               statistics.median(theirs), "s"),
+        Figure("docker_run_start_max_s", "docker run -d via the CLI (max)", max(theirs), "s"),
     ]  # fmt: skip
 
 

@@ -463,6 +463,25 @@ class SubagentClosedEvent(EventBody, frozen=True):
     address: str
 
 
+class SubagentWorkspaceEvent(EventBody, frozen=True):
+    """Where an isolated subagent's changes are (docs/isolation.md). ``state``:
+    ``created`` (it works there), ``kept`` (its worktree is removed and its branch,
+    holding its work, is left for review), ``merged`` (its branch was merged into
+    the parent's), ``removed`` (nothing was left to keep: worktree and branch, or
+    container, are gone). ``path`` is the worktree (or the workspace inside the
+    container), ``branch`` its branch, ``container`` the container's id."""
+
+    kind = "subagent_workspace"
+    agent_id: str
+    address: str
+    isolation: str
+    state: str
+    path: str = ""
+    branch: str = ""
+    container: str = ""
+    detail: str = ""
+
+
 EventData = (
     SessionStartEvent
     | SessionEndEvent
@@ -502,6 +521,7 @@ EventData = (
     | SubagentCompletedEvent
     | SubagentFailedEvent
     | SubagentClosedEvent
+    | SubagentWorkspaceEvent
 )
 """Every event kind. A new kind is a new :class:`EventBody` subclass added here."""
 
@@ -609,6 +629,7 @@ __all__ = [
     "SubagentFailedEvent",
     "SubagentInputEvent",
     "SubagentSpawnedEvent",
+    "SubagentWorkspaceEvent",
     "ToolCallEndEvent",
     "ToolCallOutputDeltaEvent",
     "ToolCallStartEvent",

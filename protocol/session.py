@@ -29,6 +29,10 @@ such call through (what the policy denies stays denied)."""
 
 CompactionMode = Literal["auto", "manual", "off"]
 """When the conversation is compacted (see ``SessionConfig.compaction``)."""
+Isolation = Literal["none", "worktree", "container"]
+"""Where a subagent works (docs/isolation.md): in its parent's directory (``none``),
+in a git worktree of its own on a branch named after it (``worktree``), or in a
+container of its own with a copy of the workspace (``container``)."""
 
 LoopState = Literal[
     "thinking", "executing_tool", "waiting_approval", "completed", "error", "interrupted"
@@ -181,6 +185,15 @@ class SessionConfig(msgspec.Struct, frozen=True):
     talks (``{"service_tier": "flex"}``; coding-agent-loop-spec 2.2). The fields
     Troupe sets itself (``model``, ``messages``/``contents``/``input``, ``tools``,
     ``stream``, the system prompt's) are refused: ``invalid_request``."""
+    isolation: Isolation = "none"
+    """Where this session's subagents work unless ``spawn_agent`` says otherwise
+    (see :data:`Isolation` and ``actors/session/isolation.py``)."""
+    worktree_copy: list[str] = []
+    """Ignored files (paths relative to the repository's root, such as ``.env``)
+    copied into each new worktree."""
+    isolation_image: str | None = None
+    """The image of ``container`` isolation (None: the image of the session's own
+    Docker environment)."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):
@@ -401,3 +414,6 @@ class SubAgentResult(msgspec.Struct, frozen=True):
     output: str
     success: bool
     turns_used: int
+    workspace: str = ""
+    """Where its changes are, when it is isolated: its worktree and branch, or its
+    container (empty when it works in its parent's directory)."""

@@ -55,6 +55,7 @@ from protocol.events import (
     SubagentFailedEvent,
     SubagentInputEvent,
     SubagentSpawnedEvent,
+    SubagentWorkspaceEvent,
     ToolCallEndEvent,
     ToolCallOutputDeltaEvent,
     ToolCallStartEvent,
@@ -197,6 +198,8 @@ class TextRenderer:
                 system(subagent_report("failed", data.address, data.output, data.turns_used))
             case SubagentInputEvent() | SubagentClosedEvent():
                 system(f"{data.kind.replace('_', ' ')}: {data.address}")
+            case SubagentWorkspaceEvent():
+                system(workspace_note(data))
             case TurnLimitEvent() if data.tokens_used is not None:
                 system(f"[token budget] {data.limit}: {data.tokens_used:,} tokens used")
             case TurnLimitEvent():
@@ -424,3 +427,15 @@ def compaction_line(data: CompactionEndEvent) -> str:
         f"[compaction] {data.compaction}: context ~{data.tokens_before:,} → "
         f"~{data.tokens_after:,} tokens"
     )
+
+
+def workspace_note(data: SubagentWorkspaceEvent) -> str:
+    """Where an isolated subagent's changes are (docs/isolation.md), in one line."""
+    if data.isolation == "container":
+        where = f"container {data.container[:12]}"
+    elif data.state in ("created", "kept"):
+        where = f"branch {data.branch}" + (f" at {data.path}" if data.state == "created" else "")
+    else:
+        where = f"branch {data.branch}"
+    detail = f" ({data.detail})" if data.detail else ""
+    return f"subagent {data.agent_id} {data.isolation} {data.state}: {where}{detail}"

@@ -61,7 +61,7 @@ from protocol.wire import (
 SETTING_FLAGS = ("provider", "wire", "model", "base_url", "api_key", "reasoning_effort",
                  "max_turns", "instructions", "policy", "connect", "environment",
                  "compaction", "context_window", "max_cost", "max_input_cost",
-                 "store", "provider_options")  # fmt: skip
+                 "store", "provider_options", "isolation")  # fmt: skip
 
 
 @dataclass

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 import trio
@@ -92,7 +92,16 @@ def session_defaults(settings: Settings) -> SessionConfig:
         max_cost=float(settings.get("max_cost") or 0.0),
         max_input_cost=float(settings.get("max_input_cost") or 0.0),
         provider_options=dict(settings.get("provider_options") or {}),
+        isolation=_value(settings, "isolation") or "none",
+        worktree_copy=list(_value(settings, "worktree_copy") or []),
+        isolation_image=_value(settings, "isolation_image"),
     )
+
+
+def _value(settings: Settings, name: str) -> Any:
+    """A setting's value, None when the settings do not have it."""
+    setting = settings.values.get(name)
+    return None if setting is None else setting.value
 
 
 def model_settings(settings: Settings, strict: bool = True) -> ModelSettings:

@@ -16,6 +16,9 @@ is reported instead of silently ignored)::
     max_cost = 5.0                   # dollars a session may spend (0: no cap)
     environment = "docker:python:3.12"  # where sessions run (troupe run --environment)
     store = "postgresql://troupe@db.internal/troupe"  # troupe serve's store (default SQLite)
+    isolation = "worktree"           # where subagents work: none, worktree or container
+    worktree_copy = [".env"]         # ignored files copied into each worktree
+    isolation_image = "python:3.12"  # the image of container isolation
 
     [providers.anthropic]            # used when that provider is chosen
     model = "claude-sonnet-4-5"
@@ -105,6 +108,12 @@ class ConfigFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     policy: str | None = None
     environment: str | None = None
     """Where ``troupe run`` works: ``docker:IMAGE`` (else this machine)."""
+    isolation: str | None = None
+    """Where subagents work: ``none``, ``worktree`` or ``container`` (docs/isolation.md)."""
+    worktree_copy: list[str] | None = None
+    """Ignored files copied into each new worktree (``.env`` and the like)."""
+    isolation_image: str | None = None
+    """The image of ``container`` isolation (default: the ``docker:`` environment's)."""
     """The safety policy preset of new sessions (``interactive``, ``unattended`` ...)."""
     providers: dict[str, ProviderSection] = {}
     ssh_hosts: dict[str, SSHHost] = {}

@@ -66,8 +66,10 @@ URL_VARIABLES = {
 }
 FIELDS = ("provider", "wire", "model", "base_url", "reasoning_effort", "max_turns",
           "instructions", "policy", "connect", "environment", "compaction", "context_window",
-          "max_cost", "max_input_cost", "store", "provider_options")  # fmt: skip
+          "max_cost", "max_input_cost", "store", "provider_options", "isolation",
+          "worktree_copy", "isolation_image")  # fmt: skip
 COMPACTION_MODES = ("auto", "manual", "off")
+ISOLATIONS = ("none", "worktree", "container")
 
 
 class Setting(msgspec.Struct, frozen=True):
@@ -100,6 +102,7 @@ class Settings(msgspec.Struct, frozen=True):
 
 UNTRUSTED_FIELDS = (
     "base_url", "api_key_env", "connect", "environment", "store", "provider_options",
+    "isolation_image",
 )  # fmt: skip
 """Top-level settings of a project file that send credentials somewhere or choose
 where commands run (besides ``mcp_servers`` and ``ssh_hosts``, which also run or
@@ -148,6 +151,7 @@ def _without_reach(config: ConfigFile) -> tuple[ConfigFile, list[str]]:
         config, base_url=None, api_key_env=None, connect=None, environment=None,
         provider_options=None, store=None,
         mcp_servers={}, ssh_hosts={}, providers=providers, telemetry=None,
+        isolation_image=None,
     )  # fmt: skip
     return stripped, what
 
@@ -216,6 +220,16 @@ def resolve(
         raise ConfigError(_choice("compaction", values["compaction"], COMPACTION_MODES))
     values["context_window"] = pick("context_window", 0, "default (0 = the model catalog's)")
     values["store"] = pick("store", "", "default (SQLite: troupe.db in the data directory)")
+    values["isolation"] = pick("isolation", "none", "default (subagents share the directory)")
+    if values["isolation"].value not in ISOLATIONS:
+        raise ConfigError(_choice("isolation", values["isolation"], ISOLATIONS))
+    values["worktree_copy"] = pick("worktree_copy", [], "default (none)")
+    docker = values["environment"].value
+    image = docker.partition(":")[2].strip() if isinstance(docker, str) else ""
+    if docker and docker.startswith("docker:") and image:
+        values["isolation_image"] = pick("isolation_image", image, "the docker: environment's")
+    else:
+        values["isolation_image"] = pick("isolation_image", None)
     for cap in ("max_cost", "max_input_cost"):
         values[cap] = pick(cap, 0.0, "default (0 = no cap)")
         if not isinstance(values[cap].value, int | float) or values[cap].value < 0:

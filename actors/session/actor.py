@@ -11,6 +11,7 @@ abandoned (which kills their process groups), and the subagents are closed.
 from __future__ import annotations
 
 import contextlib
+import posixpath
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from actors.models.session import ModelSession
 from actors.session.approvals import Approvals
 from actors.session.events import EventHub, Subscription
 from actors.session.hook_wiring import wire_hooks
+from actors.session.isolation import Isolator, Workspace
 from actors.session.loop import AgenticLoop, LoopParts
 from actors.session.own_tools import offer, withdraw
 from actors.session.path_checks import PathJudge
@@ -42,8 +44,9 @@ from actors.tools.core.agentic import AGENTIC_TOOLS
 from actors.tools.core.agents import AGENT_TOOLS
 from actors.tools.core.loop_breakers import LOOP_BREAKING_TOOLS
 from actors.tools.core.terminal import TERMINAL
+from actors.tools.registry import ToolFailure
 from environments.wrappers import ScopedEnvironment
-from protocol.environment import Describe
+from protocol.environment import Describe, ResolvedPath, ResolvePath
 from protocol.events import (
     ErrorEvent,
     EventData,
@@ -53,6 +56,7 @@ from protocol.events import (
     SessionEndEvent,
     SessionEvent,
     SessionStartEvent,
+    SubagentWorkspaceEvent,
     WarningEvent,
 )
 from protocol.session import (
@@ -65,6 +69,7 @@ from protocol.session import (
     FollowUp,
     GetSnapshot,
     Interrupt,
+    Isolation,
     SessionConfig,
     SessionOutcome,
     SessionSnapshot,
@@ -160,6 +165,10 @@ class SessionActor(Actor):
         self.snapshots = snapshots
         self._model: ModelSession | FallbackModel | None = None
         self.agents = AgentManager(self, first_agent_number)
+        self.isolator: Isolator | None = None
+        """Makes and undoes the subagents' worktrees and containers (on first need)."""
+        self.own_workspace: Workspace | None = None
+        """Set by the parent of an isolated subagent: its worktree or container."""
         self.subagent_hook: SubagentHook | None = None
         """Told of each subagent (at any depth below) before it starts, with its
         address: a host adds its sinks there (the server stores its events)."""
@@ -513,25 +522,30 @@ class SessionActor(Actor):
 
     async def spawn_subagent(
         self, agent_id: str, working_dir: str | None, model: str | None, max_turns: int | None,
-        depth_limit: int,
+        depth_limit: int, workspace: Workspace | None = None,
     ) -> tuple[ActorRef, ActorRef | None]:  # fmt: skip
         # The scope is our child, not the subagent's: a subagent at the depth limit
         # may not spawn anything, its environment view included.
         scope = None
+        environment = workspace.environment if workspace is not None else self.environment
+        if working_dir and workspace is not None:
+            working_dir = await self._relative_to_root(working_dir)
         if working_dir:
-            view = ScopedEnvironment(self.environment, working_dir)
-            scope = await self.ctx.spawn(view, name=f"scopes/{agent_id}")
+            view = ScopedEnvironment(environment, working_dir)
+            name = f"scopes/{agent_id}" if workspace is None else f"scopes/{agent_id}.dir"
+            scope = await self.ctx.spawn(view, name=name)
         child = SessionActor(
             self.profile.derive(model=model or self.loop.model_name),  # ours unless told
-            scope or self.environment,
+            scope or environment,
             self.gateway,
             msgspec.structs.replace(self.config, max_turns=max_turns or 0, model=None),
             session_id=f"{self.id}.{agent_id}",
             agent_depth=self.agent_depth + 1,
-            snapshot=None if scope else self.snapshot,
+            snapshot=None if scope or workspace else self.snapshot,
             snapshots=self.snapshots,
         )
         child.subagent_hook = self.subagent_hook
+        child.own_workspace = workspace
         child.loop.cost.attach(self.loop.cost, agent_id)  # its spend counts toward our caps
         child.fenced_paths = self.fenced_paths
         child.hook_set = self.hook_set
@@ -546,6 +560,49 @@ class SessionActor(Actor):
                 await self.ctx.stop(scope)
             raise
         return ref, scope
+
+    async def _relative_to_root(self, path: str) -> str:
+        """``path`` (as the spawn tool resolved it, inside our working directory)
+        relative to our working directory: the same subdirectory in an isolated
+        child's own worktree or container ("" for the working directory itself)."""
+        if posixpath.isabs(path):
+            root = await self.environment.ask(ResolvePath("."), timeout=30)
+            assert isinstance(root, ResolvedPath)
+            path = posixpath.relpath(path, root.path)
+        path = posixpath.normpath(path)
+        if path == ".." or path.startswith("../"):
+            raise ToolFailure(f"working_dir {path} is outside the working directory")
+        return "" if path == "." else path
+
+    def _isolator(self) -> Isolator:
+        async def spawn(actor: Actor, name: str) -> ActorRef:
+            return await self.ctx.spawn(actor, name=name)
+
+        if self.isolator is None:
+            self.isolator = Isolator(self.environment, spawn, self.ctx.stop, self.own_workspace)
+        return self.isolator
+
+    async def open_workspace(
+        self, agent_id: str, isolation: Isolation, merge: bool
+    ) -> Workspace | None:
+        if isolation == "none":
+            return None
+        config = self.config
+        return await self._isolator().open(
+            isolation, f"{self.id}.{agent_id}", agent_id, copies=config.worktree_copy,
+            image=config.isolation_image, merge=merge,
+        )  # fmt: skip
+
+    async def close_workspace(
+        self, workspace: Workspace, agent_id: str, task: str
+    ) -> SubagentWorkspaceEvent:
+        line = " ".join(task.split())[:200]
+        closed = await self._isolator().close(workspace, f"troupe: {agent_id}: {line}")
+        address = f"{self.ctx.address}/agents/{agent_id}"
+        return SubagentWorkspaceEvent(
+            agent_id, address, workspace.isolation, closed.state, workspace.path,
+            workspace.branch, workspace.container, closed.detail,
+        )  # fmt: skip
 
     # -- closing -------------------------------------------------------------
 

@@ -31,6 +31,7 @@ import msgspec
 import trio
 
 from actors.kernel import ActorError, ActorRef, DepthLimitError
+from actors.session.isolation import Workspace
 from actors.tools.registry import ToolFailure
 from actors.tools.truncation import DEFAULT_CHAR_LIMITS, truncate_output
 from protocol.events import (
@@ -40,11 +41,13 @@ from protocol.events import (
     SubagentFailedEvent,
     SubagentInputEvent,
     SubagentSpawnedEvent,
+    SubagentWorkspaceEvent,
 )
 from protocol.session import (
     AssistantTurn,
     GetSnapshot,
     Interrupt,
+    Isolation,
     SessionConfig,
     SessionOutcome,
     SessionSnapshot,
@@ -72,10 +75,24 @@ class ParentSession(Protocol):
 
     async def spawn_subagent(
         self, agent_id: str, working_dir: str | None, model: str | None, max_turns: int | None,
-        depth_limit: int,
+        depth_limit: int, workspace: Workspace | None = None,
     ) -> tuple[ActorRef, ActorRef | None]:  # fmt: skip
         """Start a child session (in a subdirectory view of the environment when
-        ``working_dir`` is set): its ref, and the view's ref if there is one."""
+        ``working_dir`` is set, in ``workspace`` when it is isolated): its ref, and
+        the view's ref if there is one."""
+        ...
+
+    async def open_workspace(
+        self, agent_id: str, isolation: Isolation, merge: bool
+    ) -> Workspace | None:
+        """The isolated workspace of a new child (None for ``none``); see
+        :mod:`actors.session.isolation`."""
+        ...
+
+    async def close_workspace(
+        self, workspace: Workspace, agent_id: str, task: str
+    ) -> SubagentWorkspaceEvent:
+        """Undo a closed child's workspace; the event saying what became of it."""
         ...
 
     async def stop_child(self, ref: ActorRef) -> None:
@@ -125,6 +142,8 @@ class SubAgent:
     """Parent tool calls waiting for it now (they take its result when it ends)."""
     cancelled: bool = False
     """Being closed on purpose: its end is no result to deliver."""
+    workspace: Workspace | None = None
+    """Its own worktree or container (``isolation``), undone when it is closed."""
 
     def kept_after_input(self) -> bool:
         """A background child still working, or with a result not taken in yet."""
@@ -164,9 +183,12 @@ class AgentManager:
         model: str | None,
         max_turns: int | None,
         background: bool = False,
+        isolation: Isolation | None = None,
+        merge: bool = False,
     ) -> SubAgentResult:
         """Start a subagent on ``task``; its result says ``running``. The depth and
-        count limits hold for background subagents as for the others."""
+        count limits hold for background subagents as for the others. ``isolation``
+        (None: the session's setting) gives it a worktree or container of its own."""
         parent = self.parent
         config = parent.config
         remaining = config.max_subagent_depth - parent.agent_depth
@@ -182,7 +204,10 @@ class AgentManager:
             )
         self._starting += 1
         try:
-            return await self._spawn(task, working_dir, model, max_turns, remaining, background)
+            isolated = (isolation or config.isolation, merge)
+            return await self._spawn(
+                task, working_dir, model, max_turns, remaining, background, isolated
+            )
         finally:
             self._starting -= 1
 
@@ -194,17 +219,33 @@ class AgentManager:
         max_turns: int | None,
         remaining: int,
         background: bool,
+        isolated: tuple[Isolation, bool] = ("none", False),
     ) -> SubAgentResult:
         agent_id = f"a-{next(self._ids)}"
+        workspace = await self.parent.open_workspace(agent_id, *isolated)
         try:
             ref, scope = await self.parent.spawn_subagent(
-                agent_id, working_dir, model, max_turns, depth_limit=remaining - 1
-            )
-        except DepthLimitError as exc:
-            raise ToolFailure(f"Subagent depth limit: {exc}") from None
+                agent_id, working_dir, model, max_turns, depth_limit=remaining - 1,
+                workspace=workspace,
+            )  # fmt: skip
+        except BaseException as exc:
+            if workspace is not None:
+                with trio.CancelScope(shield=True):
+                    await self.parent.close_workspace(workspace, agent_id, task)
+            if isinstance(exc, DepthLimitError):
+                raise ToolFailure(f"Subagent depth limit: {exc}") from None
+            raise
         agent = SubAgent(agent_id, ref.address, ref, scope, task=task, background=background)
+        agent.workspace = workspace
         self.agents[agent_id] = agent
         self.parent.emit(SubagentSpawnedEvent(agent_id, ref.address, task, background))
+        if workspace is not None:
+            self.parent.emit(
+                SubagentWorkspaceEvent(
+                    agent_id, ref.address, workspace.isolation, "created", workspace.path,
+                    workspace.branch, workspace.container,
+                )
+            )  # fmt: skip
         await self._start(agent, task)
         return self.result_of(agent)
 
@@ -346,9 +387,10 @@ class AgentManager:
         return [self.result_of(agent) for agent in self.agents.values()]
 
     def result_of(self, agent: SubAgent) -> SubAgentResult:
+        where = agent.workspace.where() if agent.workspace is not None else ""
         if agent.status == "running" or agent.result is None:
-            return SubAgentResult(agent.id, agent.address, agent.status, "", False, 0)
-        return msgspec.structs.replace(agent.result, status=agent.status)
+            return SubAgentResult(agent.id, agent.address, agent.status, "", False, 0, where)
+        return msgspec.structs.replace(agent.result, status=agent.status, workspace=where)
 
     async def close(self, agent_id: str) -> SubAgentResult:
         agent = self.get(agent_id)
@@ -357,6 +399,9 @@ class AgentManager:
             await self.parent.stop_child(agent.ref)
             if agent.scope is not None:
                 await self.parent.stop_child(agent.scope)
+            if agent.workspace is not None:
+                event = await self.parent.close_workspace(agent.workspace, agent.id, agent.task)
+                self.parent.emit(event)
             if agent.result is None:
                 agent.result = SubAgentResult(agent.id, agent.address, "closed", "", False, 0)
             agent.status = "closed"

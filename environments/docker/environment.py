@@ -87,6 +87,10 @@ class DockerEnvironment(CommandEnvironment):
         self._api: DockerAPI | None = None
         self._creating = trio.Lock()
         self._swept = False
+        self._stopped = False
+        """Set when the actor stops: no container is created after that (a request
+        still in flight when the container is removed would otherwise make one
+        that nothing removes)."""
 
     @property
     def api(self) -> DockerAPI:
@@ -119,6 +123,8 @@ class DockerEnvironment(CommandEnvironment):
     async def ensure_container(self) -> str:
         """The running container, created (and orphans of a crash swept) on first need."""
         async with self._creating:
+            if self._stopped:
+                raise ContainerGone("the Docker environment has stopped")
             if self.container is None:
                 if not self._swept:
                     self._swept = True
@@ -128,6 +134,8 @@ class DockerEnvironment(CommandEnvironment):
                     await self.api.start_container(container)
                     if self.copy_workspace:
                         await self._copy_in(container)
+                    if self._stopped:
+                        raise ContainerGone("the Docker environment has stopped")
                 except BaseException:
                     with trio.CancelScope(shield=True):
                         await self.api.remove_container(container)
@@ -167,6 +175,7 @@ class DockerEnvironment(CommandEnvironment):
 
     async def on_stop(self) -> None:
         # Shielded and bounded: the supervisor may cancel after its grace period.
+        self._stopped = True
         await self.terminals.close_all(kill=False)  # removing the container ends them
         await self._remove()
         if self._api is not None:

@@ -13,7 +13,7 @@ import msgspec
 from actors.tools.core.context import Subagents, ToolContext
 from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool, ToolFailure
-from protocol.session import SubAgentResult
+from protocol.session import Isolation, SubAgentResult
 
 
 def _manager(context: ToolContext) -> Subagents:
@@ -27,6 +27,8 @@ def _describe(result: SubAgentResult) -> str:
         f"[{result.agent_id}] status={result.status} success={str(result.success).lower()} "
         f"turns_used={result.turns_used}"
     )
+    if result.workspace:
+        head = f"{head}\nchanges: {result.workspace}"
     return f"{head}\n{result.output}" if result.output else head
 
 
@@ -44,6 +46,21 @@ class SpawnAgentParams(msgspec.Struct, frozen=True):
             "result comes back to you as a new message when it finishes"
         ),
     ] = False
+    isolation: Annotated[
+        Isolation | None,
+        msgspec.Meta(
+            description="Where it works: none (your directory), worktree (a git worktree "
+            "of its own on a branch named after it) or container (a container of its own "
+            "with a copy of the workspace); default: the session's setting"
+        ),
+    ] = None
+    merge: Annotated[
+        bool,
+        msgspec.Meta(
+            description="worktree only: when it is closed, merge its branch into yours "
+            "(a conflict keeps the branch for review)"
+        ),
+    ] = False
 
 
 async def spawn_agent(arguments: SpawnAgentParams, context: ToolContext) -> str:
@@ -54,15 +71,18 @@ async def spawn_agent(arguments: SpawnAgentParams, context: ToolContext) -> str:
         arguments.model,
         arguments.max_turns,
         arguments.background,
+        arguments.isolation,
+        arguments.merge,
     )
+    where = f" It works in its own {agent.workspace}." if agent.workspace else ""
     if arguments.background:
         return (
-            f"Spawned background subagent {agent.agent_id} ({agent.address}). Go on with "
+            f"Spawned background subagent {agent.agent_id} ({agent.address}).{where} Go on with "
             "other work: its result comes back to you as a message when it finishes "
             "(agent_status, collect_agent, steer_agent and cancel_agent act on it meanwhile)."
         )
     return (
-        f"Spawned subagent {agent.agent_id} ({agent.address}). It works in parallel; "
+        f"Spawned subagent {agent.agent_id} ({agent.address}).{where} It works in parallel; "
         "use wait to collect its result."
     )
 

@@ -14,7 +14,7 @@ from protocol.environment import (
     PathGuard,
     Sandbox,
 )
-from protocol.session import SubAgentResult
+from protocol.session import Isolation, SubAgentResult
 
 
 class OutputSink(Protocol):
@@ -33,6 +33,8 @@ class Subagents(Protocol):
         model: str | None,
         max_turns: int | None,
         background: bool = False,
+        isolation: Isolation | None = None,
+        merge: bool = False,
     ) -> SubAgentResult: ...
 
     async def send_input(self, agent_id: str, message: str, interrupt: bool) -> str: ...

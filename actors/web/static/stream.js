@@ -205,6 +205,11 @@ export class Stream {
         this.children.set(data.address, { id: data.agent_id, address: data.address, task: data.task, status: "running", background: Boolean(data.background) });
         this.add(h("li", { class: "note" }, `${data.background ? "background subagent" : "subagent"} ${data.agent_id} started: ${data.task}`));
         break;
+      case "subagent_workspace": {
+        const where = data.isolation === "container" ? `container ${data.container.slice(0, 12)}` : `branch ${data.branch}`;
+        this.add(h("li", { class: "note" }, `subagent ${data.agent_id} ${data.isolation} ${data.state}: ${where}${data.detail ? ` (${data.detail})` : ""}`));
+        break;
+      }
       case "subagent_completed": case "subagent_failed": case "subagent_closed": {
         const child = this.children.get(data.address);
         if (child && kind !== "subagent_closed") child.status = kind === "subagent_completed" ? "done" : "failed";
