@@ -105,7 +105,7 @@ export GIT_AUTHOR_NAME=Troupe GIT_AUTHOR_EMAIL=troupe@localhost
 export GIT_COMMITTER_NAME=Troupe GIT_COMMITTER_EMAIL=troupe@localhost
 [ -n "$troupe_base" ] || troupe_base="${XDG_CACHE_HOME:-$HOME/.cache}/troupe/shadow"
 case $troupe_base in "~") troupe_base=$HOME;; "~/"*) troupe_base="$HOME/${troupe_base#"~/"}";; esac
-troupe_shadow="$troupe_base/$troupe_key"
+troupe_shadow="$troupe_base${troupe_key:+/$troupe_key}"
 export GIT_DIR="$troupe_shadow" GIT_WORK_TREE="$troupe_root"
 g() { git OPTIONS "$@"; }
 if [ ! -f "$troupe_shadow/HEAD" ]; then

@@ -3,24 +3,29 @@
 The API rewind and fork use (every function takes the environment's ref first):
 
 - ``await take_snapshot(environment, *, root=None, shadow_base=None,
-  max_file_bytes=DEFAULT_MAX_FILE_BYTES) -> WorkspaceSnapshot``: record the tree
-  under ``root`` (default: the environment's working directory) as a commit.
+  max_file_bytes=DEFAULT_MAX_FILE_BYTES, shadow=None) -> WorkspaceSnapshot``:
+  record the tree under ``root`` (default: the environment's working directory)
+  as a commit.
 - ``await restore_snapshot(environment, commit, *, root=None, shadow_base=None,
-  max_file_bytes=DEFAULT_MAX_FILE_BYTES) -> RestoreReport``: bring the tree back to
-  ``commit`` byte for byte (content and executable bit; symbolic links as links):
-  files changed since get their old content, files created since are deleted,
-  files deleted since are recreated. Ignored files, and files over the size cap
-  now or when the snapshot was taken, are left alone. The tree is snapshotted
-  first (``RestoreReport.before``), so a restore can itself be undone.
+  max_file_bytes=DEFAULT_MAX_FILE_BYTES, shadow=None) -> RestoreReport``: bring
+  the tree back to ``commit`` byte for byte (content and executable bit; symbolic
+  links as links): files changed since get their old content, files created since
+  are deleted, files deleted since are recreated. Ignored files, and files over
+  the size cap now or when the snapshot was taken, are left alone. The tree is
+  snapshotted first (``RestoreReport.before``), so a restore can itself be undone.
 - ``await materialize_snapshot(environment, commit, dest_dir, *, root=None,
-  shadow_base=None) -> MaterializedTree``: write the tree of ``commit`` into
-  ``dest_dir`` (new, or an empty directory), for a fork's own working tree.
+  shadow_base=None, shadow=None) -> MaterializedTree``: write the tree of
+  ``commit`` into ``dest_dir`` (new, or an empty directory), for a fork's own
+  working tree.
 
 Pass the same ``root`` and ``shadow_base`` to all three: they name the shadow
 repository, ``<shadow_base>/<hash of root>`` on the environment's host (default
 base ``${XDG_CACHE_HOME:-~/.cache}/troupe/shadow``; the server gives local
-sessions its data directory's ``shadow/``). Failures raise :class:`SnapshotError`
-(its ``reason``: ``git-missing``, ``git-old``, ``unknown``, ``shadow``, ...).
+sessions its data directory's ``shadow/``). Or pass ``shadow``, the exact
+directory a :class:`WorkspaceSnapshot` (or the ``workspace_snapshot`` event,
+which also records ``root``) names: it wins over ``shadow_base``. Failures raise
+:class:`SnapshotError` (its ``reason``: ``git-missing``, ``git-old``,
+``unknown``, ``shadow``, ...).
 
 Why through the environment: each operation is one shell command the environment
 runs (:mod:`actors.workspace.shadow_script`), so it works unchanged on this machine,
@@ -134,10 +139,11 @@ async def take_snapshot(
     root: str | None = None,
     shadow_base: str | None = None,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    shadow: str | None = None,
 ) -> WorkspaceSnapshot:
     """Record the tree under ``root`` now; see the module's docstring."""
     root = root or await _working_directory(environment)
-    script = snapshot_script(root, shadow_base or "", shadow_key(root), max_file_bytes)
+    script = snapshot_script(root, *_where(root, shadow_base, shadow), max_file_bytes)
     result = await _run(environment, script)
     head, tail = _split(result, SNAPSHOT_MARK)
     fields = tail.split(" ", 4)
@@ -164,11 +170,12 @@ async def restore_snapshot(
     root: str | None = None,
     shadow_base: str | None = None,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    shadow: str | None = None,
 ) -> RestoreReport:
     """Bring the tree under ``root`` back to ``commit``; see the module's docstring."""
     _check_commit(commit)
     root = root or await _working_directory(environment)
-    script = restore_script(root, shadow_base or "", shadow_key(root), max_file_bytes, commit)
+    script = restore_script(root, *_where(root, shadow_base, shadow), max_file_bytes, commit)
     result = await _run(environment, script)
     head, before = _split(result, RESTORE_MARK)
     changed: list[str] = []
@@ -204,17 +211,26 @@ async def materialize_snapshot(
     *,
     root: str | None = None,
     shadow_base: str | None = None,
+    shadow: str | None = None,
 ) -> MaterializedTree:
     """Write the tree of ``commit`` into ``dest_dir``; see the module's docstring."""
     _check_commit(commit)
     if not dest_dir or "\0" in dest_dir:
         raise SnapshotError("dest", "the destination directory must be a path")
     root = root or await _working_directory(environment)
-    script = materialize_script(root, shadow_base or "", shadow_key(root), commit, dest_dir)
+    script = materialize_script(root, *_where(root, shadow_base, shadow), commit, dest_dir)
     result = await _run(environment, script)
     _, tail = _split(result, MATERIALIZE_MARK)
     count, _, directory = tail.partition(" ")
     return MaterializedTree(commit=commit, directory=directory, files=int(count or 0))
+
+
+def _where(root: str, shadow_base: str | None, shadow: str | None) -> tuple[str, str]:
+    """(base, key) for the scripts: an exact ``shadow`` directory (as a
+    :class:`WorkspaceSnapshot` or its event names it) wins over ``shadow_base``."""
+    if shadow:
+        return shadow, ""
+    return shadow_base or "", shadow_key(root)
 
 
 def _check_commit(commit: str) -> None:
