@@ -78,9 +78,8 @@ set -u
 fail() { printf '\n%s %s %s\n' '#troupe-error' "$1" "$2"; exit 3; }
 command -v git >/dev/null 2>&1 || fail git-missing "git is not installed on this host"
 troupe_gv=$(git version 2>/dev/null)
-set -- $(printf '%s' "$troupe_gv" \
-  | sed -n 's/^git version \([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2/p')
-if [ $# -ne 2 ] || { [ "$1" -lt 2 ] || { [ "$1" -eq 2 ] && [ "$2" -lt 26 ]; }; }; then
+if ! [[ $troupe_gv =~ ^git\ version\ ([0-9]+)\.([0-9]+) ]] || [ "${BASH_REMATCH[1]}" -lt 2 ] \
+    || { [ "${BASH_REMATCH[1]}" -eq 2 ] && [ "${BASH_REMATCH[2]}" -lt 26 ]; }; then
   fail git-old "$troupe_gv is too old (workspace snapshots need git 2.26 or later)"
 fi
 cd -P -- "$troupe_root" 2>/dev/null || fail no-root "cannot enter $troupe_root"
@@ -94,7 +93,9 @@ done
 troupe_gex=$(git --no-pager config --global --path --get core.excludesFile 2>/dev/null) \
   || troupe_gex=
 troupe_uex=
-if [ -e .git ]; then
+if [ -d .git ] && [ ! -L .git ]; then
+  troupe_uex="$troupe_root/.git/info/exclude"
+elif [ -e .git ]; then  # a worktree's or submodule's .git file: its common directory's
   troupe_uex=$(git --no-pager -c core.fsmonitor= -c core.hooksPath=/dev/null \
     rev-parse --git-path info/exclude 2>/dev/null) || troupe_uex=
   case $troupe_uex in ""|/*) ;; *) troupe_uex="$troupe_root/$troupe_uex";; esac
@@ -115,25 +116,28 @@ if [ ! -f "$troupe_shadow/HEAD" ]; then
   printf '%s' "$troupe_config" > "$troupe_shadow/config" || fail shadow "cannot write its config"
   git symbolic-ref HEAD refs/heads/troupe
 fi
-mkdir -p -- "$troupe_shadow/info" "$troupe_shadow/troupe-skipped" \
-  || fail shadow "cannot write in $troupe_shadow"
+if [ ! -d "$troupe_shadow/troupe-files" ]; then
+  mkdir -p -- "$troupe_shadow/info" "$troupe_shadow/troupe-skipped" \
+    "$troupe_shadow/troupe-files" || fail shadow "cannot write in $troupe_shadow"
+fi
 printf '%s' "$troupe_attributes" > "$troupe_shadow/info/attributes"
 if command -v flock >/dev/null 2>&1; then
   exec 9>"$troupe_shadow/troupe.lock"
   flock -w 120 9 || fail busy "another snapshot of this tree is still running"
   # Holding the lock, no Troupe snapshot runs here: a git lock is a leftover of one killed.
-  rm -f -- "$troupe_shadow/index.lock"
+  [ ! -e "$troupe_shadow/index.lock" ] || rm -f -- "$troupe_shadow/index.lock"
 fi
 troupe_tmp="$troupe_shadow/troupe-tmp.$$"
-rm -rf -- "$troupe_tmp"; mkdir -- "$troupe_tmp" || fail shadow "cannot write in $troupe_shadow"
+[ ! -e "$troupe_tmp" ] || rm -rf -- "$troupe_tmp"
+mkdir -- "$troupe_tmp" || fail shadow "cannot write in $troupe_shadow"
 trap 'rm -rf -- "$troupe_tmp"' EXIT
-{
-  [ -n "$troupe_gex" ] && [ -f "$troupe_gex" ] && cat -- "$troupe_gex"
-  [ -n "$troupe_uex" ] && [ -f "$troupe_uex" ] && cat -- "$troupe_uex"
-} > "$troupe_tmp/exclude" 2>/dev/null
-if [ "$(cat -- "$troupe_tmp/exclude")" \
-    != "$(cat -- "$troupe_shadow/info/exclude" 2>/dev/null)" ]; then
-  cp -- "$troupe_tmp/exclude" "$troupe_shadow/info/exclude"
+troupe_ex=
+[ -z "$troupe_gex" ] || [ ! -f "$troupe_gex" ] || troupe_ex+="$(< "$troupe_gex")"$'\n'
+[ -z "$troupe_uex" ] || [ ! -f "$troupe_uex" ] || troupe_ex+="$(< "$troupe_uex")"$'\n'
+troupe_old_ex=
+[ ! -f "$troupe_shadow/info/exclude" ] || troupe_old_ex="$(< "$troupe_shadow/info/exclude")"$'\n'
+if [ "$troupe_ex" != "$troupe_old_ex" ]; then
+  printf '%s' "$troupe_ex" > "$troupe_shadow/info/exclude"
 fi
 
 # snapshot: leaves $troupe_commit, $troupe_count, $troupe_addrc and the skip list
@@ -177,9 +181,11 @@ troupe_snapshot() {
   local tree parent parent_tree
   tree=$(g write-tree 2>>"$troupe_tmp/adderr") \
     || fail write-tree "$(head -c 2000 "$troupe_tmp/adderr")"
-  parent=$(g rev-parse -q --verify refs/heads/troupe 2>/dev/null) || parent=
-  parent_tree=
-  [ -z "$parent" ] || parent_tree=$(g rev-parse "$parent^{tree}" 2>/dev/null)
+  parent= parent_tree=
+  if [ -f "$troupe_shadow/refs/heads/troupe" ] || [ -f "$troupe_shadow/packed-refs" ]; then
+    { read -r parent; read -r parent_tree; } \
+      < <(g rev-parse refs/heads/troupe 'refs/heads/troupe^{tree}' 2>/dev/null)
+  fi
   local same=
   if [ -n "$parent" ] && [ "$parent_tree" = "$tree" ]; then
     if [ ! -s "$troupe_tmp/skipped" ]; then
@@ -189,8 +195,9 @@ troupe_snapshot() {
       same=1
     fi
   fi
-  if [ -n "$same" ]; then
+  if [ -n "$same" ] && [ -f "$troupe_shadow/troupe-files/$parent" ]; then
     troupe_commit=$parent
+    troupe_count=$(< "$troupe_shadow/troupe-files/$parent")
   else
     if [ -n "$parent" ]; then
       troupe_commit=$(printf 'troupe workspace snapshot\n' | g commit-tree "$tree" -p "$parent") \
@@ -203,8 +210,10 @@ troupe_snapshot() {
     if [ -s "$troupe_tmp/skipped" ]; then
       cp -- "$troupe_tmp/skipped" "$troupe_shadow/troupe-skipped/$troupe_commit"
     fi
+    troupe_count=$(g ls-files -z | tr -cd '\0' | wc -c)
+    troupe_count=${troupe_count//[^0-9]/}
+    printf '%s' "$troupe_count" > "$troupe_shadow/troupe-files/$troupe_commit"
   fi
-  troupe_count=$(g ls-files -z | tr -cd '\0' | wc -c | tr -d ' ')
 }
 """
 
@@ -226,9 +235,9 @@ def snapshot_script(root: str, base: str, key: str, cap: int) -> str:
     SHADOW`` on the last line (the output's tail survives any capture cap)."""
     return _preamble(root, base, key, cap) + (
         "troupe_snapshot\n"
-        'cat -- "$troupe_tmp/skipped"\n'
+        '[ ! -s "$troupe_tmp/skipped" ] || cat -- "$troupe_tmp/skipped"\n'
         "printf '\\n%s ' '#troupe-adderr'\n"
-        'head -c 2000 "$troupe_tmp/adderr" | tr "\\0\\n" "  "\n'
+        '[ ! -s "$troupe_tmp/adderr" ] || head -c 2000 "$troupe_tmp/adderr" | tr "\\0\\n" "  "\n'
         "printf '\\n%s %s %s %s %s\\n' "
         f"'{SNAPSHOT_MARK}' "
         '"$troupe_commit" "$troupe_count" "$troupe_addrc" "$troupe_shadow"\n'

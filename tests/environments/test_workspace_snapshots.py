@@ -331,3 +331,26 @@ def without_git(bin_dir: Path) -> Path:
     assert subprocess.run(["bash", "-c", "command -v git"], env={"PATH": str(bin_dir)},
                           capture_output=True).returncode != 0  # fmt: skip
     return bin_dir
+
+
+@pytest.mark.parametrize("env", ["local"], indirect=True)
+async def test_the_users_ignore_rules_outside_the_tree(
+    env: EnvUnderTest, shadow_base: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The repository's .git/info/exclude and the user's global excludes file
+    (~/.config/git/ignore) leave files out as the tree's .gitignore does."""
+    config = tmp_path / "xdg"
+    (config / "git").mkdir(parents=True)
+    (config / "git" / "ignore").write_text("*.swp\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    await sh(
+        env,
+        "git init -q . && printf 'secret.env\\n' >> .git/info/exclude && "
+        "printf s > secret.env && printf v > notes.swp && printf k > kept.txt",
+    )
+    snapshot = await take_snapshot(env.ref, shadow_base=shadow_base)
+    assert snapshot.files == 1
+    await sh(env, "rm kept.txt secret.env notes.swp")
+    report = await restore_snapshot(env.ref, snapshot.commit, shadow_base=shadow_base)
+    assert report.recreated == ("kept.txt",)
+    assert sorted(os.listdir(env.workdir)) == [".git", "kept.txt"]
