@@ -126,6 +126,9 @@ if command -v flock >/dev/null 2>&1; then
   flock -w 120 9 || fail busy "another snapshot of this tree is still running"
   # Holding the lock, no Troupe snapshot runs here: a git lock is a leftover of one killed.
   [ ! -e "$troupe_shadow/index.lock" ] || rm -f -- "$troupe_shadow/index.lock"
+  for troupe_v in "$troupe_shadow"/troupe-tmp.*; do
+    [ ! -e "$troupe_v" ] || rm -rf -- "$troupe_v"
+  done
 fi
 troupe_tmp="$troupe_shadow/troupe-tmp.$$"
 [ ! -e "$troupe_tmp" ] || rm -rf -- "$troupe_tmp"
