@@ -104,8 +104,14 @@ export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_SYSTEM=/dev/
 export GIT_ATTR_NOSYSTEM=1 GIT_NO_REPLACE_OBJECTS=1 GIT_TERMINAL_PROMPT=0 GIT_PAGER=cat PAGER=cat
 export GIT_AUTHOR_NAME=Troupe GIT_AUTHOR_EMAIL=troupe@localhost
 export GIT_COMMITTER_NAME=Troupe GIT_COMMITTER_EMAIL=troupe@localhost
-[ -n "$troupe_base" ] || troupe_base="${XDG_CACHE_HOME:-$HOME/.cache}/troupe/shadow"
-case $troupe_base in "~") troupe_base=$HOME;; "~/"*) troupe_base="$HOME/${troupe_base#"~/"}";; esac
+troupe_home=${HOME:-}
+if [ -z "$troupe_base" ]; then
+  [ -n "${XDG_CACHE_HOME:-}$troupe_home" ] || fail shadow "HOME is not set: give a shadow directory"
+  troupe_base="${XDG_CACHE_HOME:-$troupe_home/.cache}/troupe/shadow"
+fi
+case $troupe_base in
+  "~") troupe_base=$troupe_home;; "~/"*) troupe_base="$troupe_home/${troupe_base#"~/"}";;
+esac
 troupe_shadow="$troupe_base${troupe_key:+/$troupe_key}"
 export GIT_DIR="$troupe_shadow" GIT_WORK_TREE="$troupe_root"
 g() { git OPTIONS "$@"; }
@@ -167,11 +173,15 @@ troupe_snapshot() {
     # What the ignore rules leave out anyway is neither reported nor excluded
     # again (git refuses a pathspec naming an ignored file).
     g check-ignore -z --stdin --no-index < "$troupe_tmp/paths" > "$troupe_tmp/ignored" 2>/dev/null
-    local -A ignored=()
-    while IFS= read -r -d '' p; do ignored[$p]=1; done < "$troupe_tmp/ignored"
-    local i
+    # check-ignore answers in the order it was asked (no associative array: bash 3.2).
+    local -a ignored=()
+    while IFS= read -r -d '' p; do ignored+=("$p"); done < "$troupe_tmp/ignored"
+    local i j=0
     for i in "${!paths[@]}"; do
-      [ -z "${ignored[${paths[$i]}]:-}" ] || continue
+      if [ "$j" -lt ${#ignored[@]} ] && [ "${ignored[$j]}" = "${paths[$i]}" ]; then
+        j=$((j + 1))
+        continue
+      fi
       printf '%s%s\0' "${kinds[$i]}" "${paths[$i]}" >> "$troupe_tmp/skipped"
       printf ':(exclude,literal)%s\0' "${paths[$i]}" >> "$troupe_tmp/add"
     done
@@ -184,10 +194,11 @@ troupe_snapshot() {
   local tree parent parent_tree
   tree=$(g write-tree 2>>"$troupe_tmp/adderr") \
     || fail write-tree "$(head -c 2000 "$troupe_tmp/adderr")"
-  parent= parent_tree=
-  if [ -f "$troupe_shadow/refs/heads/troupe" ] || [ -f "$troupe_shadow/packed-refs" ]; then
-    { read -r parent; read -r parent_tree; } \
-      < <(g rev-parse refs/heads/troupe 'refs/heads/troupe^{tree}' 2>/dev/null)
+  # The last snapshot and, beside it, its file count and tree (no git process).
+  local parent= parent_count= parent_tree=
+  [ ! -f "$troupe_shadow/refs/heads/troupe" ] || read -r parent < "$troupe_shadow/refs/heads/troupe"
+  if [ -n "$parent" ] && [ -f "$troupe_shadow/troupe-files/$parent" ]; then
+    read -r parent_count parent_tree < "$troupe_shadow/troupe-files/$parent"
   fi
   local same=
   if [ -n "$parent" ] && [ "$parent_tree" = "$tree" ]; then
@@ -198,9 +209,9 @@ troupe_snapshot() {
       same=1
     fi
   fi
-  if [ -n "$same" ] && [ -f "$troupe_shadow/troupe-files/$parent" ]; then
+  if [ -n "$same" ]; then
     troupe_commit=$parent
-    troupe_count=$(< "$troupe_shadow/troupe-files/$parent")
+    troupe_count=$parent_count
   else
     if [ -n "$parent" ]; then
       troupe_commit=$(printf 'troupe workspace snapshot\n' | g commit-tree "$tree" -p "$parent") \
@@ -213,9 +224,17 @@ troupe_snapshot() {
     if [ -s "$troupe_tmp/skipped" ]; then
       cp -- "$troupe_tmp/skipped" "$troupe_shadow/troupe-skipped/$troupe_commit"
     fi
-    troupe_count=$(g ls-files -z | tr -cd '\0' | wc -c)
-    troupe_count=${troupe_count//[^0-9]/}
-    printf '%s' "$troupe_count" > "$troupe_shadow/troupe-files/$troupe_commit"
+    # The index's entry count is in its header (bytes 8 to 11, big-endian).
+    set --
+    ! command -v od >/dev/null 2>&1 \
+      || set -- $(od -An -tu1 -j8 -N4 -- "$troupe_shadow/index" 2>/dev/null)
+    if [ $# -eq 4 ]; then
+      troupe_count=$(( ($1 << 24) + ($2 << 16) + ($3 << 8) + $4 ))
+    else
+      troupe_count=$(g ls-files -z | tr -cd '\0' | wc -c)
+      troupe_count=${troupe_count//[^0-9]/}
+    fi
+    printf '%s %s\n' "$troupe_count" "$tree" > "$troupe_shadow/troupe-files/$troupe_commit"
   fi
 }
 """

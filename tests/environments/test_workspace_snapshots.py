@@ -389,6 +389,7 @@ async def test_a_container_with_git_restores_inside_it(
     before = tree_of(work)
     snapshot = await take_snapshot(env.ref, max_file_bytes=CAP)
     assert not snapshot.shadow.startswith(str(tmp_path))  # inside the container
+    assert snapshot.files == len(before) - 3  # not big.bin, ignored.log, build/out
     assert [(s.path, s.reason) for s in snapshot.skipped] == [("big.bin", "large")]
     await sh(env, "printf 'changed' > sed.txt; rm gone.txt; printf n > new.txt")
     report = await restore_snapshot(env.ref, snapshot.commit, max_file_bytes=CAP)
