@@ -194,6 +194,11 @@ class SessionConfig(msgspec.Struct, frozen=True):
     isolation_image: str | None = None
     """The image of ``container`` isolation (None: the image of the session's own
     Docker environment)."""
+    snapshots: bool = True
+    """Record the working tree in a shadow git repository at each input and before
+    each round that runs a mutating tool (docs/snapshots.md), for code rewind."""
+    snapshot_max_file_bytes: int = 5 * 1024 * 1024
+    """Files larger than this are left out of snapshots (and named in the event)."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):

@@ -80,6 +80,8 @@ def session_defaults(settings: Settings) -> SessionConfig:
     the one source for ``troupe run``, the server's web and WebSocket clients and
     ``troupe acp`` (flags > project config > user config > built-in)."""
     policy = settings.values.get("policy")
+    snapshots = settings.values.get("snapshots")
+    cap = settings.values.get("snapshot_max_file_bytes")
     return SessionConfig(
         policy=(policy.value if policy is not None else None) or "interactive",
         max_turns=settings.get("max_turns") or 0,
@@ -95,6 +97,9 @@ def session_defaults(settings: Settings) -> SessionConfig:
         isolation=_value(settings, "isolation") or "none",
         worktree_copy=list(_value(settings, "worktree_copy") or []),
         isolation_image=_value(settings, "isolation_image"),
+        snapshots=snapshots is None or snapshots.value is not False,
+        snapshot_max_file_bytes=(cap.value if cap is not None else 0)
+        or SessionConfig().snapshot_max_file_bytes,
     )
 
 

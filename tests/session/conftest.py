@@ -77,6 +77,13 @@ class Agent:
 StartAgent = Callable[..., AbstractAsyncContextManager[Agent]]
 
 
+@pytest.fixture(autouse=True)
+def _snapshots_in_the_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions made here without a shadow directory keep their working-tree
+    snapshots in the host's cache (docs/snapshots.md): the test's, not the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
 @pytest.fixture
 def start_agent(tmp_path: Path) -> StartAgent:
     real_tmp = Path(os.path.realpath(tmp_path))
@@ -113,6 +120,7 @@ def start_agent(tmp_path: Path) -> StartAgent:
             for tool in registry_extra or ():
                 chosen.registry.register(tool)
             actor = SessionActor(chosen, env, gateway, config)
+            actor.shadow_base = str(real_tmp / "shadow")  # snapshots stay in the test's
             ref = await runtime.spawn(actor, name=f"sessions/{actor.id}")
             events = await ref.ask(Subscribe())
             yield Agent(ref, actor, server, workdir, events, [])
