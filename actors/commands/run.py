@@ -30,7 +30,7 @@ from actors.commands.errors import (
     CommandError,
     explain,
 )
-from actors.commands.headless import Printed
+from actors.commands.headless import Printed, Startup
 from actors.commands.stored import newest_in
 from actors.commands.tally import EventTally, Outcome
 from actors.commands.trust import ask_to_trust
@@ -49,9 +49,10 @@ SETTING_FLAGS = ("provider", "wire", "model", "base_url", "api_key", "reasoning_
 def run(args: argparse.Namespace) -> int:
     """The command; with json output a failure prints a result object too, so a
     program reading stdout always gets one (the line on stderr says the same)."""
-    printed = Printed()
+    printed, startup = Printed(), Startup()
+    startup.pause()
     try:
-        return _checked_run(args, printed)
+        return _checked_run(args, printed, startup)
     except BaseException as error:
         if args.output_format in ("json", "stream-json") and not printed.result:
             worded = explain(error)
@@ -60,9 +61,11 @@ def run(args: argparse.Namespace) -> int:
                 failure.status = "interrupted"
             print(json.dumps({**failure.summary(), "session_id": None}), flush=True)
         raise
+    finally:
+        startup.done()
 
 
-def _checked_run(args: argparse.Namespace, printed: Printed) -> int:
+def _checked_run(args: argparse.Namespace, printed: Printed, startup: Startup) -> int:
     workdir = Path(args.workdir or ".").resolve()
     if not workdir.is_dir():
         raise CommandError(f"{workdir} is not a directory", EXIT_BAD_INPUT)
@@ -77,14 +80,14 @@ def _checked_run(args: argparse.Namespace, printed: Printed) -> int:
     task = read_task(args)
     from actors.commands.run_direct import run_direct
 
-    done = run_direct(args, settings, workdir, task, printed)
+    done = run_direct(args, settings, workdir, task, printed, startup)
     if done is not None:
         return done
     import trio
 
     from actors.commands.run_async import run_async
 
-    return trio.run(run_async, args, settings, workdir, task, printed)
+    return trio.run(run_async, args, settings, workdir, task, printed, startup)
 
 
 def settings_for(args: argparse.Namespace, workdir: Path) -> Settings:

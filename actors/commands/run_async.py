@@ -14,7 +14,7 @@ from pathlib import Path
 import trio
 
 from actors.commands.errors import EXIT_OK
-from actors.commands.headless import HeadlessNotices, Printed
+from actors.commands.headless import HeadlessNotices, Printed, Startup
 from actors.commands.interact import Follower
 from actors.commands.run import (
     _open_session,
@@ -34,11 +34,17 @@ class HeadlessFollower(HeadlessNotices, Follower):
 
 
 async def run_async(
-    args: argparse.Namespace, settings: Settings, workdir: Path, task: str | None, printed: Printed
+    args: argparse.Namespace,
+    settings: Settings,
+    workdir: Path,
+    task: str | None,
+    printed: Printed,
+    startup: Startup,
 ) -> int:
     resumed = await _session_to_resume(args, workdir)
     async with open_host(args, settings, workdir, in_process=True) as host:
         session, after_seq, where = await _open_session(host, args, settings, workdir, resumed)
+        startup.done()
         follower = HeadlessFollower(host.client, session, args.output_format, printed=printed)
         follower.renderer.verbose = bool(getattr(args, "verbose", False))
         follower.outcome.runtime = "embedded" if host.embedded else host.url

@@ -31,7 +31,7 @@ from typing import cast
 
 from actors.commands.common import advertised_server, check_url, data_dir, read_token
 from actors.commands.errors import EXIT_OK, CommandError
-from actors.commands.headless import HeadlessNotices, Printed
+from actors.commands.headless import HeadlessNotices, Printed, Startup
 from actors.commands.run import conclude, creation, finish, header, resume_changes
 from actors.commands.run import session_to_resume as resumed_session
 from actors.commands.tally import Outcome
@@ -82,7 +82,12 @@ def server_for(args: argparse.Namespace, settings: Settings) -> str | None:
 
 
 def run_direct(
-    args: argparse.Namespace, settings: Settings, workdir: Path, task: str | None, printed: Printed
+    args: argparse.Namespace,
+    settings: Settings,
+    workdir: Path,
+    task: str | None,
+    printed: Printed,
+    startup: Startup,
 ) -> int | None:
     """The run, or None when this client cannot have it: no server for it, or the
     server did not take the connection (nothing is sent then)."""
@@ -99,6 +104,7 @@ def run_direct(
         if opened is None:
             return None
         session, after_seq, where = opened
+        startup.done()
         follower = DirectFollower(session, args.output_format, printed=printed)
         follower.renderer.verbose = bool(getattr(args, "verbose", False))
         follower.outcome.runtime = url
