@@ -24,7 +24,10 @@ answered).
 
 The floor: what CPython with the runtime's three libraries cannot go under on this
 machine, in the same run: ``python -c 'import trio, httpx, msgspec'``, and a
-``trio.run`` that makes one httpx request to the same scripted model.
+``trio.run`` that makes one httpx request to the same scripted model. For a run
+through a server (which imports neither trio nor httpx: the blocking client of
+:mod:`protocol.client_blocking`), the floor is that client alone doing one
+session's exchange with the same server.
 
 The big store: 10,000 stored sessions holding 1,000,000 events (``--quick``: 1,000
 and 100,000), written straight into ``troupe.db`` with SQL in the bench's setup
@@ -75,6 +78,23 @@ async def main():
         r.read()
 trio.run(main)
 """
+FLOOR_SERVED = """
+import json, sys
+from pathlib import Path
+from protocol.client_blocking import connect
+from protocol.wire import CreateSession, SubmitInput, SubscribeSession
+data = Path(sys.argv[1])
+client = connect(json.loads((data / "server.json").read_text())["url"],
+                 (data / "token").read_text().strip())
+session = client.request(CreateSession).session.session_id
+client.request(SubscribeSession, session=session)
+client.request(SubmitInput, session=session, text="hi")
+while client.next_event().kind != "processing_end":
+    pass
+client.close()
+"""
+"""The least a run through a server can do: the blocking client alone, one
+session with one input, no command, no configuration, no output."""
 TIMEOUT = 120
 TIME = shutil.which("time") or "/usr/bin/time"
 """GNU time, for each child's peak memory."""
@@ -323,6 +343,10 @@ def main() -> None:
         a, b = _pair(served, bare, repeats)
         figures += _figures("run_served", "troupe run -p (through a server)", a, b, 6.0,
                             "python -c pass")  # fmt: skip
+        floor = [PYTHON, "-c", FLOOR_SERVED, str(dirs["served"])]
+        a, b = _pair(lambda m: run_to_end(floor, env["served"], m), bare, repeats)
+        figures += _figures("floor_served", "floor: the blocking client, one session", a, b,
+                            None, "python -c pass")  # fmt: skip
         serve.send_signal(signal.SIGTERM)
         serve.wait(timeout=30)
         serve = None

@@ -32,6 +32,7 @@ import sniffio
 import trio
 
 from protocol.asks import Asks
+from protocol.client_errors import ConnectionRefused, RequestError
 from protocol.wire import (
     PROTOCOL_VERSION,
     ClientCall,
@@ -74,26 +75,9 @@ class MessageSocket(Protocol):
     async def get_message(self) -> str | bytes: ...
 
 
-class RequestError(Exception):
-    """The server answered a request with an ``error`` frame."""
-
-    def __init__(self, error: ErrorReply) -> None:
-        super().__init__(f"{error.code}: {error.message}")
-        self.code = error.code
-        self.error = error
-
-
 class EndOfEvents(trio.EndOfChannel, anyio.EndOfStream):
     """No more events: the connection has ended. Caught as ``trio.EndOfChannel`` (as
     before the client ran on asyncio too) or as ``anyio.EndOfStream``."""
-
-
-class ConnectionRefused(Exception):
-    """The server refused the connection (bad token, origin, version)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
 
 
 class _Slot:

@@ -14,8 +14,6 @@ import os
 import sys
 import traceback
 
-import trio
-
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_BAD_INPUT = 2
@@ -49,7 +47,8 @@ def primary(error: BaseException) -> BaseException:
         for leaf in found:
             if isinstance(leaf, kind):
                 return leaf
-    real = [leaf for leaf in found if not isinstance(leaf, trio.Cancelled)]
+    trio = sys.modules.get("trio")  # not imported: nothing was cancelled by trio
+    real = [leaf for leaf in found if trio is None or not isinstance(leaf, trio.Cancelled)]
     return (real or found)[0]
 
 
@@ -81,7 +80,7 @@ def unreachable(error: BaseException, url: str) -> CommandError | None:
 
 
 def _from_protocol(leaf: BaseException) -> CommandError | None:
-    from protocol.client import RequestError
+    from protocol.client_errors import RequestError
 
     if not isinstance(leaf, RequestError):
         return None

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
 from actors.config import SSHHost
-from protocol.client import TroupeClient
 from protocol.environment_specs import SSHSpec
 from protocol.wire import AddEnvironment, EnvironmentAdded, EnvironmentList, ListEnvironments
+
+if TYPE_CHECKING:  # the types only: a command that reads an address needs no event loop
+    from protocol.client import TroupeClient
 
 SSH_PREFIX = "/environments/ssh/"
 

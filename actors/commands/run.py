@@ -13,50 +13,33 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import signal
 import stat
 import sys
 import typing
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
-import trio
 
 from actors.commands.common import data_dir
-from actors.commands.docker_env import docker_image, ensure_docker
 from actors.commands.errors import (
     EXIT_BAD_INPUT,
     EXIT_ERROR,
     EXIT_INTERRUPTED,
-    EXIT_OK,
     EXIT_TIMEOUT,
     CommandError,
     explain,
 )
-from actors.commands.interact import Follower, Outcome
-from actors.commands.remote import ensure_host, host_entry, host_of
-from actors.commands.session_host import Host, open_host, session_defaults
-from actors.commands.stored import latest_in
-from actors.commands.stream_input import read_stream_json
+from actors.commands.headless import Printed, Startup
+from actors.commands.stored import newest_in
+from actors.commands.tally import EventTally, Outcome
 from actors.commands.trust import ask_to_trust
-from actors.commands.visible import visible
 from actors.config import ConfigError, Settings, resolve
-from actors.policy.presets import UnknownPreset, policy_preset
-from protocol.events import ErrorEvent, EventData, PolicyDecisionEvent
 from protocol.session import SessionConfig, ToolCalling
-from protocol.wire import (
-    DEFAULT_MAX_FRAME,
-    CreateSession,
-    Event,
-    GetSession,
-    SessionCreated,
-    SessionDetail,
-    UpdateSessionConfig,
-)
+from protocol.wire import DEFAULT_MAX_FRAME
+
+if TYPE_CHECKING:  # the trio client and the runtime are imported only by the paths that use them
+    from actors.commands.session_host import Host
 
 SETTING_FLAGS = ("provider", "wire", "model", "base_url", "api_key", "reasoning_effort",
                  "max_turns", "instructions", "policy", "connect", "environment",
@@ -64,19 +47,13 @@ SETTING_FLAGS = ("provider", "wire", "model", "base_url", "api_key", "reasoning_
                  "store", "provider_options", "isolation")  # fmt: skip
 
 
-@dataclass
-class Printed:
-    """Whether the run's result object is out (json output prints exactly one)."""
-
-    result: bool = False
-
-
 def run(args: argparse.Namespace) -> int:
     """The command; with json output a failure prints a result object too, so a
     program reading stdout always gets one (the line on stderr says the same)."""
-    printed = Printed()
+    printed, startup = Printed(), Startup()
+    startup.pause()
     try:
-        return _checked_run(args, printed)
+        return _checked_run(args, printed, startup)
     except BaseException as error:
         if args.output_format in ("json", "stream-json") and not printed.result:
             worded = explain(error)
@@ -85,9 +62,11 @@ def run(args: argparse.Namespace) -> int:
                 failure.status = "interrupted"
             print(json.dumps({**failure.summary(), "session_id": None}), flush=True)
         raise
+    finally:
+        startup.done()
 
 
-def _checked_run(args: argparse.Namespace, printed: Printed) -> int:
+def _checked_run(args: argparse.Namespace, printed: Printed, startup: Startup) -> int:
     workdir = Path(args.workdir or ".").resolve()
     if not workdir.is_dir():
         raise CommandError(f"{workdir} is not a directory", EXIT_BAD_INPUT)
@@ -100,7 +79,16 @@ def _checked_run(args: argparse.Namespace, printed: Printed) -> int:
     if timeout is not None and not timeout > 0:
         raise CommandError("--timeout must be a number of seconds above 0", EXIT_BAD_INPUT)
     task = read_task(args)
-    return trio.run(_run, args, settings, workdir, task, printed)
+    from actors.commands.run_direct import run_direct
+
+    done = run_direct(args, settings, workdir, task, printed, startup)
+    if done is not None:
+        return done
+    import trio
+
+    from actors.commands.run_async import run_async
+
+    return trio.run(run_async, args, settings, workdir, task, printed, startup)
 
 
 def settings_for(args: argparse.Namespace, workdir: Path) -> Settings:
@@ -117,6 +105,8 @@ def settings_for(args: argparse.Namespace, workdir: Path) -> Settings:
 def unsandboxed(args: argparse.Namespace) -> str:
     """The header's word when commands run without the OS sandbox by choice (the
     same words in ``troupe run`` and the interactive conversation)."""
+    from actors.policy.presets import policy_preset
+
     name = getattr(args, "policy", None) or "interactive"
     chosen = getattr(args, "sandbox", None) or policy_preset(name).sandbox
     return "; sandbox off: commands are only classified" if chosen == "off" else ""
@@ -124,8 +114,12 @@ def unsandboxed(args: argparse.Namespace) -> str:
 
 def check_policy(name: str | None) -> None:
     """An unknown policy name is bad input, said before anything starts."""
-    if name is None:
+    from actors.policy.preset_names import PRESET_NAMES
+
+    if name is None or name in PRESET_NAMES:
         return
+    from actors.policy.presets import UnknownPreset, policy_preset
+
     try:
         policy_preset(name)
     except UnknownPreset as error:
@@ -246,6 +240,8 @@ def session_config(
     settings: Settings, policy: str | None = None, options: dict[str, Any] | None = None
 ) -> SessionConfig:
     """The configured defaults (:func:`session_defaults`), then this run's flags."""
+    from actors.commands.session_host import session_defaults
+
     defaults = session_defaults(settings)
     return msgspec.structs.replace(defaults, **(options or {}), policy=policy or defaults.policy)
 
@@ -255,79 +251,12 @@ def _configured(settings: Settings, name: str) -> Any:
     return None if setting is None else setting.value
 
 
-async def _run(
-    args: argparse.Namespace, settings: Settings, workdir: Path, task: str | None, printed: Printed
-) -> int:
-    resumed = await _session_to_resume(args, workdir)
-    async with open_host(args, settings, workdir, in_process=True) as host:
-        session, after_seq, where = await _open_session(host, args, settings, workdir, resumed)
-        follower = HeadlessFollower(host.client, session, args.output_format, printed=printed)
-        follower.renderer.verbose = bool(getattr(args, "verbose", False))
-        follower.outcome.runtime = "embedded" if host.embedded else host.url
-        text = args.output_format == "text"
-        if host.note:
-            print(f"troupe run: {host.note}", file=sys.stderr, flush=True)
-        if text:
-            verb = "resuming" if resumed else "session"
-            header = f"{verb} {session} in {where} ({host.label}){unsandboxed(args)}"
-            follower.renderer.note(header)
-        outcome = await _follow(follower, args, task, after_seq)
-        if text and outcome.status != "disconnected":
-            follower.renderer.status(outcome.exit_code == EXIT_OK, outcome.status_line())
-    _write_last_message(args, outcome)
-    if outcome.status == "disconnected":
-        raise CommandError(
-            f"lost the connection to the {host.label}; session {session} may still be "
-            f"running there (troupe attach {session})",
-            EXIT_ERROR,
-        )
-    return outcome.exit_code
-
-
-_CONNECT_FAILED = re.compile(r"ConnectError|connection refused|failed to connect|connect to",
-                             re.IGNORECASE)  # fmt: skip
-MODEL_HINT = "`troupe config` shows the base URL in use"
-
-
-class HeadlessFollower(Follower):
-    """The follower of ``troupe run``: a call denied because nobody could answer
-    its approval gets a one-line notice on stderr (stdout stays the result). The
-    command is the model's: shown through :func:`visible`, so it cannot move the
-    cursor, erase the line or split the notice."""
-
-    def __init__(self, *args: Any, printed: Printed, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.printed = printed
-
-    def emit_result(self) -> None:
-        self.printed.result = True
-        super().emit_result()
-
-    def _account(self, event: Event, data: EventData | None) -> None:
-        super()._account(event, data)
-        error = self.outcome.error
-        if isinstance(data, ErrorEvent) and error and _CONNECT_FAILED.search(error):
-            self.outcome.error = f"{error} (is your model server running? {MODEL_HINT})"
-        if (
-            isinstance(data, PolicyDecisionEvent)
-            and data.decided_by == "nobody"
-            and event.seq > self.known_until
-        ):
-            print(
-                f"troupe run: denied {visible(data.subject or data.tool)}: nobody to ask for "
-                "approval "
-                "(stdin is not a terminal; --approval never-ask or allow-workspace lets such "
-                "calls run)",
-                file=sys.stderr,
-                flush=True,
-            )
-
-
-async def _session_to_resume(args: argparse.Namespace, workdir: Path) -> str | None:
+def session_to_resume(args: argparse.Namespace, workdir: Path) -> str | None:
+    """``--resume SESSION``, or the newest session of ``workdir`` for ``-c``."""
     if args.resume:
         return str(args.resume)
     if args.continue_latest:
-        latest = await latest_in(data_dir(args), workdir)
+        latest = newest_in(data_dir(args), workdir)
         if latest is None:
             raise CommandError(
                 f"no session has run in {workdir} yet; start one with troupe run TASK",
@@ -337,11 +266,57 @@ async def _session_to_resume(args: argparse.Namespace, workdir: Path) -> str | N
     return None
 
 
+async def _session_to_resume(args: argparse.Namespace, workdir: Path) -> str | None:
+    """:func:`session_to_resume` off the event loop (``-c`` reads the store)."""
+    if not args.continue_latest:
+        return session_to_resume(args, workdir)
+    import trio
+
+    return await trio.to_thread.run_sync(session_to_resume, args, workdir)
+
+
+def creation(
+    args: argparse.Namespace, settings: Settings, workdir: Path, environment: str | None = None
+) -> dict[str, Any]:
+    """The fields of this run's ``create_session`` request."""
+    return {
+        "profile": settings.get("provider"),
+        "environment": environment,
+        "working_dir": None if environment else str(workdir),
+        "config": session_config(
+            settings,
+            getattr(args, "policy", None),
+            {**loop_options(args), **approval_settings(args)},
+        ),
+        "preset": getattr(args, "preset", None),
+    }
+
+
+def resume_changes(args: argparse.Namespace) -> dict[str, Any]:
+    """What a resumed session's config takes from this run's flags."""
+    changes = {
+        name: getattr(args, name)
+        for name in ("model", "reasoning_effort", "max_turns")
+        if getattr(args, name, None) is not None
+    }
+    changes.update(approval_settings(args))  # who can answer now, not at creation
+    return changes
+
+
 async def _open_session(
     host: Host, args: argparse.Namespace, settings: Settings, workdir: Path, resumed: str | None
 ) -> tuple[str, int, str]:
     """The session's id, the last event before this run (a resumed session's
     earlier events are not shown again), and where it works, in words."""
+    from actors.commands.remote import ensure_host, host_entry, host_of
+    from protocol.wire import (
+        CreateSession,
+        GetSession,
+        SessionCreated,
+        SessionDetail,
+        UpdateSessionConfig,
+    )
+
     if resumed is None:
         environment, where = None, str(workdir)
         if args.ssh_host:
@@ -349,22 +324,15 @@ async def _open_session(
             environment = await ensure_host(host.client, name, entry)
             where = f"{entry.working_dir or '~'} on ssh host {name}"
         elif settings.get("environment"):
+            from actors.commands.docker_env import docker_image, ensure_docker
+
             image = docker_image(settings.get("environment"))
             environment = await ensure_docker(host.client, image, workdir)
             where = f"{workdir} in a container of {image}"
         created = cast(
             SessionCreated,
             await host.client.request(
-                CreateSession,
-                profile=settings.get("provider"),
-                environment=environment,
-                working_dir=None if environment else str(workdir),
-                config=session_config(
-                    settings,
-                    getattr(args, "policy", None),
-                    {**loop_options(args), **approval_settings(args)},
-                ),
-                preset=getattr(args, "preset", None),
+                CreateSession, **creation(args, settings, workdir, environment)
             ),
         )
         return created.session.session_id, 0, where
@@ -375,56 +343,22 @@ async def _open_session(
         name, entry = host_entry(remote, settings.ssh_hosts)
         await ensure_host(host.client, name, entry)
         where = f"ssh host {name}"
-    changes = {
-        name: getattr(args, name)
-        for name in ("model", "reasoning_effort", "max_turns")
-        if getattr(args, name, None) is not None
-    }
-    changes.update(approval_settings(args))  # who can answer now, not at creation
-    await host.client.request(UpdateSessionConfig, session=resumed, **changes)
+    await host.client.request(UpdateSessionConfig, session=resumed, **resume_changes(args))
     return resumed, detail.session.last_seq, where
 
 
-async def _follow(
-    follower: Follower, args: argparse.Namespace, task: str | None, after_seq: int
+def header(args: argparse.Namespace, session: str, where: str, label: str, resumed: bool) -> str:
+    """The first line of text output: which session, where, on what runtime."""
+    verb = "resuming" if resumed else "session"
+    return f"{verb} {session} in {where} ({label}){unsandboxed(args)}"
+
+
+def conclude(
+    follower: EventTally, interrupted: bool, timed_out: bool, timeout: float | None
 ) -> Outcome:
-    """Follow until the input is done; Ctrl-C interrupts the session (kept for
-    --resume) and ends the command with 130."""
-    streaming = args.input_format == "stream-json"
-    interactive = not streaming and args.output_format == "text" and sys.stdin.isatty()
-    interrupted = timed_out = False
-    timeout: float | None = getattr(args, "timeout", None)
-    async with trio.open_nursery() as nursery:
-
-        async def on_timeout(seconds: float) -> None:
-            """The wall-clock limit: stop the work as Ctrl-C does; leaving the host
-            then runs the shutdown ladder, so no command outlives the run."""
-            nonlocal timed_out
-            await trio.sleep(seconds)
-            timed_out = True
-            await follower.interrupt(immediate=True)
-            follower.finish()
-
-        async def on_interrupt(signals: AsyncIterator[int]) -> None:
-            nonlocal interrupted
-            async for _ in signals:
-                interrupted = True
-                await follower.interrupt(immediate=True)
-                follower.finish()
-                return
-
-        with trio.open_signal_receiver(signal.SIGINT) as signals:
-            nursery.start_soon(on_interrupt, signals)
-            if timeout is not None:
-                nursery.start_soon(on_timeout, timeout)
-            if streaming:
-                follower.more_input = True
-                nursery.start_soon(read_stream_json, follower)
-            follower.offer_extend = interactive
-            outcome = await follower.run(
-                task, after_seq=after_seq, interactive=interactive, emit_result=False
-            )
-            nursery.cancel_scope.cancel()
+    """The result object once following stopped; an interrupt (Ctrl-C) or the
+    wall-clock limit is the command's error, said after the object."""
+    outcome = follower.outcome
     if interrupted:
         outcome.status, outcome.exit_code = "interrupted", EXIT_INTERRUPTED
         follower.emit_result()
@@ -444,6 +378,19 @@ async def _follow(
         )
     follower.emit_result()
     return outcome
+
+
+def finish(args: argparse.Namespace, outcome: Outcome, session: str, label: str) -> int:
+    """After the runtime or the connection is closed: the last message's file, and
+    a lost connection said as the command's error."""
+    _write_last_message(args, outcome)
+    if outcome.status == "disconnected":
+        raise CommandError(
+            f"lost the connection to the {label}; session {session} may still be "
+            f"running there (troupe attach {session})",
+            EXIT_ERROR,
+        )
+    return outcome.exit_code
 
 
 def _write_last_message(args: argparse.Namespace, outcome: Outcome) -> None:

@@ -19,19 +19,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
-import trio
 
 from actors.commands.common import advertised_server, connect_to, data_dir, read_token
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
 from actors.config import Settings
 from actors.config.resolve import KEY_VARIABLES, URL_VARIABLES
-from actors.models.config import DEFAULT_BASE_URLS
-from protocol.client import TroupeClient, connect
 from protocol.session import SessionConfig
 
 if TYPE_CHECKING:  # the server's stack is imported only by a command that runs one
     from actors.server.models import ModelSettings
     from actors.server.server import ServerConfig
+    from protocol.client import TroupeClient
 
 ENDPOINT_FLAGS = ("base_url", "api_key", "wire")
 
@@ -53,6 +51,8 @@ class Host:
 @asynccontextmanager
 async def embedded_server(config: ServerConfig) -> AsyncIterator[tuple[str, str]]:
     """Run a server for the duration of the block; yields (url, token)."""
+    import trio
+
     from actors.server.server import run_server
 
     async with trio.open_nursery() as nursery:
@@ -119,6 +119,7 @@ def model_settings(settings: Settings, strict: bool = True) -> ModelSettings:
 
 
 def _endpoint_settings(settings: Settings, strict: bool) -> ModelSettings:
+    from actors.models.config import DEFAULT_BASE_URLS
     from actors.server.models import ModelSettings
 
     wire = settings.model_wire
@@ -187,6 +188,7 @@ async def open_host(
             yield Host(cast("TroupeClient", local), "", True, note)
         return
     from actors.server.server import ServerConfig
+    from protocol.client import connect
 
     config = ServerConfig(
         data_dir=data_dir(args),

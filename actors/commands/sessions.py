@@ -73,27 +73,40 @@ def quiet_stdout() -> None:
 
 
 def _print(args: argparse.Namespace, sessions: list[Listed]) -> int:
+    """The listing, written at once: ten thousand sessions are ten thousand lines,
+    and a line at a time is a write each where stdout is unbuffered."""
     if args.json:
-        for item in sessions:
-            print(msgspec.json.encode(item).decode())
+        encode = msgspec.json.encode
+        _write([encode(item).decode() for item in sessions])
         return 0
     if not sessions:
         print("no sessions")
         return 0
-    print(f"{'SESSION':<12} {'STATE':<13} {'UPDATED':<16}  {'DIRECTORY':<28} {'COST':>9}  TASK")
+    lines = [f"{'SESSION':<12} {'STATE':<13} {'UPDATED':<16}  {'DIRECTORY':<28} {'COST':>9}  TASK"]
+    minutes: dict[int, str] = {}
     for item in sessions:
-        updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.updated))
+        minute = int(item.updated // 60)  # time zones are whole minutes off UTC
+        updated = minutes.get(minute)
+        if updated is None:
+            updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.updated))
+            minutes[minute] = updated
         state = item.state if item.status != "live" else f"{item.state}*"
         if item.interrupted:
             state = "interrupted"
-        print(
+        lines.append(
             f"{item.session_id:<12} {state:<13} {updated:<16}  "
             f"{_tail(item.working_dir or '-', 28):<28} {_cost(item.spend):>9}  "
             f"{_head(item.task, 60)}"
         )
     if any(item.status == "live" for item in sessions):
-        print("(* live on the running server)")
+        lines.append("(* live on the running server)")
+    _write(lines)
     return 0
+
+
+def _write(lines: list[str]) -> None:
+    sys.stdout.write("\n".join(lines) + "\n" if lines else "")
+    sys.stdout.flush()
 
 
 def _cost(spend: Spend | None) -> str:

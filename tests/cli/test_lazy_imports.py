@@ -88,3 +88,12 @@ async def test_an_embedded_run_imports_no_mcp_acp_ssh_or_markdown(home: Home) ->
     modules = json.loads(await trio.Path(record).read_text())
     assert "actors.session.actor" in modules  # the session did run in this process
     assert _loaded(modules, NOT_IN_AN_EMBEDDED_RUN) == []
+
+
+def test_the_preset_names_are_the_presets() -> None:
+    """``--policy`` is checked against the names alone (the presets import the
+    policy engine); the two lists must not drift."""
+    from actors.policy.preset_names import PRESET_NAMES
+    from actors.policy.presets import POLICY_PRESETS
+
+    assert set(POLICY_PRESETS) == PRESET_NAMES
