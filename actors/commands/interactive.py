@@ -42,13 +42,8 @@ from actors.commands.errors import (
 from actors.commands.interact import Follower
 from actors.commands.line_editor import LineEditor
 from actors.commands.render_calls import dollars
-from actors.commands.run import (
-    _open_session,
-    _session_to_resume,
-    check_policy,
-    settings_for,
-    unsandboxed,
-)
+from actors.commands.run import check_policy, settings_for
+from actors.commands.run_session import open_session, session_to_resume_off_loop, unsandboxed
 from actors.commands.session_host import Host, open_host
 from actors.commands.slash import SlashCommands, is_command
 from actors.commands.trust import ask_to_trust
@@ -97,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _converse(args: argparse.Namespace, settings: Settings, workdir: Path) -> int:
-    resumed = await _session_to_resume(args, workdir)
+    resumed = await session_to_resume_off_loop(args, workdir)
     async with open_host(args, settings, workdir, in_process=True) as host:
         if host.note:
             print(f"troupe: {host.note}", file=sys.stderr, flush=True)
@@ -163,7 +158,7 @@ class Conversation:
             old.renderer.close()
             with contextlib.suppress(RequestError):
                 await self.host.client.request(UnsubscribeSession, session=old.session)
-        session, after_seq, where = await _open_session(
+        session, after_seq, where = await open_session(
             self.host, self.args, self.settings, self.workdir, resumed
         )
         self.where = where

@@ -16,12 +16,12 @@ import trio
 from actors.commands.errors import EXIT_OK
 from actors.commands.headless import HeadlessNotices, Printed, Startup
 from actors.commands.interact import Follower
-from actors.commands.run import (
-    _open_session,
-    _session_to_resume,
+from actors.commands.run_session import (
     conclude,
     finish,
     header,
+    open_session,
+    session_to_resume_off_loop,
 )
 from actors.commands.session_host import open_host
 from actors.commands.stream_input import read_stream_json
@@ -41,9 +41,9 @@ async def run_async(
     printed: Printed,
     startup: Startup,
 ) -> int:
-    resumed = await _session_to_resume(args, workdir)
+    resumed = await session_to_resume_off_loop(args, workdir)
     async with open_host(args, settings, workdir, in_process=True) as host:
-        session, after_seq, where = await _open_session(host, args, settings, workdir, resumed)
+        session, after_seq, where = await open_session(host, args, settings, workdir, resumed)
         startup.done()
         follower = HeadlessFollower(host.client, session, args.output_format, printed=printed)
         follower.renderer.verbose = bool(getattr(args, "verbose", False))

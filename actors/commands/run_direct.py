@@ -32,8 +32,8 @@ from typing import cast
 from actors.commands.common import advertised_server, check_url, data_dir, read_token
 from actors.commands.errors import EXIT_OK, CommandError
 from actors.commands.headless import HeadlessNotices, Printed, Startup
-from actors.commands.run import conclude, creation, finish, header, resume_changes
-from actors.commands.run import session_to_resume as resumed_session
+from actors.commands.run_session import conclude, creation, finish, header, resume_changes
+from actors.commands.run_session import session_to_resume as resumed_session
 from actors.commands.tally import Outcome
 from actors.config import Settings
 from protocol.client_blocking import BlockingClient, connect
@@ -100,7 +100,7 @@ def run_direct(
     except (OSError, Rejected, Closed, ConnectionRefused, ValueError):
         return None  # the trio path tries again and says why, or runs embedded
     try:
-        opened = _open_session(client, args, settings, workdir, resumed)
+        opened = open_session(client, args, settings, workdir, resumed)
         if opened is None:
             return None
         session, after_seq, where = opened
@@ -122,14 +122,14 @@ def run_direct(
     return finish(args, outcome, session, label)
 
 
-def _open_session(
+def open_session(
     client: BlockingClient,
     args: argparse.Namespace,
     settings: Settings,
     workdir: Path,
     resumed: str | None,
 ) -> tuple[str, int, str] | None:
-    """As :func:`actors.commands.run._open_session`; None for a session on an SSH
+    """As :func:`actors.commands.run_session.open_session`; None for a session on an SSH
     host (the trio path connects the server to the host again first)."""
     if resumed is None:
         fields = creation(args, settings, workdir)

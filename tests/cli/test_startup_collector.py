@@ -19,11 +19,11 @@ import gc, json, sys
 import actors.commands.run_async as run_async
 from actors.cli import main
 seen = []
-opened = run_async._open_session
-async def _open_session(*args, **kwargs):
+opened = run_async.open_session
+async def open_session(*args, **kwargs):
     seen.append(gc.isenabled())  # while starting
     return await opened(*args, **kwargs)
-run_async._open_session = _open_session
+run_async.open_session = open_session
 code = main(sys.argv[1:])
 print(json.dumps({"starting": seen, "after": gc.isenabled()}), file=sys.stderr)
 sys.exit(code)
