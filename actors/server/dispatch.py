@@ -24,12 +24,14 @@ from actors.kernel import (
     UnknownAddressError,
 )
 from actors.server.environments import Environments
+from actors.server.forks import fork_session
 from actors.server.options import server_options
 from actors.server.peers import Peer, command_peer
 from actors.server.registry import SessionRegistry
 from actors.session.actor import SessionClosed
 from actors.session.approvals import ApprovalNotFound
 from actors.session.presets import preset_config
+from actors.session.turns import conversation
 from actors.store import Store
 from protocol.environment import AddSSHHost, ExecCommand, ReadFile, WriteFile, effective_timeout_ms
 from protocol.events import WarningEvent, event_record
@@ -40,6 +42,7 @@ from protocol.session import (
     ExtendLimit,
     FollowUp,
     Interrupt,
+    Rewind,
     Steer,
     Submit,
     UpdateConfig,
@@ -61,6 +64,7 @@ from protocol.wire import (
     ExtendSessionLimit,
     FileReply,
     FollowUpSession,
+    ForkSession,
     GetServerOptions,
     GetSession,
     InterruptSession,
@@ -73,6 +77,8 @@ from protocol.wire import (
     Request,
     RequestId,
     ResolveApproval,
+    RewindSession,
+    Rewound,
     SessionCreated,
     SessionDetail,
     SessionList,
@@ -177,6 +183,8 @@ _WRITES = {
     FollowUpSession: "a follow-up",
     UpdateSessionConfig: "a config change",
     ExtendSessionLimit: "extending the limit",
+    RewindSession: "a rewind",
+    ForkSession: "a fork",
     ResolveApproval: "an approval answer",
     AddSSHEnvironment: "adding an environment",
     RemoveEnvironment: "removing an environment",
@@ -209,7 +217,7 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             return server_options(request.id, registry.models.settings)
         case GetSession():
             record = registry.record(request.session)
-            history = await services.store.history(record.row.id)
+            history = conversation(await services.store.history(record.row.id))
             pending = [event_record(e) for e in registry.pending_approvals(request.session)]
             return SessionDetail(request.id, record.info(), history, pending)
         case (
@@ -246,6 +254,21 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             assert record.ref is not None
             outcome = await record.ref.ask(Compact(request.instructions), timeout=COMPACT_TIMEOUT)
             return Compacted(request.id, outcome)
+        case RewindSession():
+            record = await _live(registry, request.session)
+            assert record.ref is not None
+            code = await snapshot_for_rewind(services, record, request)
+            rewind = Rewind(
+                request.to_seq,
+                conversation=request.mode != "code",
+                summarize=request.summarize,
+                instructions=request.instructions,
+                code_snapshot=code,
+            )
+            outcome = await record.ref.ask(rewind, timeout=COMPACT_TIMEOUT)
+            return Rewound(request.id, outcome)
+        case ForkSession():
+            return await fork_session(registry, services.store, request)
         case ResolveApproval():
             record = registry.record(request.session)
             if record.state == "closed":
@@ -262,6 +285,15 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             return Ok(request.id)
         case _:
             return await _environment_request(services.environments, request)
+
+
+async def snapshot_for_rewind(
+    services: Services, record: Any, request: RewindSession
+) -> str | None:
+    """The workspace snapshot taken at the input rewound to (None: the code stays)."""
+    if request.mode == "conversation":
+        return None
+    raise Rejection("code rewind needs workspace snapshots")
 
 
 async def _live(registry: SessionRegistry, session: str):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import trio
@@ -31,6 +31,7 @@ from actors.session.policy_gate import PolicyGate
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, take_snapshot
 from actors.session.resumed_round import ResumedRound
+from actors.session.rewind import NotAnInput, RewindBusy, input_index
 from actors.session.skill_wiring import wire_skills
 from actors.session.snapshots import SnapshotCache
 from actors.session.subagents import AgentManager, BackgroundResult
@@ -46,8 +47,10 @@ from protocol.environment import Describe
 from protocol.events import (
     ErrorEvent,
     EventData,
+    ForkedFromEvent,
     InputInterruptedEvent,
     ModelFallbackEvent,
+    RewindEvent,
     ServiceRestartedEvent,
     SessionEndEvent,
     SessionEvent,
@@ -64,6 +67,8 @@ from protocol.session import (
     FollowUp,
     GetSnapshot,
     Interrupt,
+    Rewind,
+    RewindOutcome,
     SessionConfig,
     SessionOutcome,
     SessionSnapshot,
@@ -182,6 +187,9 @@ class SessionActor(Actor):
         or the parent's for a subagent."""
         """Set by the host before the session starts: Troupe's own directories, added
         to the policy's denied paths (see :class:`PolicyGate`); subagents inherit it."""
+        self.origin: ForkedFromEvent | None = None
+        """A fork's origin, set by the host before it starts: its first event after
+        ``session_start``."""
         if resumed is not None:
             self.approvals.reopen(resumed.request, resumed.call_id)
             self.loop.resumed = resumed
@@ -226,6 +234,8 @@ class SessionActor(Actor):
                 agent_depth=self.agent_depth,
             )
         )
+        if self.origin is not None:
+            self.hub.emit(self.origin)
         if self.loop.resumed is not None:
             self.loop.begin()
             self.ctx.nursery.start_soon(self._continue)
@@ -405,6 +415,79 @@ class SessionActor(Actor):
             if self.loop.follow_ups and self.loop.state != "closed":
                 self.loop.begin()
                 self.ctx.nursery.start_soon(self._process, self.loop.follow_ups.popleft())
+
+    @handler(concurrent=True)
+    async def rewind(self, message: Rewind) -> RewindOutcome:
+        """Rewind the code, the conversation or both to just before an input (see
+        :class:`~protocol.session.Rewind`). Refused while an input is processing:
+        interrupt it first (a rewind never cancels work on its own). The session
+        is busy meanwhile: an input submitted then waits for it."""
+        self._refuse_if_closed()
+        if self.loop.state == "processing":
+            raise RewindBusy("the session is processing an input; interrupt it, then rewind")
+        if not message.conversation and message.code_snapshot is None:
+            raise NotAnInput("nothing to rewind: neither the conversation nor the code")
+        history = self.loop.history
+        if message.conversation:
+            text = history[input_index(history, message.to_seq)].content
+        else:  # the code alone: the input may have been rewound out of the conversation
+            text = history.raw[input_index(history.raw, message.to_seq)].content
+        self.loop.begin()
+        try:
+            report = None
+            if message.code_snapshot is not None:
+                report = await self._restore_code(message.code_snapshot)
+            before = after = len(history)
+            summarized = False
+            if message.conversation:
+                if message.summarize:
+                    await self._prepare()
+                before, after, summarized = await self.loop.rewind(
+                    message.to_seq, message.summarize, message.instructions
+                )
+            mode = (
+                "both" if message.conversation and report else "code" if report else "conversation"
+            )
+            outcome = RewindOutcome(
+                to_seq=message.to_seq,
+                mode=mode,
+                text=text,
+                turns_before=before,
+                turns_after=after,
+                summarized=summarized,
+            )
+            if report is not None:
+                outcome = msgspec.structs.replace(
+                    outcome,
+                    changed=list(report.changed),
+                    recreated=list(report.recreated),
+                    deleted=list(report.deleted),
+                    snapshot=report.commit,
+                    undo_snapshot=report.before,
+                )
+            self.hub.emit(
+                RewindEvent(
+                    to_seq=message.to_seq,
+                    mode=mode,
+                    turns_before=before,
+                    turns_after=after,
+                    summarized=summarized,
+                    files_changed=len(outcome.changed),
+                    files_recreated=len(outcome.recreated),
+                    files_deleted=len(outcome.deleted),
+                    snapshot=outcome.snapshot,
+                    undo_snapshot=outcome.undo_snapshot,
+                )
+            )
+        finally:
+            self.loop.settle()
+            if self.loop.follow_ups and self.loop.state != "closed":
+                self.loop.begin()
+                self.ctx.nursery.start_soon(self._process, self.loop.follow_ups.popleft())
+        return outcome
+
+    async def _restore_code(self, commit: str) -> Any:
+        raise NotAnInput("code rewind needs workspace snapshots, which this build lacks")
 
     @handler(concurrent=True)
     async def wait_idle(self, message: WaitIdle) -> SessionOutcome:

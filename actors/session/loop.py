@@ -32,6 +32,7 @@ from actors.session.model_turn import ToolCallingMode
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot
 from actors.session.resumed_round import ResumedRound
+from actors.session.rewind import RewindCancelled, input_index
 from actors.session.round_checks import RoundChecks, Verdict
 from actors.session.token_budget import TokenBudget
 from actors.session.tool_round import ToolRunner
@@ -46,11 +47,12 @@ from protocol.events import (
     UserInputEvent,
     WarningEvent,
 )
-from protocol.llm import Response, ToolCall, ToolResult
+from protocol.llm import Response, ToolCall, ToolResult, Usage
 from protocol.session import (
     CompactionOutcome,
     CompletionStatus,
     LoopState,
+    RewindTurn,
     SessionConfig,
     SessionOutcome,
     SessionState,
@@ -127,7 +129,7 @@ class AgenticLoop:
         self._loops = LoopWatch()
         self._fatal: str | None = None
         self.model = ModelCalls(profile, hub, history)
-        self.cost = CostLedger(history, ModelCalls.model_name(profile, config))
+        self.cost = CostLedger(history.raw, ModelCalls.model_name(profile, config))
         self.compactor = Compactor(profile, hub, history, self.model.view, self.cost)
         self._stop_reason: StopReason = "completed"
         self._last_text = ""
@@ -141,7 +143,7 @@ class AgenticLoop:
         self._rounds = 0
         self.loop_state: LoopState | None = None
         self.agentic = AgenticMode(hub)
-        self.budget = TokenBudget(self.history)
+        self.budget = TokenBudget(self.history.raw)
         self._completion: CompletionStatus | None = None
         self.hooks: SessionHooks | None = None
         self.prompt_commands: CommandCatalog | None = None
@@ -288,7 +290,8 @@ class AgenticLoop:
                 text = self.prompt_commands.expand(text) or text
             if await self._prompt_blocked(text):
                 return
-            self.history.append(UserTurn(text, time.time()))
+            # seq: its user_input event's, emitted next (rewind and fork find it by that)
+            self.history.append(UserTurn(text, time.time(), self.hub.last_seq + 1))
             self.hub.emit(UserInputEvent(text))
         self._drain_hook_context()
         self._drain_steering()
@@ -509,6 +512,33 @@ class AgenticLoop:
             finally:
                 self._work = None
         return CompactionOutcome("none", 0, 0, "cancelled")
+
+    async def rewind(
+        self, to_seq: int, summarize: bool, instructions: str | None
+    ) -> tuple[int, int, bool]:
+        """Cut the conversation just before the input of event ``to_seq`` (a durable
+        :class:`RewindTurn`); with ``summarize``, the model's summary of the cut part
+        stands for it. Returns the turns before and after, and whether a summary
+        was made. Between inputs only."""
+        index = input_index(self.history, to_seq)
+        before = len(self.history)
+        summary: str | None = None
+        usage: Usage | None = None
+        if summarize:
+            parts = self._parts()
+            with trio.CancelScope() as scope:
+                self._work = scope
+                try:
+                    summary, usage = await self.compactor.summarize(
+                        parts.model, self.config, self.model_name, index, before, instructions
+                    )
+                finally:
+                    self._work = None
+            if summary is None:
+                raise RewindCancelled("the rewind was cancelled while the summary was written")
+        self.history.append(RewindTurn(index, to_seq, time.time(), summary, usage))
+        self._loops = LoopWatch()
+        return before, len(self.history), summary is not None
 
     # -- between rounds ------------------------------------------------------
 
