@@ -31,7 +31,7 @@ from actors.session.policy_gate import PolicyGate
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, take_snapshot
 from actors.session.resumed_round import ResumedRound
-from actors.session.rewind import NotAnInput, RewindBusy, input_index
+from actors.session.rewind import NotAnInput, RewindBusy, input_text
 from actors.session.skill_wiring import wire_skills
 from actors.session.snapshots import SnapshotCache
 from actors.session.subagents import AgentManager, BackgroundResult
@@ -429,9 +429,9 @@ class SessionActor(Actor):
             raise NotAnInput("nothing to rewind: neither the conversation nor the code")
         history = self.loop.history
         if message.conversation:
-            text = history[input_index(history, message.to_seq)].content
+            text = input_text(history, message.to_seq)
         else:  # the code alone: the input may have been rewound out of the conversation
-            text = history.raw[input_index(history.raw, message.to_seq)].content
+            text = input_text(history.raw, message.to_seq)
         self.loop.begin()
         try:
             report = None

@@ -366,8 +366,8 @@ def _line(turn: Turn, summary: bool) -> str:
         case AssistantTurn():
             calls = "\n".join(f"-> {c.name} {c.raw_arguments[:500]}" for c in turn.tool_calls)
             return "\n".join(part for part in ("[Agent]", turn.content, calls) if part)
-        case RewindTurn(summary=str(summary)):
-            return f"[Summary of a part the user rewound]\n{summary}"
+        case RewindTurn(summary=str(text)):
+            return f"[Summary of a part the user rewound]\n{text}"
         case ToolResultsTurn():
             return "\n".join(
                 f"[Result of {r.name or 'tool'}{' (error)' if r.is_error else ''}]\n"

@@ -39,6 +39,13 @@ def input_index(history: Sequence[Turn], seq: int) -> int:
     raise NotAnInput(f"event {seq} is not a user input of this session's conversation")
 
 
+def input_text(history: Sequence[Turn], seq: int) -> str:
+    """The text of the user input of event ``seq`` in ``history``."""
+    turn = history[input_index(history, seq)]
+    assert isinstance(turn, UserTurn)
+    return turn.content
+
+
 def fork_point(history: Sequence[Turn], seq: int | None) -> int:
     """How many turns of ``history`` a fork at event ``seq`` keeps: everything
     before a user input (the fork starts just before it, to send it or another
