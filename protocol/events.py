@@ -300,6 +300,27 @@ class ForkedFromEvent(EventBody, frozen=True):
     snapshot: str | None = None
 
 
+class WorkspaceSnapshotEvent(EventBody, frozen=True):
+    """The working tree was recorded (docs/snapshots.md): ``commit`` in the shadow
+    repository ``shadow`` on the environment's host, of the tree under ``root``,
+    taken at a user input (``reason`` ``input``, before the model call) or before a
+    round that runs a mutating tool (``round``). ``input_seq`` is the sequence number
+    of that input's ``user_input`` event: the snapshot a rewind to the input restores
+    is the ``input`` one with its sequence number. ``skipped`` names what was left
+    out besides ignored files (files over the size cap, nested repositories; at
+    most 200, ``skipped_total`` counts them all)."""
+
+    kind = "workspace_snapshot"
+    commit: str
+    reason: str
+    input_seq: int
+    root: str
+    shadow: str
+    files: int = 0
+    skipped: list[str] = []
+    skipped_total: int = 0
+
+
 class ServiceRestartedEvent(EventBody, frozen=True):
     """A service the session depends on (its environment, the SSH bridge) failed
     and was restarted in place by its supervisor; ``restarts`` counts them."""
@@ -518,6 +539,7 @@ EventData = (
     | CompactionEndEvent
     | RewindEvent
     | ForkedFromEvent
+    | WorkspaceSnapshotEvent
     | ServiceRestartedEvent
     | ModelFallbackEvent
     | ErrorEvent
@@ -651,6 +673,7 @@ __all__ = [
     "UnknownEventKind",
     "UserInputEvent",
     "WarningEvent",
+    "WorkspaceSnapshotEvent",
     "decode_event_data",
     "event_data",
     "event_fields",

@@ -204,6 +204,11 @@ class SessionConfig(msgspec.Struct, frozen=True):
     catalog's prices (cache reads and writes at theirs) before its inputs stop (0: no cap)."""
     max_input_cost: float = 0.0
     """Dollars one input may spend, its subagents' included (0: no cap)."""
+    snapshots: bool = True
+    """Record the working tree in a shadow git repository at each input and before
+    each round that runs a mutating tool (docs/snapshots.md), for code rewind."""
+    snapshot_max_file_bytes: int = 5 * 1024 * 1024
+    """Files larger than this are left out of snapshots (and named in the event)."""
 
 
 class Submit(msgspec.Struct, Asks[None], frozen=True, tag=True, tag_field="type"):

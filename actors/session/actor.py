@@ -36,6 +36,7 @@ from actors.session.skill_wiring import wire_skills
 from actors.session.snapshots import SnapshotCache
 from actors.session.subagents import AgentManager, BackgroundResult
 from actors.session.tool_round import ToolRunner
+from actors.session.tree_snapshots import TreeSnapshots
 from actors.session.turns import TurnLog
 from actors.tools.cli_registry import load_cli_tools
 from actors.tools.core.agentic import AGENTIC_TOOLS
@@ -179,6 +180,10 @@ class SessionActor(Actor):
         """MCP servers of a top-level session; subagents share the parent's tools."""
         self.approvals = Approvals(self.hub.emit)
         self.fenced_paths: tuple[str, ...] = ()
+        self.shadow_base: str | None = None
+        """Set by the host before the session starts: where the shadow repositories of
+        working-tree snapshots live on the environment's host (docs/snapshots.md);
+        None: ``~/.cache/troupe/shadow`` there."""
         self.hook_set: HookSet | None = None
         self.skills_index = ""
         """The skills' list in the system prompt (docs/skills.md); a subagent gets
@@ -282,7 +287,11 @@ class SessionActor(Actor):
                 await hooks.session_start(resumed=len(self.loop.history) > 0)
         if self.loop.parts is None:  # another caller may have finished while we waited
             self.ctx.nursery.start_soon(self._tools.emit_deltas)
-            self.loop.parts = LoopParts(self._model, self._tools, self.snapshot)
+            tree = None
+            if self.agent_depth == 0:  # a subagent's changes land in its parent's rounds
+                tree = TreeSnapshots(self.hub, self.environment, self._tools.working_dir,
+                                     self.shadow_base)  # fmt: skip
+            self.loop.parts = LoopParts(self._model, self._tools, self.snapshot, tree)
 
     async def _connect_model(self) -> ModelSession | FallbackModel:
         routes = as_routes(self.gateway)

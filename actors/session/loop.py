@@ -36,6 +36,7 @@ from actors.session.rewind import RewindCancelled, input_index
 from actors.session.round_checks import RoundChecks, Verdict
 from actors.session.token_budget import TokenBudget
 from actors.session.tool_round import ToolRunner
+from actors.session.tree_snapshots import SnapshotReason, TreeSnapshots, mutating
 from actors.session.turns import TurnLog
 from actors.skills.commands import CommandCatalog
 from protocol.events import (
@@ -86,6 +87,8 @@ class LoopParts:
     model: ModelSession | FallbackModel
     tools: ToolRunner
     snapshot: EnvironmentSnapshot
+    tree: TreeSnapshots | None = None
+    """Snapshots of the working tree (a top-level session's; None for subagents)."""
 
 
 class AgenticLoop:
@@ -151,6 +154,8 @@ class AgenticLoop:
         prompt; None until they are found, at the first input."""
         """The session's hooks (docs/hooks.md), set when they are loaded."""
         self._stop_continuations = 0
+        self._input_seq = 0
+        """The sequence number of the current input's ``user_input`` event."""
 
     @property
     def model_name(self) -> str:
@@ -292,7 +297,8 @@ class AgenticLoop:
                 return
             # seq: its user_input event's, emitted next (rewind and fork find it by that)
             self.history.append(UserTurn(text, time.time(), self.hub.last_seq + 1))
-            self.hub.emit(UserInputEvent(text))
+            self._input_seq = self.hub.emit(UserInputEvent(text)).seq
+            await self._snapshot_tree("input")
         self._drain_hook_context()
         self._drain_steering()
         resumed, self.resumed = self.resumed, None
@@ -333,6 +339,8 @@ class AgenticLoop:
                 return
             rounds += 1
             self._set_loop_state("executing_tool")
+            if mutating(calls, self.profile.registry):
+                await self._snapshot_tree("round")
             results = await self._run_round(calls)
             self.history.append(ToolResultsTurn(results, time.time()))
             for note in budget_notes:
@@ -446,6 +454,8 @@ class AgenticLoop:
     async def _finish_round(self, resumed: ResumedRound) -> None:
         """The round a crash cut short (see :mod:`actors.session.resumed_round`)."""
         calls = resumed.to_run()
+        if mutating(calls, self.profile.registry):
+            await self._snapshot_tree("round")
         try:
             ran = await self._parts().tools.run_round(calls, self.profile, self.config)
         except trio.Cancelled:
@@ -454,6 +464,12 @@ class AgenticLoop:
             raise
         self.history.append(ToolResultsTurn(resumed.merged(ran), time.time()))
         self._drain_steering()
+
+    async def _snapshot_tree(self, reason: SnapshotReason) -> None:
+        """Record the working tree (docs/snapshots.md); never fails the input."""
+        tree = self._parts().tree
+        if tree is not None:
+            await tree.take(reason, self._input_seq, self.config)
 
     async def _run_round(self, calls: list[ToolCall]) -> list[ToolResult]:
         try:

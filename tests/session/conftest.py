@@ -107,6 +107,7 @@ def start_agent(tmp_path: Path) -> StartAgent:
             gateway = await stack.enter_async_context(open_gateway(runtime, ep, policy))
             env = await runtime.spawn(LocalEnvironment(workdir), name="environments/local")
             actor = SessionActor(PROFILES[profile](), env, gateway, config)
+            actor.shadow_base = str(real_tmp / "shadow")  # snapshots stay in the test's
             ref = await runtime.spawn(actor, name=f"sessions/{actor.id}")
             events = await ref.ask(Subscribe())
             yield Agent(ref, actor, server, workdir, events, [])

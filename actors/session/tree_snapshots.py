@@ -1,0 +1,95 @@
+"""The session's snapshots of its working tree (docs/snapshots.md): one at each
+user input, before the model is asked, and one before each round that runs a
+mutating tool, each a durable ``workspace_snapshot`` event that a code rewind
+finds by the input's sequence number.
+
+A snapshot is a convenience, never a condition: one that fails becomes a warning
+(once per kind of failure in a session) and the input goes on. A host without git
+(or with a git too old) gets one warning and no further attempt. Snapshots off
+(``snapshots = false``) cost nothing: the setting is checked before anything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from actors.kernel import ActorRef
+from actors.session.events import EventHub
+from actors.tools.registry import ToolRegistry
+from actors.workspace import SnapshotError, take_snapshot
+from protocol.events import WarningEvent, WorkspaceSnapshotEvent
+from protocol.llm import ToolCall
+from protocol.session import SessionConfig
+
+WARNING_KIND = "workspace_snapshot"
+_FOR_GOOD = ("git-missing", "git-old")
+"""Failures no later attempt in this session can get past."""
+
+SnapshotReason = Literal["input", "round"]
+
+
+def mutating(calls: Sequence[ToolCall], registry: ToolRegistry) -> bool:
+    """Whether a round may change the tree: a call of a tool whose category is not
+    ``read`` (shell commands are ``write`` whatever they say; an unknown tool
+    counts as mutating)."""
+    for call in calls:
+        tool = registry.get(call.name)
+        if tool is None or tool.category != "read":
+            return True
+    return False
+
+
+class TreeSnapshots:
+    """Takes the snapshots of one session's tree (``root``) in ``environment``, into
+    the shadow repository under ``shadow_base`` (None: the host's default)."""
+
+    def __init__(
+        self, hub: EventHub, environment: ActorRef, root: str, shadow_base: str | None
+    ) -> None:
+        self.hub = hub
+        self.environment = environment
+        self.root = root
+        self.shadow_base = shadow_base
+        self._warned: set[str] = set()
+        self._given_up = False
+
+    async def take(self, reason: SnapshotReason, input_seq: int, config: SessionConfig) -> None:
+        """Snapshot now and record it; a failure is a warning, never an error."""
+        if not config.snapshots or self._given_up:
+            return
+        try:
+            snapshot = await take_snapshot(
+                self.environment,
+                root=self.root,
+                shadow_base=self.shadow_base,
+                max_file_bytes=config.snapshot_max_file_bytes,
+            )
+        except SnapshotError as error:
+            self._given_up = error.reason in _FOR_GOOD
+            self._warn(error)
+            return
+        self.hub.emit(
+            WorkspaceSnapshotEvent(
+                commit=snapshot.commit,
+                reason=reason,
+                input_seq=input_seq,
+                root=snapshot.root,
+                shadow=snapshot.shadow,
+                files=snapshot.files,
+                skipped=[skipped.path for skipped in snapshot.skipped],
+                skipped_total=snapshot.skipped_total,
+            )
+        )
+
+    def _warn(self, error: SnapshotError) -> None:
+        if error.reason in self._warned:
+            return
+        self._warned.add(error.reason)
+        then = (
+            "workspace snapshots are off for this session"
+            if self._given_up
+            else "this input goes on without one"
+        )
+        message = f"workspace snapshot failed: {error}; {then} (code rewind needs them)"
+        self.hub.emit(WarningEvent(message, WARNING_KIND))

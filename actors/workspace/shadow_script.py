@@ -1,0 +1,297 @@
+"""The shell scripts behind workspace snapshots: one ``bash -c`` per operation.
+
+Each operation is one :class:`~protocol.environment.ExecCommand` in the
+environment, so it costs one round trip over SSH and needs nothing on the host but
+bash, git (2.26 or later: ``--pathspec-from-file``) and the usual POSIX tools
+(find, mkdir, tr, wc). Every value from Troupe is quoted with :func:`shlex.quote`;
+every path that comes from the tree travels NUL-separated and is used only as a
+literal pathspec, so no file name can be read as an option, a glob or a command.
+
+Git runs against a shadow repository (``GIT_DIR``) with the working tree as
+``GIT_WORK_TREE``: the user's own ``.git`` is never read for content nor written.
+What git would take from elsewhere is switched off: every ``GIT_*`` variable of the
+environment is dropped, the system and global config files are not read (so no
+filter, fsmonitor or hook the user's config names can run), the shadow's own
+config is written by Troupe, and ``info/attributes`` in the shadow (which wins over
+the tree's ``.gitattributes``) turns off filters, end-of-line conversion, ident and
+working-tree encodings, so content is stored and restored byte for byte and a
+planted ``.gitattributes`` can name no program. Only plumbing and ``add``/``rm``/
+``read-tree`` run, none of which runs hooks.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+ERROR_MARK = "#troupe-error"
+SNAPSHOT_MARK = "#troupe-snapshot"
+RESTORE_MARK = "#troupe-restore"
+MATERIALIZE_MARK = "#troupe-materialize"
+
+SAFE_OPTIONS = (
+    "--no-pager",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.autocrlf=false",
+    "-c", "core.safecrlf=false",
+    "-c", "core.symlinks=true",
+    "-c", "core.filemode=true",
+    "-c", "core.ignorecase=false",
+    "-c", "core.sparseCheckout=false",
+    "-c", "core.attributesFile=/dev/null",
+    "-c", "core.sshCommand=false",
+    "-c", "diff.external=",
+    "-c", "credential.helper=",
+    "-c", "protocol.allow=never",
+    "-c", "submodule.recurse=false",
+    "-c", "gc.auto=0",
+    "-c", "maintenance.auto=false",
+)  # fmt: skip
+"""Options before every shadow git command: belt and braces over the shadow's own
+config (which Troupe writes), in case that config was changed behind its back."""
+
+SHADOW_CONFIG = """[core]
+\trepositoryformatversion = 0
+\tbare = false
+\tfilemode = true
+\tsymlinks = true
+\tignorecase = false
+\tautocrlf = false
+\tsafecrlf = false
+\tfsmonitor = false
+\thooksPath = /dev/null
+\tuntrackedCache = true
+\tlogAllRefUpdates = false
+[index]
+\tversion = 4
+[gc]
+\tauto = 0
+[maintenance]
+\tauto = false
+"""
+
+SHADOW_ATTRIBUTES = "* -text -crlf !eol -filter -ident !working-tree-encoding -diff -merge\n"
+"""Highest-precedence attributes: bytes in, the same bytes out, no program named."""
+
+_PREAMBLE = r"""
+set -u
+fail() { printf '\n%s %s %s\n' '#troupe-error' "$1" "$2"; exit 3; }
+command -v git >/dev/null 2>&1 || fail git-missing "git is not installed on this host"
+troupe_gv=$(git version 2>/dev/null)
+set -- $(printf '%s' "$troupe_gv" \
+  | sed -n 's/^git version \([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2/p')
+if [ $# -ne 2 ] || { [ "$1" -lt 2 ] || { [ "$1" -eq 2 ] && [ "$2" -lt 26 ]; }; }; then
+  fail git-old "$troupe_gv is too old (workspace snapshots need git 2.26 or later)"
+fi
+cd -P -- "$troupe_root" 2>/dev/null || fail no-root "cannot enter $troupe_root"
+troupe_root=$(pwd -P)
+for troupe_v in $(compgen -e); do
+  case $troupe_v in GIT_*) unset "$troupe_v";; esac
+done
+# The user's ignore rules that live outside the tree: the global excludes file
+# (read here, before the global config is switched off) and the repository's
+# info/exclude (asked of the user's git with its programs off).
+troupe_gex=$(git --no-pager config --global --path --get core.excludesFile 2>/dev/null) \
+  || troupe_gex=
+troupe_uex=
+if [ -e .git ]; then
+  troupe_uex=$(git --no-pager -c core.fsmonitor= -c core.hooksPath=/dev/null \
+    rev-parse --git-path info/exclude 2>/dev/null) || troupe_uex=
+  case $troupe_uex in ""|/*) ;; *) troupe_uex="$troupe_root/$troupe_uex";; esac
+fi
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_SYSTEM=/dev/null
+export GIT_ATTR_NOSYSTEM=1 GIT_NO_REPLACE_OBJECTS=1 GIT_TERMINAL_PROMPT=0 GIT_PAGER=cat PAGER=cat
+export GIT_AUTHOR_NAME=Troupe GIT_AUTHOR_EMAIL=troupe@localhost
+export GIT_COMMITTER_NAME=Troupe GIT_COMMITTER_EMAIL=troupe@localhost
+[ -n "$troupe_base" ] || troupe_base="${XDG_CACHE_HOME:-$HOME/.cache}/troupe/shadow"
+case $troupe_base in "~") troupe_base=$HOME;; "~/"*) troupe_base="$HOME/${troupe_base#"~/"}";; esac
+troupe_shadow="$troupe_base${troupe_key:+/$troupe_key}"
+export GIT_DIR="$troupe_shadow" GIT_WORK_TREE="$troupe_root"
+g() { git OPTIONS "$@"; }
+if [ ! -f "$troupe_shadow/HEAD" ]; then
+  mkdir -p -- "$troupe_shadow" 2>/dev/null && chmod 700 -- "$troupe_shadow" \
+    || fail shadow "cannot create $troupe_shadow"
+  git init -q --template= >/dev/null 2>&1 || fail shadow "git init failed in $troupe_shadow"
+  printf '%s' "$troupe_config" > "$troupe_shadow/config" || fail shadow "cannot write its config"
+  git symbolic-ref HEAD refs/heads/troupe
+fi
+mkdir -p -- "$troupe_shadow/info" "$troupe_shadow/troupe-skipped" \
+  || fail shadow "cannot write in $troupe_shadow"
+printf '%s' "$troupe_attributes" > "$troupe_shadow/info/attributes"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$troupe_shadow/troupe.lock"
+  flock -w 120 9 || fail busy "another snapshot of this tree is still running"
+  # Holding the lock, no Troupe snapshot runs here: a git lock is a leftover of one killed.
+  rm -f -- "$troupe_shadow/index.lock"
+fi
+troupe_tmp="$troupe_shadow/troupe-tmp.$$"
+rm -rf -- "$troupe_tmp"; mkdir -- "$troupe_tmp" || fail shadow "cannot write in $troupe_shadow"
+trap 'rm -rf -- "$troupe_tmp"' EXIT
+{
+  [ -n "$troupe_gex" ] && [ -f "$troupe_gex" ] && cat -- "$troupe_gex"
+  [ -n "$troupe_uex" ] && [ -f "$troupe_uex" ] && cat -- "$troupe_uex"
+} > "$troupe_tmp/exclude" 2>/dev/null
+if [ "$(cat -- "$troupe_tmp/exclude")" \
+    != "$(cat -- "$troupe_shadow/info/exclude" 2>/dev/null)" ]; then
+  cp -- "$troupe_tmp/exclude" "$troupe_shadow/info/exclude"
+fi
+
+# snapshot: leaves $troupe_commit, $troupe_count, $troupe_addrc and the skip list
+# in $troupe_tmp/skipped (NUL-separated, L<path> for a large file, R<path> for a
+# nested repository).
+troupe_snapshot() {
+  find . -path ./.git -prune \
+    -o -name .git -prune -exec printf 'R%s\0' {} + \
+    -o -type f -size +"${troupe_cap}c" -exec printf 'L%s\0' {} + \
+    > "$troupe_tmp/found" 2>/dev/null
+  printf '.\0' > "$troupe_tmp/add"
+  : > "$troupe_tmp/rm"; : > "$troupe_tmp/paths"
+  : > "$troupe_tmp/ignored"; : > "$troupe_tmp/skipped"
+  local e p kind
+  local -a kinds=() paths=()
+  while IFS= read -r -d '' e; do
+    kind=${e:0:1}; p=${e:1}; p=${p#./}
+    [ "$kind" = R ] && p=${p%/.git}
+    kinds+=("$kind"); paths+=("$p")
+    printf ':(literal)%s\0' "$p" >> "$troupe_tmp/rm"
+    printf '%s\0' "$p" >> "$troupe_tmp/paths"
+  done < "$troupe_tmp/found"
+  if [ ${#paths[@]} -gt 0 ]; then
+    # What the ignore rules leave out anyway is neither reported nor excluded
+    # again (git refuses a pathspec naming an ignored file).
+    g check-ignore -z --stdin --no-index < "$troupe_tmp/paths" > "$troupe_tmp/ignored" 2>/dev/null
+    local -A ignored=()
+    while IFS= read -r -d '' p; do ignored[$p]=1; done < "$troupe_tmp/ignored"
+    local i
+    for i in "${!paths[@]}"; do
+      [ -z "${ignored[${paths[$i]}]:-}" ] || continue
+      printf '%s%s\0' "${kinds[$i]}" "${paths[$i]}" >> "$troupe_tmp/skipped"
+      printf ':(exclude,literal)%s\0' "${paths[$i]}" >> "$troupe_tmp/add"
+    done
+    g rm -r -q --cached --ignore-unmatch --pathspec-from-file="$troupe_tmp/rm" --pathspec-file-nul \
+      >/dev/null 2>&1
+  fi
+  g add -A --ignore-errors --pathspec-from-file="$troupe_tmp/add" --pathspec-file-nul \
+    2> "$troupe_tmp/adderr" >/dev/null
+  troupe_addrc=$?
+  local tree parent parent_tree
+  tree=$(g write-tree 2>>"$troupe_tmp/adderr") \
+    || fail write-tree "$(head -c 2000 "$troupe_tmp/adderr")"
+  parent=$(g rev-parse -q --verify refs/heads/troupe 2>/dev/null) || parent=
+  parent_tree=
+  [ -z "$parent" ] || parent_tree=$(g rev-parse "$parent^{tree}" 2>/dev/null)
+  local same=
+  if [ -n "$parent" ] && [ "$parent_tree" = "$tree" ]; then
+    if [ ! -s "$troupe_tmp/skipped" ]; then
+      [ -s "$troupe_shadow/troupe-skipped/$parent" ] || same=1
+    elif command -v cmp >/dev/null 2>&1 \
+        && cmp -s -- "$troupe_tmp/skipped" "$troupe_shadow/troupe-skipped/$parent"; then
+      same=1
+    fi
+  fi
+  if [ -n "$same" ]; then
+    troupe_commit=$parent
+  else
+    if [ -n "$parent" ]; then
+      troupe_commit=$(printf 'troupe workspace snapshot\n' | g commit-tree "$tree" -p "$parent") \
+        || fail commit "git commit-tree failed"
+    else
+      troupe_commit=$(printf 'troupe workspace snapshot\n' | g commit-tree "$tree") \
+        || fail commit "git commit-tree failed"
+    fi
+    g update-ref refs/heads/troupe "$troupe_commit" || fail commit "git update-ref failed"
+    if [ -s "$troupe_tmp/skipped" ]; then
+      cp -- "$troupe_tmp/skipped" "$troupe_shadow/troupe-skipped/$troupe_commit"
+    fi
+  fi
+  troupe_count=$(g ls-files -z | tr -cd '\0' | wc -c | tr -d ' ')
+}
+"""
+
+
+def _preamble(root: str, base: str, key: str, cap: int) -> str:
+    values = (
+        f"troupe_root={shlex.quote(root)}\n"
+        f"troupe_base={shlex.quote(base)}\n"
+        f"troupe_key={shlex.quote(key)}\n"
+        f"troupe_cap={int(cap)}\n"
+        f"troupe_config={shlex.quote(SHADOW_CONFIG)}\n"
+        f"troupe_attributes={shlex.quote(SHADOW_ATTRIBUTES)}\n"
+    )
+    return values + _PREAMBLE.replace("OPTIONS", shlex.join(SAFE_OPTIONS))
+
+
+def snapshot_script(root: str, base: str, key: str, cap: int) -> str:
+    """Record the tree; print the skip list, then ``#troupe-snapshot COMMIT COUNT RC
+    SHADOW`` on the last line (the output's tail survives any capture cap)."""
+    return _preamble(root, base, key, cap) + (
+        "troupe_snapshot\n"
+        'cat -- "$troupe_tmp/skipped"\n'
+        "printf '\\n%s ' '#troupe-adderr'\n"
+        'head -c 2000 "$troupe_tmp/adderr" | tr "\\0\\n" "  "\n'
+        "printf '\\n%s %s %s %s %s\\n' "
+        f"'{SNAPSHOT_MARK}' "
+        '"$troupe_commit" "$troupe_count" "$troupe_addrc" "$troupe_shadow"\n'
+    )
+
+
+def restore_script(root: str, base: str, key: str, cap: int, commit: str) -> str:
+    """Snapshot the tree as it is now (so the restore can be undone), then bring the
+    tree back to ``commit``: print the changes (``git diff-index`` of the index as it
+    is now against the target, NUL-separated), then ``#troupe-restore BEFORE``.
+
+    What the target skipped (large files, nested repositories) is taken out of the
+    index first, so the restore leaves it alone, whatever it has become."""
+    return _preamble(root, base, key, cap) + f"troupe_target={shlex.quote(commit)}\n" + _RESTORE
+
+
+_RESTORE = r"""
+g cat-file -e "$troupe_target^{commit}" 2>/dev/null \
+  || fail unknown "no snapshot $troupe_target in $troupe_shadow"
+troupe_snapshot
+troupe_before=$troupe_commit
+troupe_keep="$troupe_shadow/troupe-skipped/$troupe_target"
+if [ -s "$troupe_keep" ]; then
+  : > "$troupe_tmp/keep"
+  while IFS= read -r -d '' e; do
+    printf ':(literal)%s\0' "${e:1}" >> "$troupe_tmp/keep"
+  done < "$troupe_keep"
+  g rm -r -q --cached --ignore-unmatch --pathspec-from-file="$troupe_tmp/keep" \
+    --pathspec-file-nul >/dev/null 2>&1
+fi
+g diff-index --cached -z --no-renames --name-status "$troupe_target" > "$troupe_tmp/diff" \
+  || fail diff "git diff-index failed"
+g read-tree -u --reset "$troupe_target" 2> "$troupe_tmp/rterr" \
+  || fail read-tree "$(head -c 2000 "$troupe_tmp/rterr")"
+cat -- "$troupe_tmp/diff"
+printf '\n%s %s\n' '#troupe-restore' "$troupe_before"
+"""
+
+
+def materialize_script(root: str, base: str, key: str, commit: str, dest: str) -> str:
+    """Write the tree of ``commit`` into ``dest`` (new or empty), with an index of
+    its own so the shadow's index stays the tree's; prints ``#troupe-materialize
+    COUNT DEST``."""
+    return (
+        _preamble(root, base, key, 0)
+        + f"troupe_target={shlex.quote(commit)}\ntroupe_dest={shlex.quote(dest)}\n"
+        + _MATERIALIZE
+    )
+
+
+_MATERIALIZE = r"""
+g cat-file -e "$troupe_target^{commit}" 2>/dev/null \
+  || fail unknown "no snapshot $troupe_target in $troupe_shadow"
+if [ -e "$troupe_dest" ] || [ -L "$troupe_dest" ]; then
+  [ -d "$troupe_dest" ] && [ ! -L "$troupe_dest" ] \
+    || fail dest "$troupe_dest exists and is not a directory"
+  [ -z "$(ls -A -- "$troupe_dest")" ] || fail dest "$troupe_dest is not empty"
+fi
+mkdir -p -- "$troupe_dest" || fail dest "cannot create $troupe_dest"
+troupe_dest=$(cd -P -- "$troupe_dest" && pwd -P) || fail dest "cannot enter $troupe_dest"
+GIT_INDEX_FILE="$troupe_tmp/index" GIT_WORK_TREE="$troupe_dest" \
+  g read-tree -u --reset "$troupe_target" 2> "$troupe_tmp/rterr" \
+  || fail read-tree "$(head -c 2000 "$troupe_tmp/rterr")"
+troupe_count=$(GIT_INDEX_FILE="$troupe_tmp/index" g ls-files -z | tr -cd '\0' | wc -c | tr -d ' ')
+printf '\n%s %s %s\n' '#troupe-materialize' "$troupe_count" "$troupe_dest"
+"""
