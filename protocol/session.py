@@ -330,6 +330,15 @@ class RewindOutcome(msgspec.Struct, frozen=True):
     """The snapshot taken just before restoring (restore it to undo the code rewind)."""
 
 
+class TreeSnapshot(msgspec.Struct, frozen=True):
+    """A recorded working tree (a ``workspace_snapshot`` event): ``commit`` in the
+    shadow repository ``shadow``, of the tree under ``root``."""
+
+    commit: str
+    root: str
+    shadow: str
+
+
 class Rewind(msgspec.Struct, Asks[RewindOutcome], frozen=True, tag=True, tag_field="type"):
     """Rewind the conversation to just before the user input whose ``user_input``
     event is ``to_seq``: that input and every turn after it are cut (a durable
@@ -341,7 +350,7 @@ class Rewind(msgspec.Struct, Asks[RewindOutcome], frozen=True, tag=True, tag_fie
     conversation: bool = True
     summarize: bool = False
     instructions: str | None = None
-    code_snapshot: str | None = None
+    code_snapshot: TreeSnapshot | None = None
 
 
 class WaitIdle(msgspec.Struct, Asks["SessionOutcome"], frozen=True, tag=True, tag_field="type"):

@@ -28,6 +28,7 @@ from actors.server.forks import fork_session
 from actors.server.options import server_options
 from actors.server.peers import Peer, command_peer
 from actors.server.registry import SessionRegistry
+from actors.server.tree_points import snapshot_at_input
 from actors.session.actor import SessionClosed
 from actors.session.approvals import ApprovalNotFound
 from actors.session.presets import preset_config
@@ -257,7 +258,9 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
         case RewindSession():
             record = await _live(registry, request.session)
             assert record.ref is not None
-            code = await snapshot_for_rewind(services, record, request)
+            code = None
+            if request.mode != "conversation":
+                code = await snapshot_at_input(services.store, record.row.id, request.to_seq)
             rewind = Rewind(
                 request.to_seq,
                 conversation=request.mode != "code",
@@ -285,15 +288,6 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             return Ok(request.id)
         case _:
             return await _environment_request(services.environments, request)
-
-
-async def snapshot_for_rewind(
-    services: Services, record: Any, request: RewindSession
-) -> str | None:
-    """The workspace snapshot taken at the input rewound to (None: the code stays)."""
-    if request.mode == "conversation":
-        return None
-    raise Rejection("code rewind needs workspace snapshots")
 
 
 async def _live(registry: SessionRegistry, session: str):

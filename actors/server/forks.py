@@ -12,9 +12,11 @@ from __future__ import annotations
 from actors.kernel import Rejection
 from actors.server.recovery import repair_history
 from actors.server.registry import SessionRegistry
+from actors.server.tree_points import snapshot_at
 from actors.session.rewind import fork_point
 from actors.session.turns import conversation
 from actors.store import Store
+from actors.workspace import materialize_snapshot
 from protocol.events import ForkedFromEvent
 from protocol.wire import Forked, ForkSession
 
@@ -34,15 +36,23 @@ async def fork_session(registry: SessionRegistry, store: Store, request: ForkSes
     working_dir, environment = (row.working_dir, None) if local else (None, row.environment)
     snapshot: str | None = None
     if request.working_dir is not None:
-        raise ForkRefused("a fork's own working tree needs workspace snapshots")
+        if not local:
+            raise ForkRefused("a fork's own working tree is made for local sessions only")
+        source = await registry.environments.local(row.working_dir)
+        point = await snapshot_at(store, row.id, request.at_seq, source, record.config)
+        tree = await materialize_snapshot(
+            source, point.commit, request.working_dir, root=point.root,
+            shadow=point.shadow,
+        )  # fmt: skip
+        snapshot, working_dir = point.commit, tree.directory
     origin = ForkedFromEvent(
         source=row.id,
         at_seq=request.at_seq or 0,
         turns=len(turns),
-        working_directory=request.working_dir,
+        working_directory=working_dir if snapshot else None,
         snapshot=snapshot,
     )
     new = await registry.create(
         row.profile, environment, working_dir, record.config, history=turns, origin=origin
     )
-    return Forked(request.id, new.info(), len(turns), request.working_dir)
+    return Forked(request.id, new.info(), len(turns), working_dir if snapshot else None)

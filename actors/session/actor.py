@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 import trio
@@ -43,6 +43,7 @@ from actors.tools.core.agentic import AGENTIC_TOOLS
 from actors.tools.core.agents import AGENT_TOOLS
 from actors.tools.core.loop_breakers import LOOP_BREAKING_TOOLS
 from actors.tools.core.terminal import TERMINAL
+from actors.workspace import RestoreReport, restore_snapshot
 from environments.wrappers import ScopedEnvironment
 from protocol.environment import Describe
 from protocol.events import (
@@ -78,6 +79,7 @@ from protocol.session import (
     Submit,
     Subscribe,
     SubscribeRef,
+    TreeSnapshot,
     Turn,
     UpdateConfig,
     WaitIdle,
@@ -495,8 +497,15 @@ class SessionActor(Actor):
                 self.ctx.nursery.start_soon(self._process, self.loop.follow_ups.popleft())
         return outcome
 
-    async def _restore_code(self, commit: str) -> Any:
-        raise NotAnInput("code rewind needs workspace snapshots, which this build lacks")
+    async def _restore_code(self, snapshot: TreeSnapshot) -> RestoreReport:
+        """The working tree back to ``snapshot``, byte for byte (docs/snapshots.md)."""
+        return await restore_snapshot(
+            self.environment,
+            snapshot.commit,
+            root=snapshot.root,
+            shadow=snapshot.shadow,
+            max_file_bytes=self.config.snapshot_max_file_bytes,
+        )
 
     @handler(concurrent=True)
     async def wait_idle(self, message: WaitIdle) -> SessionOutcome:
