@@ -379,7 +379,7 @@ def _add_rewind_fork(commands: argparse._SubParsersAction) -> None:  # type: ign
         env=(ENV_DATA, ENV_CLIENT),
     )
     rewind.add_argument("session", help="a session id or address")
-    rewind.add_argument("--to", type=int, metavar="SEQ", help="the input's seq (see the list)")
+    rewind.add_argument("--to", metavar="SEQ", help="the input's seq (see the list)")
     mode = rewind.add_mutually_exclusive_group()
     for flag, what in (("code", "the files"), ("conversation", "the conversation (default)"),
                        ("both", "the files and the conversation")):  # fmt: skip
@@ -402,7 +402,7 @@ def _add_rewind_fork(commands: argparse._SubParsersAction) -> None:  # type: ign
         env=(ENV_DATA, ENV_CLIENT),
     )
     fork.add_argument("session", help="a session id or address")
-    fork.add_argument("--at", type=int, metavar="SEQ", help="the event to fork at")
+    fork.add_argument("--at", metavar="SEQ", help="the event to fork at")
     fork.add_argument("--worktree", metavar="DIR", help="a new directory for its own tree")
     _data_dir_option(fork)
     _client_options(fork)

@@ -16,10 +16,12 @@ import trio
 
 from actors.commands.common import connect_to, read_token, server_url
 from actors.commands.errors import EXIT_BAD_INPUT, EXIT_OK, CommandError
+from actors.commands.rewind import event_seq
 from protocol.wire import Forked, ForkSession
 
 
 def run(args: argparse.Namespace) -> int:
+    args.at = event_seq(args.at, "--at")
     if args.worktree:
         args.worktree = os.path.abspath(os.path.expanduser(args.worktree))
     url = server_url(args)

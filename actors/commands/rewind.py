@@ -21,7 +21,19 @@ from protocol.wire import GetSession, RewindSession, Rewound, SessionDetail
 SHOWN_CHARS = 72
 
 
+def event_seq(value: str | None, flag: str) -> int | None:
+    """A ``--to``/``--at`` value as a seq (checked here, so a script's unexpanded
+    variable gets a line that says what is wanted)."""
+    if value is None:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise CommandError(f"{flag} takes an event's seq, a positive number (not {value!r})",
+                           EXIT_BAD_INPUT)  # fmt: skip
+    return int(value)
+
+
 def run(args: argparse.Namespace) -> int:
+    args.to = event_seq(args.to, "--to")
     url = server_url(args)
     if url is None:
         raise CommandError(

@@ -59,5 +59,8 @@ async def test_rewind_lists_inputs_then_cuts_the_conversation_and_fork_goes_on(
             bad = await home.troupe("rewind", session, "--to", "99999")
             assert bad.returncode == 2
             assert "not a user input" in one_line(bad.stderr)
+            word = await home.troupe("fork", session, "--at", "$seq")
+            assert word.returncode == 2
+            assert "--at takes an event's seq" in one_line(word.stderr)
         finally:
             stop(server)
