@@ -36,6 +36,8 @@ async def fork_session(registry: SessionRegistry, store: Store, request: ForkSes
     working_dir, environment = (row.working_dir, None) if local else (None, row.environment)
     snapshot: str | None = None
     if request.working_dir is not None:
+        if not request.working_dir.startswith("/"):
+            raise ForkRefused("a fork's working_dir must be an absolute path")
         if not local:
             raise ForkRefused("a fork's own working tree is made for local sessions only")
         source = await registry.environments.local(row.working_dir)

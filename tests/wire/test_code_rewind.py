@@ -5,12 +5,15 @@ come back byte for byte from the workspace snapshot taken at the input."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
+import msgspec
 import pytest
 import trio
 
-from protocol.client import TroupeClient
+from actors.mockllm import Script, serve_mock_llm
+from protocol.client import RequestError, TroupeClient, connect
 from protocol.session import SessionConfig, UserTurn
 from protocol.wire import (
     AddSSHEnvironment,
@@ -29,7 +32,13 @@ from tests.environments import conftest as environment_fixtures
 from tests.environments.sshd import SSHServer
 from tests.environments.test_workspace_snapshots import tree_of
 from tests.session.scripts import call, turns
-from tests.wire.conftest import HANG_GUARD, StartStack, events_until, subscribe
+from tests.wire.conftest import (
+    HANG_GUARD,
+    StartStack,
+    events_until,
+    subscribe,
+    troupe_serve,
+)
 from tests.wire.test_ssh_environments import ssh_fields
 
 sshd = environment_fixtures.sshd
@@ -152,3 +161,34 @@ async def test_a_fork_with_its_own_tree_is_independent(
             assert (copy / "fork-made.txt").read_text() == "forked\n"
             assert tree_of(stack.work) == original  # the original's tree is untouched
             assert (stack.work / "later.txt").exists() and not (copy / "later.txt").exists()
+
+
+async def test_a_code_rewind_after_sigkill_and_restart(tmp_path: Path) -> None:
+    """The snapshots are durable events: a server killed with SIGKILL and started
+    again rewinds the files to an input of before the kill."""
+    root = Path(await trio.Path(tmp_path).resolve())
+    work, data = root / "work", root / "data"
+    work.mkdir()
+    seed(work)
+    before = tree_of(work)
+    async with serve_mock_llm(msgspec.convert(SCRIPT, Script)) as mock:
+        async with troupe_serve(data, work, mock.base_url) as serve:
+            token = (data / "token").read_text().strip()
+            async with connect(serve.url, token) as client:
+                session = await start(client, None)
+                first = await ask(client, session, "change things")
+            serve.process.send_signal(signal.SIGKILL)
+            with trio.fail_after(HANG_GUARD):
+                await serve.process.wait()
+        assert tree_of(work) != before
+        to = next(e.seq for e in first if e.kind == "user_input")
+        async with (
+            troupe_serve(data, work, mock.base_url) as serve,
+            connect(serve.url, token) as client,
+        ):
+            reply = await client.request(RewindSession, session=session, to_seq=to, mode="both")
+            assert isinstance(reply, Rewound) and reply.outcome.turns_after == 0
+            assert tree_of(work) == before
+            with pytest.raises(RequestError) as refused:  # a relative directory is refused
+                await client.request(ForkSession, session=session, working_dir="elsewhere")
+            assert refused.value.code == "invalid_request"
