@@ -70,6 +70,7 @@ from protocol.session import (
     GetSnapshot,
     Interrupt,
     Rewind,
+    RewindMode,
     RewindOutcome,
     SessionConfig,
     SessionOutcome,
@@ -445,20 +446,20 @@ class SessionActor(Actor):
             text = input_text(history.raw, message.to_seq)
         self.loop.begin()
         try:
+            summary, usage = None, None
+            if message.conversation and message.summarize:  # first: it may fail
+                await self._prepare()
+                summary, usage = await self.loop.summarize_cut(message.to_seq, message.instructions)
             report = None
             if message.code_snapshot is not None:
                 report = await self._restore_code(message.code_snapshot)
             before = after = len(history)
-            summarized = False
             if message.conversation:
-                if message.summarize:
-                    await self._prepare()
-                before, after, summarized = await self.loop.rewind(
-                    message.to_seq, message.summarize, message.instructions
-                )
-            mode = (
-                "both" if message.conversation and report else "code" if report else "conversation"
-            )
+                before, after = self.loop.cut(message.to_seq, summary, usage)
+            summarized = summary is not None
+            mode: RewindMode = "conversation"
+            if report is not None:
+                mode = "both" if message.conversation else "code"
             outcome = RewindOutcome(
                 to_seq=message.to_seq,
                 mode=mode,

@@ -19,6 +19,7 @@ import trio
 
 from actors.hooks import SessionHooks
 from actors.hooks.session import MAX_STOP_CONTINUATIONS, stop_answer_continues
+from actors.models.errors import ModelError
 from actors.models.fallback import FallbackModel
 from actors.models.session import ModelSession
 from actors.session.agentic_mode import KEEP_GOING, AgenticMode
@@ -32,7 +33,7 @@ from actors.session.model_turn import ToolCallingMode
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot
 from actors.session.resumed_round import ResumedRound
-from actors.session.rewind import RewindCancelled, input_index
+from actors.session.rewind import RewindCancelled, SummaryFailed, input_index
 from actors.session.round_checks import RoundChecks, Verdict
 from actors.session.token_budget import TokenBudget
 from actors.session.tool_round import ToolRunner
@@ -529,32 +530,37 @@ class AgenticLoop:
                 self._work = None
         return CompactionOutcome("none", 0, 0, "cancelled")
 
-    async def rewind(
-        self, to_seq: int, summarize: bool, instructions: str | None
-    ) -> tuple[int, int, bool]:
+    async def summarize_cut(self, to_seq: int, instructions: str | None) -> tuple[str, Usage]:
+        """The model's summary of what a rewind to the input of event ``to_seq``
+        cuts ("summarize from here"), with the compaction prompt. Nothing changes
+        yet: a failure leaves the session as it was."""
+        index = input_index(self.history, to_seq)
+        parts = self._parts()
+        summary: tuple[str, Usage] | None = None
+        with trio.CancelScope() as scope:
+            self._work = scope
+            try:
+                summary = await self.compactor.summarize(
+                    parts.model, self.config, self.model_name, index, len(self.history),
+                    instructions,
+                )  # fmt: skip
+            except ModelError as error:
+                raise SummaryFailed(f"the summary could not be written: {error}") from None
+            finally:
+                self._work = None
+        if summary is None:
+            raise RewindCancelled("the rewind was cancelled while the summary was written")
+        return summary
+
+    def cut(self, to_seq: int, summary: str | None, usage: Usage | None) -> tuple[int, int]:
         """Cut the conversation just before the input of event ``to_seq`` (a durable
-        :class:`RewindTurn`); with ``summarize``, the model's summary of the cut part
-        stands for it. Returns the turns before and after, and whether a summary
-        was made. Between inputs only."""
+        :class:`RewindTurn`; ``summary`` stands for the cut part). Returns the turns
+        before and after. Between inputs only."""
         index = input_index(self.history, to_seq)
         before = len(self.history)
-        summary: str | None = None
-        usage: Usage | None = None
-        if summarize:
-            parts = self._parts()
-            with trio.CancelScope() as scope:
-                self._work = scope
-                try:
-                    summary, usage = await self.compactor.summarize(
-                        parts.model, self.config, self.model_name, index, before, instructions
-                    )
-                finally:
-                    self._work = None
-            if summary is None:
-                raise RewindCancelled("the rewind was cancelled while the summary was written")
         self.history.append(RewindTurn(index, to_seq, time.time(), summary, usage))
         self._loops = LoopWatch()
-        return before, len(self.history), summary is not None
+        return before, len(self.history)
 
     # -- between rounds ------------------------------------------------------
 

@@ -25,6 +25,12 @@ class RewindCancelled(Rejection):
     code = "invalid_request"
 
 
+class SummaryFailed(Rejection):
+    """The model could not write a rewind's summary: nothing was rewound."""
+
+    code = "summary_failed"
+
+
 class RewindBusy(Rejection):
     """A rewind while the session processes an input: interrupt it first."""
 

@@ -205,3 +205,26 @@ async def test_a_rewind_survives_sigkill_of_the_server(tmp_path: Path) -> None:
             detail = await client.request(GetSession, session=session)
             assert isinstance(detail, SessionDetail)
             assert not any(isinstance(t, RewindTurn) for t in detail.history)
+
+
+async def test_a_summary_the_model_cannot_write_rewinds_nothing(start_stack: StartStack) -> None:
+    failing = {
+        "turns": [{"text": "An answer."}],
+        "conversations": [
+            {"match": TRANSCRIPT_MARKER, "turns": [{"fault": {"status": 400, "message": "no"}}]}
+        ],
+    }
+    async with start_stack(failing) as stack, stack.client() as client:
+        session = await new_session(client)
+        await ask(client, session, "first question")
+        second = await ask(client, session, "second question")
+        with pytest.raises(RequestError) as refused:
+            await client.request(
+                RewindSession, session=session, to_seq=seq_of(second, "user_input"),
+                summarize=True,
+            )  # fmt: skip
+        assert refused.value.code == "summary_failed"
+        detail = await client.request(GetSession, session=session)
+        assert isinstance(detail, SessionDetail) and len(detail.history) == 4
+        await ask(client, session, "still here?")  # the session goes on as it was
+        assert b"second question" in last_body(stack.mock)
