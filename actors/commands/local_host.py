@@ -156,6 +156,7 @@ async def open_local(
         registry = SessionRegistry(runtime, store, environments, Models(runtime, models), nursery)
         registry.replay_buffer_bytes = replay_buffer_bytes
         registry.fenced_paths = own_paths(data_dir)
+        registry.local_shadow_base = str(data_dir / "shadow")
         if observer is not None:
             registry.observers.append(observer)
         await environments.local()

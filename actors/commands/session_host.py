@@ -80,6 +80,8 @@ def session_defaults(settings: Settings) -> SessionConfig:
     the one source for ``troupe run``, the server's web and WebSocket clients and
     ``troupe acp`` (flags > project config > user config > built-in)."""
     policy = settings.values.get("policy")
+    snapshots = settings.values.get("snapshots")
+    cap = settings.values.get("snapshot_max_file_bytes")
     return SessionConfig(
         policy=(policy.value if policy is not None else None) or "interactive",
         max_turns=settings.get("max_turns") or 0,
@@ -91,6 +93,9 @@ def session_defaults(settings: Settings) -> SessionConfig:
         context_window=settings.get("context_window") or 0,
         max_cost=float(settings.get("max_cost") or 0.0),
         max_input_cost=float(settings.get("max_input_cost") or 0.0),
+        snapshots=snapshots is None or snapshots.value is not False,
+        snapshot_max_file_bytes=(cap.value if cap is not None else 0)
+        or SessionConfig().snapshot_max_file_bytes,
     )
 
 

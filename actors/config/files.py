@@ -14,6 +14,7 @@ is reported instead of silently ignored)::
     compaction = "auto"              # auto, manual or off
     context_window = 200000          # tokens; 0: the model catalog's
     max_cost = 5.0                   # dollars a session may spend (0: no cap)
+    snapshots = true                 # record the working tree for code rewind
     environment = "docker:python:3.12"  # where sessions run (troupe run --environment)
 
     [providers.anthropic]            # used when that provider is chosen
@@ -96,6 +97,10 @@ class ConfigFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Dollars a session may spend (0: no cap)."""
     max_input_cost: float | None = None
     """Dollars one input may spend (0: no cap)."""
+    snapshots: bool | None = None
+    """Working-tree snapshots at each input and mutating round (docs/snapshots.md)."""
+    snapshot_max_file_bytes: int | None = None
+    """Files larger than this are left out of snapshots."""
     connect: str | None = None
     """A server to use by default (``ws://...``)."""
     policy: str | None = None

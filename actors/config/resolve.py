@@ -23,6 +23,7 @@ from actors.config.files import (
 )
 from actors.config.trust import is_trusted, untrusted_line
 from protocol.mcp import McpServerConfig
+from protocol.session import SessionConfig
 
 PROVIDERS = ("openai", "anthropic", "gemini")
 WIRES = {
@@ -61,8 +62,9 @@ URL_VARIABLES = {
 }
 FIELDS = ("provider", "wire", "model", "base_url", "reasoning_effort", "max_turns",
           "instructions", "policy", "connect", "environment", "compaction", "context_window",
-          "max_cost", "max_input_cost")  # fmt: skip
+          "max_cost", "max_input_cost", "snapshots", "snapshot_max_file_bytes")  # fmt: skip
 COMPACTION_MODES = ("auto", "manual", "off")
+DEFAULT_SNAPSHOT_CAP = SessionConfig().snapshot_max_file_bytes
 
 
 class Setting(msgspec.Struct, frozen=True):
@@ -213,6 +215,13 @@ def resolve(
             raise ConfigError(
                 f"{cap} must be a number of dollars, 0 or more ({values[cap].source})"
             )
+    values["snapshots"] = pick("snapshots", True)
+    if not isinstance(values["snapshots"].value, bool):
+        raise ConfigError(f"snapshots must be true or false ({values['snapshots'].source})")
+    cap = pick("snapshot_max_file_bytes", DEFAULT_SNAPSHOT_CAP, "default (5 MiB)")
+    if isinstance(cap.value, bool) or not isinstance(cap.value, int) or cap.value < 1:
+        raise ConfigError(f"snapshot_max_file_bytes must be a number of bytes ({cap.source})")
+    values["snapshot_max_file_bytes"] = cap
     if not isinstance(values["context_window"].value, int) or values["context_window"].value < 0:
         raise ConfigError(
             f"context_window must be 0 or a number of tokens ({values['context_window'].source})"

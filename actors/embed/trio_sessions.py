@@ -174,6 +174,7 @@ async def open_sessions(config: HostConfig) -> AsyncIterator[Sessions]:
         models = Models(runtime, config.models)
         registry = SessionRegistry(runtime, store, environments, models, nursery)
         registry.fenced_paths = own_paths(config.data_dir)
+        registry.local_shadow_base = str(config.data_dir / "shadow")
         if telemetry is not None:
             registry.observers.append(telemetry)
         await environments.local()

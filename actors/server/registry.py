@@ -76,6 +76,10 @@ class SessionRegistry:
         self.fenced_paths: tuple[str, ...] = ()
         """Troupe's own directories as this host has them (:func:`own_paths`), denied
         to every session it creates."""
+        self.local_shadow_base: str | None = None
+        """Where sessions on this machine keep their working-tree snapshots (the data
+        directory's ``shadow/``, fenced off like the rest of it); sessions elsewhere
+        keep them on their own host (docs/snapshots.md)."""
 
     async def recover(self) -> None:
         """Close what a crash left open, in the sessions that were live.
@@ -333,6 +337,8 @@ class SessionRegistry:
     async def _spawn(self, record: Record, actor: SessionActor) -> None:
         record.actor = actor
         actor.fenced_paths = self.fenced_paths
+        if record.row.environment.startswith("/environments/local"):
+            actor.shadow_base = self.local_shadow_base
         actor.hub.keep_bytes = self.replay_buffer_bytes
         record.approvals = actor.approvals
         actor.hub.add_sink(lambda event: self.sync.observe(record, event))

@@ -134,6 +134,7 @@ async def run_server(
         registry = SessionRegistry(runtime, store, environments, models, nursery)
         registry.replay_buffer_bytes = config.replay_buffer_bytes
         registry.fenced_paths = own_paths(config.data_dir)
+        registry.local_shadow_base = str(config.data_dir / "shadow")
         if telemetry is not None:
             registry.observers.append(telemetry)
         await environments.local()  # /environments/local, the server's directory

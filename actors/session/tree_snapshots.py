@@ -69,6 +69,9 @@ class TreeSnapshots:
             self._given_up = error.reason in _FOR_GOOD
             self._warn(error)
             return
+        except Exception as error:  # never the input's failure (cancellation passes)
+            self._warn(SnapshotError("unexpected", f"{type(error).__name__}: {error}"))
+            return
         self.hub.emit(
             WorkspaceSnapshotEvent(
                 commit=snapshot.commit,

@@ -78,9 +78,8 @@ set -u
 fail() { printf '\n%s %s %s\n' '#troupe-error' "$1" "$2"; exit 3; }
 command -v git >/dev/null 2>&1 || fail git-missing "git is not installed on this host"
 troupe_gv=$(git version 2>/dev/null)
-set -- $(printf '%s' "$troupe_gv" \
-  | sed -n 's/^git version \([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2/p')
-if [ $# -ne 2 ] || { [ "$1" -lt 2 ] || { [ "$1" -eq 2 ] && [ "$2" -lt 26 ]; }; }; then
+if ! [[ $troupe_gv =~ ^git\ version\ ([0-9]+)\.([0-9]+) ]] || [ "${BASH_REMATCH[1]}" -lt 2 ] \
+    || { [ "${BASH_REMATCH[1]}" -eq 2 ] && [ "${BASH_REMATCH[2]}" -lt 26 ]; }; then
   fail git-old "$troupe_gv is too old (workspace snapshots need git 2.26 or later)"
 fi
 cd -P -- "$troupe_root" 2>/dev/null || fail no-root "cannot enter $troupe_root"
@@ -94,7 +93,9 @@ done
 troupe_gex=$(git --no-pager config --global --path --get core.excludesFile 2>/dev/null) \
   || troupe_gex=
 troupe_uex=
-if [ -e .git ]; then
+if [ -d .git ] && [ ! -L .git ]; then
+  troupe_uex="$troupe_root/.git/info/exclude"
+elif [ -e .git ]; then  # a worktree's or submodule's .git file: its common directory's
   troupe_uex=$(git --no-pager -c core.fsmonitor= -c core.hooksPath=/dev/null \
     rev-parse --git-path info/exclude 2>/dev/null) || troupe_uex=
   case $troupe_uex in ""|/*) ;; *) troupe_uex="$troupe_root/$troupe_uex";; esac
@@ -103,8 +104,14 @@ export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_SYSTEM=/dev/
 export GIT_ATTR_NOSYSTEM=1 GIT_NO_REPLACE_OBJECTS=1 GIT_TERMINAL_PROMPT=0 GIT_PAGER=cat PAGER=cat
 export GIT_AUTHOR_NAME=Troupe GIT_AUTHOR_EMAIL=troupe@localhost
 export GIT_COMMITTER_NAME=Troupe GIT_COMMITTER_EMAIL=troupe@localhost
-[ -n "$troupe_base" ] || troupe_base="${XDG_CACHE_HOME:-$HOME/.cache}/troupe/shadow"
-case $troupe_base in "~") troupe_base=$HOME;; "~/"*) troupe_base="$HOME/${troupe_base#"~/"}";; esac
+troupe_home=${HOME:-}
+if [ -z "$troupe_base" ]; then
+  [ -n "${XDG_CACHE_HOME:-}$troupe_home" ] || fail shadow "HOME is not set: give a shadow directory"
+  troupe_base="${XDG_CACHE_HOME:-$troupe_home/.cache}/troupe/shadow"
+fi
+case $troupe_base in
+  "~") troupe_base=$troupe_home;; "~/"*) troupe_base="$troupe_home/${troupe_base#"~/"}";;
+esac
 troupe_shadow="$troupe_base${troupe_key:+/$troupe_key}"
 export GIT_DIR="$troupe_shadow" GIT_WORK_TREE="$troupe_root"
 g() { git OPTIONS "$@"; }
@@ -115,25 +122,31 @@ if [ ! -f "$troupe_shadow/HEAD" ]; then
   printf '%s' "$troupe_config" > "$troupe_shadow/config" || fail shadow "cannot write its config"
   git symbolic-ref HEAD refs/heads/troupe
 fi
-mkdir -p -- "$troupe_shadow/info" "$troupe_shadow/troupe-skipped" \
-  || fail shadow "cannot write in $troupe_shadow"
+if [ ! -d "$troupe_shadow/troupe-files" ]; then
+  mkdir -p -- "$troupe_shadow/info" "$troupe_shadow/troupe-skipped" \
+    "$troupe_shadow/troupe-files" || fail shadow "cannot write in $troupe_shadow"
+fi
 printf '%s' "$troupe_attributes" > "$troupe_shadow/info/attributes"
 if command -v flock >/dev/null 2>&1; then
   exec 9>"$troupe_shadow/troupe.lock"
   flock -w 120 9 || fail busy "another snapshot of this tree is still running"
   # Holding the lock, no Troupe snapshot runs here: a git lock is a leftover of one killed.
-  rm -f -- "$troupe_shadow/index.lock"
+  [ ! -e "$troupe_shadow/index.lock" ] || rm -f -- "$troupe_shadow/index.lock"
+  for troupe_v in "$troupe_shadow"/troupe-tmp.*; do
+    [ ! -e "$troupe_v" ] || rm -rf -- "$troupe_v"
+  done
 fi
 troupe_tmp="$troupe_shadow/troupe-tmp.$$"
-rm -rf -- "$troupe_tmp"; mkdir -- "$troupe_tmp" || fail shadow "cannot write in $troupe_shadow"
+[ ! -e "$troupe_tmp" ] || rm -rf -- "$troupe_tmp"
+mkdir -- "$troupe_tmp" || fail shadow "cannot write in $troupe_shadow"
 trap 'rm -rf -- "$troupe_tmp"' EXIT
-{
-  [ -n "$troupe_gex" ] && [ -f "$troupe_gex" ] && cat -- "$troupe_gex"
-  [ -n "$troupe_uex" ] && [ -f "$troupe_uex" ] && cat -- "$troupe_uex"
-} > "$troupe_tmp/exclude" 2>/dev/null
-if [ "$(cat -- "$troupe_tmp/exclude")" \
-    != "$(cat -- "$troupe_shadow/info/exclude" 2>/dev/null)" ]; then
-  cp -- "$troupe_tmp/exclude" "$troupe_shadow/info/exclude"
+troupe_ex=
+[ -z "$troupe_gex" ] || [ ! -f "$troupe_gex" ] || troupe_ex+="$(< "$troupe_gex")"$'\n'
+[ -z "$troupe_uex" ] || [ ! -f "$troupe_uex" ] || troupe_ex+="$(< "$troupe_uex")"$'\n'
+troupe_old_ex=
+[ ! -f "$troupe_shadow/info/exclude" ] || troupe_old_ex="$(< "$troupe_shadow/info/exclude")"$'\n'
+if [ "$troupe_ex" != "$troupe_old_ex" ]; then
+  printf '%s' "$troupe_ex" > "$troupe_shadow/info/exclude"
 fi
 
 # snapshot: leaves $troupe_commit, $troupe_count, $troupe_addrc and the skip list
@@ -160,11 +173,15 @@ troupe_snapshot() {
     # What the ignore rules leave out anyway is neither reported nor excluded
     # again (git refuses a pathspec naming an ignored file).
     g check-ignore -z --stdin --no-index < "$troupe_tmp/paths" > "$troupe_tmp/ignored" 2>/dev/null
-    local -A ignored=()
-    while IFS= read -r -d '' p; do ignored[$p]=1; done < "$troupe_tmp/ignored"
-    local i
+    # check-ignore answers in the order it was asked (no associative array: bash 3.2).
+    local -a ignored=()
+    while IFS= read -r -d '' p; do ignored+=("$p"); done < "$troupe_tmp/ignored"
+    local i j=0
     for i in "${!paths[@]}"; do
-      [ -z "${ignored[${paths[$i]}]:-}" ] || continue
+      if [ "$j" -lt ${#ignored[@]} ] && [ "${ignored[$j]}" = "${paths[$i]}" ]; then
+        j=$((j + 1))
+        continue
+      fi
       printf '%s%s\0' "${kinds[$i]}" "${paths[$i]}" >> "$troupe_tmp/skipped"
       printf ':(exclude,literal)%s\0' "${paths[$i]}" >> "$troupe_tmp/add"
     done
@@ -177,9 +194,12 @@ troupe_snapshot() {
   local tree parent parent_tree
   tree=$(g write-tree 2>>"$troupe_tmp/adderr") \
     || fail write-tree "$(head -c 2000 "$troupe_tmp/adderr")"
-  parent=$(g rev-parse -q --verify refs/heads/troupe 2>/dev/null) || parent=
-  parent_tree=
-  [ -z "$parent" ] || parent_tree=$(g rev-parse "$parent^{tree}" 2>/dev/null)
+  # The last snapshot and, beside it, its file count and tree (no git process).
+  local parent= parent_count= parent_tree=
+  [ ! -f "$troupe_shadow/refs/heads/troupe" ] || read -r parent < "$troupe_shadow/refs/heads/troupe"
+  if [ -n "$parent" ] && [ -f "$troupe_shadow/troupe-files/$parent" ]; then
+    read -r parent_count parent_tree < "$troupe_shadow/troupe-files/$parent"
+  fi
   local same=
   if [ -n "$parent" ] && [ "$parent_tree" = "$tree" ]; then
     if [ ! -s "$troupe_tmp/skipped" ]; then
@@ -191,6 +211,7 @@ troupe_snapshot() {
   fi
   if [ -n "$same" ]; then
     troupe_commit=$parent
+    troupe_count=$parent_count
   else
     if [ -n "$parent" ]; then
       troupe_commit=$(printf 'troupe workspace snapshot\n' | g commit-tree "$tree" -p "$parent") \
@@ -203,8 +224,18 @@ troupe_snapshot() {
     if [ -s "$troupe_tmp/skipped" ]; then
       cp -- "$troupe_tmp/skipped" "$troupe_shadow/troupe-skipped/$troupe_commit"
     fi
+    # The index's entry count is in its header (bytes 8 to 11, big-endian).
+    set --
+    ! command -v od >/dev/null 2>&1 \
+      || set -- $(od -An -tu1 -j8 -N4 -- "$troupe_shadow/index" 2>/dev/null)
+    if [ $# -eq 4 ]; then
+      troupe_count=$(( ($1 << 24) + ($2 << 16) + ($3 << 8) + $4 ))
+    else
+      troupe_count=$(g ls-files -z | tr -cd '\0' | wc -c)
+      troupe_count=${troupe_count//[^0-9]/}
+    fi
+    printf '%s %s\n' "$troupe_count" "$tree" > "$troupe_shadow/troupe-files/$troupe_commit"
   fi
-  troupe_count=$(g ls-files -z | tr -cd '\0' | wc -c | tr -d ' ')
 }
 """
 
@@ -226,9 +257,9 @@ def snapshot_script(root: str, base: str, key: str, cap: int) -> str:
     SHADOW`` on the last line (the output's tail survives any capture cap)."""
     return _preamble(root, base, key, cap) + (
         "troupe_snapshot\n"
-        'cat -- "$troupe_tmp/skipped"\n'
+        '[ ! -s "$troupe_tmp/skipped" ] || cat -- "$troupe_tmp/skipped"\n'
         "printf '\\n%s ' '#troupe-adderr'\n"
-        'head -c 2000 "$troupe_tmp/adderr" | tr "\\0\\n" "  "\n'
+        '[ ! -s "$troupe_tmp/adderr" ] || head -c 2000 "$troupe_tmp/adderr" | tr "\\0\\n" "  "\n'
         "printf '\\n%s %s %s %s %s\\n' "
         f"'{SNAPSHOT_MARK}' "
         '"$troupe_commit" "$troupe_count" "$troupe_addrc" "$troupe_shadow"\n'

@@ -16,14 +16,18 @@ from pathlib import Path
 
 import pytest
 
+from actors.kernel import Runtime
 from actors.workspace import (
     SnapshotError,
     materialize_snapshot,
     restore_snapshot,
     take_snapshot,
 )
+from environments.docker.environment import DockerEnvironment
+from environments.local import LocalEnvironment
 from protocol.environment import ExecCommand, WriteFile
-from tests.environments.conftest import EnvUnderTest, owned_directory
+from tests.environments import dockerd
+from tests.environments.conftest import DockerForTests, EnvUnderTest, owned_directory
 
 KINDS = ["local", "ssh-root", "ssh-user"]
 CAP = 1000
@@ -299,14 +303,10 @@ async def test_the_default_shadow_is_in_the_hosts_cache(env: EnvUnderTest) -> No
 
 
 async def test_without_git_the_error_says_so(
-    runtime: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    runtime: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A host with no git: a clear, typed refusal (the session turns it into one
     warning). The environment's PATH here has every tool but git."""
-    from actors.kernel import Runtime
-    from environments.local import LocalEnvironment
-
-    assert isinstance(runtime, Runtime)
     bin_dir = without_git(tmp_path / "bin")
     monkeypatch.setenv("PATH", str(bin_dir))
     work = tmp_path / "work"
@@ -331,3 +331,87 @@ def without_git(bin_dir: Path) -> Path:
     assert subprocess.run(["bash", "-c", "command -v git"], env={"PATH": str(bin_dir)},
                           capture_output=True).returncode != 0  # fmt: skip
     return bin_dir
+
+
+@pytest.mark.parametrize("env", ["local"], indirect=True)
+async def test_the_users_ignore_rules_outside_the_tree(
+    env: EnvUnderTest, shadow_base: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The repository's .git/info/exclude and the user's global excludes file
+    (~/.config/git/ignore) leave files out as the tree's .gitignore does."""
+    config = tmp_path / "xdg"
+    (config / "git").mkdir(parents=True)
+    (config / "git" / "ignore").write_text("*.swp\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    await sh(
+        env,
+        "git init -q . && printf 'secret.env\\n' >> .git/info/exclude && "
+        "printf s > secret.env && printf v > notes.swp && printf k > kept.txt",
+    )
+    snapshot = await take_snapshot(env.ref, shadow_base=shadow_base)
+    assert snapshot.files == 1
+    await sh(env, "rm kept.txt secret.env notes.swp")
+    report = await restore_snapshot(env.ref, snapshot.commit, shadow_base=shadow_base)
+    assert report.recreated == ("kept.txt",)
+    assert sorted(os.listdir(env.workdir)) == [".git", "kept.txt"]
+
+
+@pytest.mark.parametrize("env", ["docker"], indirect=True)
+async def test_a_container_without_git_says_so(env: EnvUnderTest) -> None:
+    """The container kind goes through the same script, inside the container; the
+    test image has no git, so the answer is the typed, one-line refusal a session
+    turns into one warning."""
+    with pytest.raises(SnapshotError) as refused:
+        await take_snapshot(env.ref)
+    assert refused.value.reason == "git-missing"
+    assert str(refused.value) == "git is not installed on this host"
+
+
+async def test_a_container_with_git_restores_inside_it(
+    docker: DockerForTests,
+    runtime: Runtime,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same script inside a container whose image has git: the shadow
+    repository is made inside the container (its own ~/.cache), and a restore
+    brings the tree back byte for byte, with no line of container-specific code."""
+    monkeypatch.setattr(dockerd, "_BINARIES", [*dockerd._BINARIES, "git", "flock", "cmp"])
+    image = dockerd.build_test_image(docker.daemon, "troupe-snapshots-git:latest")
+    work = tmp_path / "work"
+    work.mkdir()
+    environment = DockerEnvironment(
+        image, workspace=str(work), docker_host=docker.daemon.host, owner="tests"
+    )
+    ref = await runtime.spawn(environment, name="environments/docker-git")
+    env = EnvUnderTest("docker", ref, work)
+    await make_tree(env)
+    before = tree_of(work)
+    snapshot = await take_snapshot(env.ref, max_file_bytes=CAP)
+    assert not snapshot.shadow.startswith(str(tmp_path))  # inside the container
+    assert snapshot.files == len(before) - 3  # not big.bin, ignored.log, build/out
+    assert [(s.path, s.reason) for s in snapshot.skipped] == [("big.bin", "large")]
+    await sh(env, "printf 'changed' > sed.txt; rm gone.txt; printf n > new.txt")
+    report = await restore_snapshot(env.ref, snapshot.commit, max_file_bytes=CAP)
+    assert (report.changed, report.recreated, report.deleted) == (
+        ("sed.txt",), ("gone.txt",), ("new.txt",)
+    )  # fmt: skip
+    assert tree_of(work) == before
+
+
+@pytest.mark.parametrize("env", ["local"], indirect=True)
+async def test_what_a_killed_snapshot_left_does_not_block_the_next(
+    env: EnvUnderTest, shadow_base: str
+) -> None:
+    """A snapshot killed mid-way (an abort) can leave git's index.lock and its
+    scratch directory behind; the next one, holding the shadow's lock, clears them."""
+    await sh(env, "printf a > a")
+    first = await take_snapshot(env.ref, shadow_base=shadow_base)
+    shadow = Path(first.shadow)
+    (shadow / "index.lock").write_text("")
+    (shadow / "troupe-tmp.99999").mkdir()
+    await sh(env, "printf b > a")
+    second = await take_snapshot(env.ref, shadow_base=shadow_base)
+    assert second.commit != first.commit
+    assert not (shadow / "index.lock").exists()
+    assert not [name for name in os.listdir(shadow) if name.startswith("troupe-tmp.")]

@@ -90,9 +90,9 @@ async def test_a_late_subscriber_can_start_from_session_start(start_agent: Start
         assert kinds == [
             "session_start",
             "user_input",
+            "workspace_snapshot",
             "loop_state",
             "assistant_text_start",
-            "assistant_text_end",
         ]
 
 
