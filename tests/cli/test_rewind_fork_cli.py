@@ -52,6 +52,9 @@ async def test_rewind_lists_inputs_then_cuts_the_conversation_and_fork_goes_on(
             assert forked.returncode == 0, forked.stderr
             fork = forked.stdout.decode().splitlines()[0]
             assert fork.startswith("s-") and fork != session
+            listed = await home.troupe("sessions", "--json")
+            rows = [json.loads(line) for line in listed.stdout.decode().splitlines()]
+            assert {r["session_id"]: r["forked_from"] for r in rows}[fork] == session
             result_of(await home.troupe("run", *json_out, "--resume", fork, "in the fork"))
             body = text_of(request_bodies(mock)[-1])
             assert "first question" in body and "instead" in body and "in the fork" in body
