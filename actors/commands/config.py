@@ -128,5 +128,7 @@ def _hook_row(hook: Hook, runs: bool) -> dict[str, object]:
 def _show(value: object) -> str:
     if value is None:
         return "-"
+    if isinstance(value, bool):  # as the config file spells it
+        return "true" if value else "false"
     text = str(value).replace("\n", " ")
     return text if len(text) <= 48 else text[:47] + "…"

@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+import trio
+
 from actors.kernel import ActorRef
 from actors.session.events import EventHub
 from actors.tools.registry import ToolRegistry
-from actors.workspace import SnapshotError, take_snapshot
+from actors.workspace import SnapshotError, WorkspaceSnapshot, take_snapshot
 from protocol.events import WarningEvent, WorkspaceSnapshotEvent
 from protocol.llm import ToolCall
 from protocol.session import SessionConfig
@@ -27,6 +29,10 @@ _FOR_GOOD = ("git-missing", "git-old")
 """Failures no later attempt in this session can get past."""
 
 SnapshotReason = Literal["input", "round"]
+
+SLOW_NOTICE_S = 5.0
+"""A snapshot still running after this long (the first of a large tree hashes every
+file) is announced once, so the wait is not a mystery."""
 
 
 def mutating(calls: Sequence[ToolCall], registry: ToolRegistry) -> bool:
@@ -53,18 +59,14 @@ class TreeSnapshots:
         self.shadow_base = shadow_base
         self._warned: set[str] = set()
         self._given_up = False
+        self.slow_notice_s = SLOW_NOTICE_S
 
     async def take(self, reason: SnapshotReason, input_seq: int, config: SessionConfig) -> None:
         """Snapshot now and record it; a failure is a warning, never an error."""
         if not config.snapshots or self._given_up:
             return
         try:
-            snapshot = await take_snapshot(
-                self.environment,
-                root=self.root,
-                shadow_base=self.shadow_base,
-                max_file_bytes=config.snapshot_max_file_bytes,
-            )
+            snapshot = await self._take(config)
         except SnapshotError as error:
             self._given_up = error.reason in _FOR_GOOD
             self._warn(error)
@@ -84,6 +86,36 @@ class TreeSnapshots:
                 skipped_total=snapshot.skipped_total,
             )
         )
+
+    async def _take(self, config: SessionConfig) -> WorkspaceSnapshot:
+        """The snapshot, with a notice (once a session) if it takes long."""
+        outcome: WorkspaceSnapshot | Exception
+        async with trio.open_nursery() as nursery:
+            if "slow" not in self._warned:
+                nursery.start_soon(self._notice_when_slow)
+            try:
+                outcome = await take_snapshot(
+                    self.environment,
+                    root=self.root,
+                    shadow_base=self.shadow_base,
+                    max_file_bytes=config.snapshot_max_file_bytes,
+                )
+            except Exception as error:  # raised here, not wrapped in the nursery's group
+                outcome = error
+            nursery.cancel_scope.cancel()
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    async def _notice_when_slow(self) -> None:
+        await trio.sleep(self.slow_notice_s)
+        self._warned.add("slow")
+        message = (
+            f"recording the working tree {self.root} for code rewind (the first time a "
+            "tree is seen, every file is read; later snapshots are quick); "
+            "snapshots = false switches this off"
+        )
+        self.hub.emit(WarningEvent(message, WARNING_KIND))
 
     def _warn(self, error: SnapshotError) -> None:
         if error.reason in self._warned:

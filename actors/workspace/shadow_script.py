@@ -153,14 +153,29 @@ fi
 # in $troupe_tmp/skipped (NUL-separated, L<path> for a large file, R<path> for a
 # nested repository).
 troupe_snapshot() {
-  find . -path ./.git -prune \
-    -o -name .git -prune -exec printf 'R%s\0' {} + \
-    -o -type f -size +"${troupe_cap}c" -exec printf 'L%s\0' {} + \
-    > "$troupe_tmp/found" 2>/dev/null
+  # Candidates for the size cap: what git sees as new (ignore rules applied, so an
+  # ignored node_modules costs nothing) or changed since the last snapshot; and
+  # what it sees as a repository of its own (``dir/``, with a .git inside).
+  : > "$troupe_tmp/found"
+  {
+    g ls-files -z -o --exclude-standard 2>/dev/null
+    g diff-files -z --name-only 2>/dev/null
+  } > "$troupe_tmp/candidates"
+  local e p kind
+  while IFS= read -r -d '' p; do
+    case $p in
+      */) [ ! -e "$p.git" ] || printf 'R%s\0' "${p%/}" >> "$troupe_tmp/found";;
+      *) printf './%s\0' "$p";;
+    esac
+  done < "$troupe_tmp/candidates" > "$troupe_tmp/sized"
+  if [ -s "$troupe_tmp/sized" ]; then
+    xargs -0 sh -c \
+      'exec find "$@" -prune -type f -size +'"$troupe_cap"'c -exec printf "L%s\0" {} +' sh \
+      < "$troupe_tmp/sized" >> "$troupe_tmp/found" 2>/dev/null
+  fi
   printf '.\0' > "$troupe_tmp/add"
   : > "$troupe_tmp/rm"; : > "$troupe_tmp/paths"
   : > "$troupe_tmp/ignored"; : > "$troupe_tmp/skipped"
-  local e p kind
   local -a kinds=() paths=()
   while IFS= read -r -d '' e; do
     kind=${e:0:1}; p=${e:1}; p=${p#./}

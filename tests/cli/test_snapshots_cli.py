@@ -6,6 +6,7 @@ file switches them off."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,17 @@ async def test_run_records_the_tree_in_the_data_directory(home: Home) -> None:
 
 
 async def test_snapshots_false_in_the_config_file(home: Home) -> None:
-    home.config.write_text("snapshots = false\n")
+    home.config.write_text("snapshots = false\nsnapshot_max_file_bytes = 1000\n")
+    shown = (await home.troupe("config")).stdout.decode()
+    assert re.search(rf"^snapshots +false +{re.escape(str(home.config))}$", shown, re.M)
+    assert re.search(r"^snapshot_max_file_bytes +1000 ", shown, re.M)
     assert await snapshot_events(home) == []
     assert not (home.data / "shadow").exists()
+
+
+async def test_a_bad_setting_is_one_line(home: Home) -> None:
+    home.config.write_text('snapshots = "sometimes"\n')
+    done = await home.troupe("config")
+    assert done.returncode != 0
+    said = done.stderr.decode().splitlines()
+    assert len(said) == 1 and "snapshots" in said[0] and str(home.config) in said[0]

@@ -76,6 +76,13 @@ class Agent:
 StartAgent = Callable[..., AbstractAsyncContextManager[Agent]]
 
 
+@pytest.fixture(autouse=True)
+def _snapshots_in_the_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions made here without a shadow directory keep their working-tree
+    snapshots in the host's cache (docs/snapshots.md): the test's, not the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
 @pytest.fixture
 def start_agent(tmp_path: Path) -> StartAgent:
     real_tmp = Path(os.path.realpath(tmp_path))

@@ -117,3 +117,21 @@ async def test_without_git_one_warning_and_the_input_goes_on(
         assert (agent.workdir / "one.txt").read_text() == "one\n"
         assert agent.kinds().count("processing_end") == 2
         assert os.environ["PATH"].endswith("bin")
+
+
+async def test_a_slow_snapshot_is_announced_once(start_agent: StartAgent) -> None:
+    """The first snapshot of a large tree reads every file: past a few seconds the
+    session says what it is doing (here the delay is 0, so every snapshot is
+    "slow"), once a session."""
+    script = turns([call("shell", command="echo one > one.txt")], "Done.", "Again.")
+    async with start_agent("openai", script, CONFIG) as agent:
+        await agent.run("first")
+        assert agent.actor.loop.parts is not None
+        tree = agent.actor.loop.parts.tree
+        assert tree is not None
+        tree.slow_notice_s = 0
+        await agent.run("second")
+        notices = [w for w in agent.of(WarningEvent) if w.category == "workspace_snapshot"]
+        assert len(notices) == 1
+        assert "recording the working tree" in notices[0].message
+        assert len(agent.of(WorkspaceSnapshotEvent)) == 3  # input, round, input
