@@ -369,6 +369,8 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
     _data_dir_option(sessions)
     _client_options(sessions)
 
+    _add_rewind_fork(commands)
+
     audit = _command(
         commands,
         "audit",
@@ -380,6 +382,47 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
     audit.add_argument("session", help="a session id or address, or last (the newest started here)")
     audit.add_argument("--json", action="store_true", help="one JSON object per line")
     _data_dir_option(audit)
+
+
+def _add_rewind_fork(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    rewind = _command(
+        commands,
+        "rewind",
+        "go back to just before an input: the conversation, the code or both",
+        "Without --to, list the session's inputs and their seqs. With --to SEQ, rewind "
+        "the session on the running server to just before that input: the conversation "
+        "(default), the working tree's files from the snapshot taken then (--code), or "
+        "both (--both). Refused while the session is processing an input.",
+        env=(ENV_DATA, ENV_CLIENT),
+    )
+    rewind.add_argument("session", help="a session id or address")
+    rewind.add_argument("--to", metavar="SEQ", help="the input's seq (see the list)")
+    mode = rewind.add_mutually_exclusive_group()
+    for flag, what in (("code", "the files"), ("conversation", "the conversation (default)"),
+                       ("both", "the files and the conversation")):  # fmt: skip
+        mode.add_argument(f"--{flag}", dest="mode", action="store_const", const=flag, help=what)
+    rewind.set_defaults(mode="conversation")
+    rewind.add_argument(
+        "--summarize", nargs="?", const="", metavar="INSTRUCTIONS",
+        help="replace the cut part with a summary (INSTRUCTIONS steer it)",
+    )  # fmt: skip
+    _data_dir_option(rewind)
+    _client_options(rewind)
+
+    fork = _command(
+        commands,
+        "fork",
+        "start a new session from a point of another one's conversation",
+        "A new session whose conversation is SESSION's up to the event --at SEQ (an "
+        "assistant message; a user input: up to just before it; default: all of it). "
+        "--worktree DIR gives it its own copy of the working tree as it was then.",
+        env=(ENV_DATA, ENV_CLIENT),
+    )
+    fork.add_argument("session", help="a session id or address")
+    fork.add_argument("--at", metavar="SEQ", help="the event to fork at")
+    fork.add_argument("--worktree", metavar="DIR", help="a new directory for its own tree")
+    _data_dir_option(fork)
+    _client_options(fork)
 
 
 def _add_trust(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

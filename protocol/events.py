@@ -266,6 +266,40 @@ class CompactionEndEvent(EventBody, frozen=True):
     error: str | None = None
 
 
+class RewindEvent(EventBody, frozen=True):
+    """The session was rewound to just before the input whose ``user_input`` event
+    is ``to_seq``. ``mode``: ``conversation`` (that input and the turns after it are
+    cut: the events stay, a client hides those from ``to_seq`` on before this
+    one), ``code`` (the working tree's files were restored from ``snapshot``) or
+    ``both``. ``summarized``: a summary replaced the cut turns. ``undo_snapshot``
+    holds the tree as it was just before a code rewind."""
+
+    kind = "rewind"
+    to_seq: int
+    mode: str
+    turns_before: int = 0
+    turns_after: int = 0
+    summarized: bool = False
+    files_changed: int = 0
+    files_recreated: int = 0
+    files_deleted: int = 0
+    snapshot: str | None = None
+    undo_snapshot: str | None = None
+
+
+class ForkedFromEvent(EventBody, frozen=True):
+    """This session is a fork: its history is ``source``'s up to the event
+    ``at_seq`` (0: all of it); with ``working_directory``, it has its own copy of
+    the working tree there, from ``snapshot``."""
+
+    kind = "forked_from"
+    source: str
+    at_seq: int
+    turns: int
+    working_directory: str | None = None
+    snapshot: str | None = None
+
+
 class WorkspaceSnapshotEvent(EventBody, frozen=True):
     """The working tree was recorded (docs/snapshots.md): ``commit`` in the shadow
     repository ``shadow`` on the environment's host, of the tree under ``root``,
@@ -525,6 +559,8 @@ EventData = (
     | WarningEvent
     | CompactionStartEvent
     | CompactionEndEvent
+    | RewindEvent
+    | ForkedFromEvent
     | WorkspaceSnapshotEvent
     | ServiceRestartedEvent
     | ModelFallbackEvent
@@ -633,6 +669,7 @@ __all__ = [
     "EventBody",
     "EventData",
     "EventsMissedEvent",
+    "ForkedFromEvent",
     "HookRunEvent",
     "InputInterruptedEvent",
     "InterruptedEvent",
@@ -640,6 +677,7 @@ __all__ = [
     "LoopStateEvent",
     "PolicyDecisionEvent",
     "ProcessingEndEvent",
+    "RewindEvent",
     "SessionEndEvent",
     "SessionEvent",
     "SessionStartEvent",

@@ -44,6 +44,9 @@ model, running tools, waiting for an approval, or how its last input ended."""
 class UserTurn(msgspec.Struct, frozen=True, tag="user", tag_field="turn"):
     content: str
     timestamp: float
+    seq: int = 0
+    """The seq of its ``user_input`` event (0 in histories from before it was kept):
+    how ``rewind`` and ``fork`` find it."""
 
 
 class AssistantTurn(msgspec.Struct, frozen=True, tag="assistant", tag_field="turn"):
@@ -57,6 +60,9 @@ class AssistantTurn(msgspec.Struct, frozen=True, tag="assistant", tag_field="tur
     response_id: str | None
     timestamp: float
     message: Message | None = None
+    seq: int = 0
+    """The seq of its ``assistant_text_end`` event (0 in histories from before it
+    was kept): how ``fork`` finds it."""
 
 
 class ToolResultsTurn(msgspec.Struct, frozen=True, tag="tool_results", tag_field="turn"):
@@ -97,7 +103,32 @@ class CompactionTurn(msgspec.Struct, frozen=True, tag="compaction", tag_field="t
     """What the summary's model call used (it counts in the cost ledger)."""
 
 
-Turn = UserTurn | AssistantTurn | ToolResultsTurn | SystemTurn | SteeringTurn | CompactionTurn
+class RewindTurn(msgspec.Struct, frozen=True, tag="rewind", tag_field="turn"):
+    """A conversation rewind, appended like any turn (the history stays append-only,
+    so the turns it cuts stay stored for audit): the conversation goes on from its
+    first ``keep`` turns, as the conversation was when the rewind was made (earlier
+    rewinds applied). With ``summary`` (the "summarize from here" variant) the cut
+    turns are replaced by that summary, shown to the model as a user message. See
+    :class:`actors.session.turns.TurnLog`."""
+
+    keep: int
+    to_seq: int
+    """The seq of the ``user_input`` event rewound to (that input is cut too)."""
+    timestamp: float
+    summary: str | None = None
+    usage: Usage | None = None
+    """What the summary's model call used (it counts in the cost ledger)."""
+
+
+Turn = (
+    UserTurn
+    | AssistantTurn
+    | ToolResultsTurn
+    | SystemTurn
+    | SteeringTurn
+    | CompactionTurn
+    | RewindTurn
+)
 
 
 class SessionConfig(msgspec.Struct, frozen=True):
@@ -295,6 +326,53 @@ class Compact(msgspec.Struct, Asks[CompactionOutcome], frozen=True, tag=True, ta
     optional ``instructions`` for the summary. Refused while the session is busy."""
 
     instructions: str | None = None
+
+
+RewindMode = Literal["code", "conversation", "both"]
+"""What a rewind restores: the working tree's files, the conversation, or both."""
+
+
+class RewindOutcome(msgspec.Struct, frozen=True):
+    """What a rewind did: the conversation's turns before and after (equal when only
+    the code was rewound), the input's text (to edit and send again), whether a
+    summary replaced the cut part, and the files the code rewind restored."""
+
+    to_seq: int
+    mode: RewindMode
+    text: str
+    turns_before: int
+    turns_after: int
+    summarized: bool = False
+    changed: list[str] = []
+    recreated: list[str] = []
+    deleted: list[str] = []
+    snapshot: str | None = None
+    """The snapshot the files were restored from (None: the code was not rewound)."""
+    undo_snapshot: str | None = None
+    """The snapshot taken just before restoring (restore it to undo the code rewind)."""
+
+
+class TreeSnapshot(msgspec.Struct, frozen=True):
+    """A recorded working tree (a ``workspace_snapshot`` event): ``commit`` in the
+    shadow repository ``shadow``, of the tree under ``root``."""
+
+    commit: str
+    root: str
+    shadow: str
+
+
+class Rewind(msgspec.Struct, Asks[RewindOutcome], frozen=True, tag=True, tag_field="type"):
+    """Rewind the conversation to just before the user input whose ``user_input``
+    event is ``to_seq``: that input and every turn after it are cut (a durable
+    :class:`RewindTurn`; with ``summarize``, replaced by a summary the model writes).
+    ``code_snapshot``: the working tree's snapshot taken at that input, restored
+    first (the host finds it). Refused while the session is processing."""
+
+    to_seq: int
+    conversation: bool = True
+    summarize: bool = False
+    instructions: str | None = None
+    code_snapshot: TreeSnapshot | None = None
 
 
 class WaitIdle(msgspec.Struct, Asks["SessionOutcome"], frozen=True, tag=True, tag_field="type"):

@@ -13,7 +13,7 @@ import msgspec
 
 from protocol.environment import ExecResult, FileContent, WriteResult
 from protocol.events import EventData, UnknownEventKind, event_data
-from protocol.session import CompactionOutcome, SessionConfig, Spend, Turn
+from protocol.session import CompactionOutcome, RewindOutcome, SessionConfig, Spend, Turn
 from protocol.wire_client_calls import ClientCall, ClientCallCancel
 
 RequestId = int | str
@@ -98,6 +98,9 @@ class SessionInfo(msgspec.Struct, frozen=True):
     spend: Spend | None = None
     """The cost ledger as of the session's last input: tokens by kind (cache and
     reasoning included) and dollars, its subagents and compactions included."""
+    forked_from: str | None = None
+    """A fork's origin, ``SESSION@SEQ`` (``SESSION`` alone: forked at its end); see
+    the ``forked_from`` event."""
 
 
 class SessionCreated(_Reply, frozen=True, tag="session_created"):
@@ -130,6 +133,21 @@ class Compacted(_Reply, frozen=True, tag="compacted"):
     """What ``compact`` did (also reported as ``compaction_start``/``compaction_end``)."""
 
     outcome: CompactionOutcome
+
+
+class Rewound(_Reply, frozen=True, tag="rewound"):
+    """What ``rewind`` did (also reported as a ``rewind`` event)."""
+
+    outcome: RewindOutcome
+
+
+class Forked(_Reply, frozen=True, tag="forked"):
+    """The new session a ``fork`` made: it holds ``turns`` turns of the original's
+    conversation; ``working_dir`` is its own copy of the working tree, if asked for."""
+
+    session: SessionInfo
+    turns: int
+    working_dir: str | None = None
 
 
 class ExecReply(_Reply, frozen=True, tag="exec_result"):
@@ -226,6 +244,8 @@ Reply = (
     | Subscribed
     | ConfigUpdated
     | Compacted
+    | Rewound
+    | Forked
     | ExecReply
     | FileReply
     | WriteReply

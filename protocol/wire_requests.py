@@ -15,7 +15,7 @@ import msgspec
 
 from protocol.asks import Asks
 from protocol.environment_specs import AnyEnvironmentSpec, DockerSpec, SSHSpec
-from protocol.session import ApprovalMode, SessionConfig
+from protocol.session import ApprovalMode, RewindMode, SessionConfig
 from protocol.wire_client_calls import ClientCallResult, ClientOperation
 from protocol.wire_replies import (
     Compacted,
@@ -25,8 +25,10 @@ from protocol.wire_replies import (
     EnvironmentList,
     ExecReply,
     FileReply,
+    Forked,
     Ok,
     RequestId,
+    Rewound,
     ServerOptions,
     SessionCreated,
     SessionDetail,
@@ -145,6 +147,33 @@ class CompactSession(_Request[Compacted], frozen=True, tag="compact"):
 
     session: str
     instructions: str | None = None
+
+
+class RewindSession(_Request[Rewound], frozen=True, tag="rewind"):
+    """Rewind to just before the user input whose ``user_input`` event is ``to_seq``:
+    ``conversation`` cuts that input and every turn after it (durably; the events
+    stay), ``code`` restores the working tree's files from the snapshot taken at
+    that input, ``both`` does both. ``summarize`` replaces the cut turns with a
+    summary the model writes (``instructions`` steer it). ``session_busy`` while
+    the session processes an input: interrupt it first."""
+
+    session: str
+    to_seq: int
+    mode: RewindMode = "conversation"
+    summarize: bool = False
+    instructions: str | None = None
+
+
+class ForkSession(_Request[Forked], frozen=True, tag="fork"):
+    """A new session whose conversation is this one's up to event ``at_seq`` (an
+    assistant message: up to and with it; a user input: up to just before it;
+    absent: all of it). ``working_dir``: a new directory that gets its own copy of
+    the working tree as it was then (from the workspace snapshots), where the
+    fork works; absent: the fork shares the original's environment."""
+
+    session: str
+    at_seq: int | None = None
+    working_dir: str | None = None
 
 
 class SubscribeSession(_Request[Subscribed], frozen=True, tag="subscribe"):
@@ -290,6 +319,8 @@ Request = (
     | UpdateSessionConfig
     | ExtendSessionLimit
     | CompactSession
+    | RewindSession
+    | ForkSession
     | SubscribeSession
     | UnsubscribeSession
     | ResolveApproval

@@ -43,6 +43,8 @@ from protocol.events import (
 from protocol.session import SessionConfig
 from protocol.wire import (
     CreateSession,
+    ForkSession,
+    GetSession,
     InterruptSession,
     ResolveApproval,
     SubmitInput,
@@ -209,6 +211,7 @@ class AcpAgent:
             "authenticate": self.authenticate,
             "session/new": self.new_session,
             "session/load": self.load_session,
+            "session/fork": self.fork_session,
             "session/prompt": self.prompt,
             "session/cancel": self.cancel,
         }
@@ -223,6 +226,7 @@ class AcpAgent:
                 "loadSession": True,
                 "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": True, "sse": False},
+                "sessionCapabilities": {"fork": {}},
             },
             "authMethods": [],
             "agentInfo": {"name": "troupe", "title": "Troupe", "version": "0.1.0"},
@@ -266,6 +270,24 @@ class AcpAgent:
             session.replayed.set()
         await session.replayed.wait()
         return {}
+
+    async def fork_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """ACP's (unstable) ``session/fork``: a new session with the whole conversation
+        of ``sessionId`` (ACP names no point to fork at, and has no rewind). A
+        ``cwd`` other than the original's gets its own copy of the working tree
+        there (a new or empty directory); the same ``cwd`` shares the tree."""
+        source, cwd = params.get("sessionId"), params.get("cwd")
+        if not isinstance(source, str) or not isinstance(cwd, str) or not Path(cwd).is_absolute():
+            raise AcpError(INVALID_PARAMS, "sessionId must be a string, cwd an absolute path")
+        detail = await self.client.request(GetSession, session=source)
+        same = Path(detail.session.working_dir or cwd) == Path(cwd)
+        forked = await self.client.request(
+            ForkSession, session=source, working_dir=None if same else cwd
+        )
+        session_id = forked.session.session_id
+        self._sessions[session_id] = AcpSession(session_id, cwd)
+        await self.client.request(SubscribeSession, session=session_id)
+        return {"sessionId": session_id}
 
     async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
         session = self._session(params["sessionId"])

@@ -119,6 +119,8 @@ class Conversation:
         self._interrupts = 0
         self._turn: _Totals | None = None
         self.leaving = False
+        self.prefill = ""
+        """Text for the next prompt's buffer (a rewound input, to edit and send)."""
 
     @property
     def session(self) -> Follower:
@@ -190,7 +192,8 @@ class Conversation:
                 continue
             if self.leaving:
                 return EXIT_OK
-            typed = await self.editor.read()
+            typed = await self.editor.read(default=self.prefill)
+            self.prefill = ""
             if typed.end:
                 return EXIT_OK
             if typed.interrupted:

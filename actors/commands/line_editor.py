@@ -83,13 +83,14 @@ class LineEditor:
             erase_when_done=True,  # the session shows each input as it takes it
         )
 
-    async def read(self, message: str = "> ") -> Typed:
-        """The next input; Ctrl-D on an empty line ends, Ctrl-C gives ``interrupted``."""
+    async def read(self, message: str = "> ", default: str = "") -> Typed:
+        """The next input (``default``: text already in the buffer, to edit); Ctrl-D on
+        an empty line ends, Ctrl-C gives ``interrupted``."""
         done = threading.Event()
 
         def prompt() -> Typed:
             try:
-                return Typed(self._session.prompt(message))
+                return Typed(self._session.prompt(message, default=default))
             except EOFError:
                 return Typed(end=True)
             except KeyboardInterrupt:

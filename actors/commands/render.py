@@ -42,10 +42,12 @@ from protocol.events import (
     CompactionEndEvent,
     ErrorEvent,
     EventData,
+    ForkedFromEvent,
     InputInterruptedEvent,
     InterruptedEvent,
     LoopDetectionEvent,
     ProcessingEndEvent,
+    RewindEvent,
     SessionEndEvent,
     SteeringInjectedEvent,
     StoreAvailableEvent,
@@ -225,6 +227,11 @@ class TextRenderer:
                 system("[store available] the server's store writes again")
             case CompactionEndEvent():
                 system(compaction_line(data))
+            case RewindEvent():
+                system(rewind_line(data))
+            case ForkedFromEvent():
+                system(f"[forked from {data.source} at {data.at_seq or 'its end'}: "
+                       f"{data.turns} turns]")  # fmt: skip
             case _:
                 pass
 
@@ -417,6 +424,20 @@ def offered_rule(details: dict[str, object]) -> str | None:
     """The wider rule the request offers, or None when it offers none."""
     rule = details.get("rule")
     return rule if isinstance(rule, str) and rule.strip() else None
+
+
+def rewind_line(data: RewindEvent) -> str:
+    """``[rewind] to before input N: conversation 6 → 2 turns; files: ...``."""
+    parts = []
+    if data.mode != "code":
+        summary = " (a summary stands for the rest)" if data.summarized else ""
+        parts.append(f"conversation {data.turns_before} → {data.turns_after} turns{summary}")
+    if data.snapshot is not None:
+        parts.append(
+            f"files: {data.files_changed} changed, {data.files_recreated} recreated, "
+            f"{data.files_deleted} deleted"
+        )
+    return f"[rewind] to before input {data.to_seq}: " + "; ".join(parts)
 
 
 def compaction_line(data: CompactionEndEvent) -> str:

@@ -47,6 +47,8 @@ class Listed(msgspec.Struct, frozen=True):
     interrupted: bool = False
     spend: Spend | None = None
     """The cost ledger (tokens by kind, dollars; subagents included) as of the last input."""
+    forked_from: str | None = None
+    """A fork's origin, ``SESSION@SEQ`` (as the server knows it)."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -96,7 +98,7 @@ def _print(args: argparse.Namespace, sessions: list[Listed]) -> int:
         lines.append(
             f"{item.session_id:<12} {state:<13} {updated:<16}  "
             f"{_tail(item.working_dir or '-', 28):<28} {_cost(item.spend):>9}  "
-            f"{_head(item.task, 60)}"
+            f"{_head(_task(item), 60)}"
         )
     if any(item.status == "live" for item in sessions):
         lines.append("(* live on the running server)")
@@ -107,6 +109,10 @@ def _print(args: argparse.Namespace, sessions: list[Listed]) -> int:
 def _write(lines: list[str]) -> None:
     sys.stdout.write("\n".join(lines) + "\n" if lines else "")
     sys.stdout.flush()
+
+
+def _task(item: Listed) -> str:
+    return f"[fork of {item.forked_from}] {item.task}" if item.forked_from else item.task
 
 
 def _cost(spend: Spend | None) -> str:
@@ -178,5 +184,5 @@ def _merge(stored: StoredSession | None, info: SessionInfo | None, task: str = "
         info.session_id, info.status, info.state, stored.task if stored else task,
         stored.working_dir if stored else None, info.profile, info.model, info.created,
         max(updated, info.created), info.last_seq, info.interrupted,
-        info.spend or (stored.spend if stored else None),
+        info.spend or (stored.spend if stored else None), info.forked_from,
     )  # fmt: skip

@@ -2,7 +2,8 @@
 
 ``/help``, ``/model [NAME]``, ``/policy``, ``/sessions``, ``/resume ID``,
 ``/clear`` (a new session), ``/cost``, ``/diff`` (what the session changed),
-``/skills`` and ``/exit``; a custom command (a Markdown prompt file,
+``/compact``, ``/rewind`` (pick an input to go back to), ``/fork``, ``/skills``
+and ``/exit``; a custom command (a Markdown prompt file,
 :mod:`actors.skills.commands`) is sent to the session, which expands it. Each
 is a small method on :class:`SlashCommands`, found by name, so later ones
 (``/compact``, ``/rewind``, ``/fork``) are one method and one help line.
@@ -29,12 +30,16 @@ from actors.skills.catalog import discover_local
 from actors.skills.commands import discover_commands_local
 from environments.safe_git import SAFE_GIT_ENV, safe_git_argv
 from protocol.client import RequestError
-from protocol.session import Spend
+from protocol.session import Spend, UserTurn
 from protocol.wire import (
     Compacted,
     CompactSession,
     ConfigUpdated,
+    Forked,
+    ForkSession,
     GetSession,
+    RewindSession,
+    Rewound,
     SessionDetail,
     UpdateSessionConfig,
 )
@@ -51,11 +56,13 @@ HELP = (
     ("/clear", "start a new session (this one is kept)"),
     ("/cost", "tokens and cost of this session so far"),
     ("/compact [INSTRUCTIONS]", "summarize the older part of the conversation now"),
+    ("/rewind [N [code|both] [summarize]]", "list the inputs; go back to before input N"),
+    ("/fork [N]", "go on in a new session: all of this one, or up to before input N"),
     ("/diff", "what the session changed (git diff of the workspace, else its edits)"),
     ("/skills", "the skills the model can load (docs/skills.md)"),
     ("/exit", "leave (also Ctrl-D); the session is kept"),
 )
-IDLE_ONLY = frozenset({"clear", "resume", "compact"})
+IDLE_ONLY = frozenset({"clear", "resume", "compact", "rewind"})
 """Commands that change the session: not while it works (Ctrl-C first)."""
 SESSIONS_SHOWN = 10
 
@@ -248,6 +255,63 @@ class SlashCommands:
                 f"compaction: {what}; context ~{outcome.tokens_before:,} → "
                 f"~{outcome.tokens_after:,} tokens"
             )
+
+    async def _inputs(self) -> list[UserTurn]:
+        detail = await self._detail()
+        return [t for t in detail.history if isinstance(t, UserTurn) and t.seq > 0]
+
+    async def _pick(self, word: str, usage: str) -> UserTurn | None:
+        """The input numbered ``word`` in the list, or the list (and None)."""
+        inputs = await self._inputs()
+        if not inputs:
+            self.say("no input to go back to yet")
+            return None
+        if word.isdigit() and 1 <= int(word) <= len(inputs):
+            return inputs[int(word) - 1]
+        width = len(str(len(inputs)))
+        lines = [f"  {n:>{width}}  {short(t.content, 70)}" for n, t in enumerate(inputs, 1)]
+        self.say("\n".join(["inputs of this session:", *lines, usage]))
+        return None
+
+    async def do_rewind(self, argument: str) -> None:
+        words = argument.split()
+        usage = (
+            "/rewind N goes back to before input N (the conversation; add code for the "
+            "files, both for both; summarize keeps a summary of what is cut)"
+        )
+        turn = await self._pick(words[0] if words else "", usage)
+        if turn is None:
+            return
+        options = set(words[1:])
+        mode = "both" if "both" in options else "code" if "code" in options else "conversation"
+        conversation = self.conversation
+        reply = await conversation.host.client.request(
+            RewindSession, session=conversation.session.session, to_seq=turn.seq, mode=mode,
+            summarize="summarize" in options,
+        )  # fmt: skip
+        outcome = cast(Rewound, reply).outcome
+        if mode != "code":
+            conversation.prefill = outcome.text
+            self.say(f"rewound; the input is back in the prompt to edit: {short(outcome.text, 60)}")
+
+    async def do_fork(self, argument: str) -> None:
+        conversation = self.conversation
+        at: int | None = None
+        text = ""
+        if argument:
+            turn = await self._pick(argument.split()[0], "/fork N forks up to before input N")
+            if turn is None:
+                return
+            at, text = turn.seq, turn.content
+        source = conversation.session.session
+        reply = cast(
+            Forked,
+            await conversation.host.client.request(ForkSession, session=source, at_seq=at),
+        )
+        fork = reply.session.session_id
+        await conversation.open_session(fork)
+        conversation.prefill = text
+        self.say(f"forked {source} into {fork} ({reply.turns} turns); /resume {source} goes back")
 
     async def do_diff(self, _: str) -> None:
         conversation = self.conversation

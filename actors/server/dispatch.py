@@ -27,12 +27,15 @@ from actors.kernel import (
     UnknownAddressError,
 )
 from actors.server.environments import Environments
+from actors.server.forks import fork_session
 from actors.server.options import server_options
 from actors.server.registry import SessionRegistry
 from actors.server.reply_history import without_image_bytes
+from actors.server.tree_points import snapshot_at_input
 from actors.session.actor import SessionClosed
 from actors.session.approvals import ApprovalNotFound
 from actors.session.presets import preset_config
+from actors.session.turns import conversation
 from actors.store import Store
 from actors.store.health import StoreUnavailable
 from protocol.environment import ExecCommand, ReadFile, WriteFile, effective_timeout_ms
@@ -44,6 +47,7 @@ from protocol.session import (
     ExtendLimit,
     FollowUp,
     Interrupt,
+    Rewind,
     Steer,
     Submit,
     UpdateConfig,
@@ -64,6 +68,7 @@ from protocol.wire import (
     ExtendSessionLimit,
     FileReply,
     FollowUpSession,
+    ForkSession,
     GetServerOptions,
     GetSession,
     InterruptSession,
@@ -76,6 +81,8 @@ from protocol.wire import (
     Request,
     RequestId,
     ResolveApproval,
+    RewindSession,
+    Rewound,
     SessionCreated,
     SessionDetail,
     SessionList,
@@ -184,6 +191,8 @@ _WRITES = {
     FollowUpSession: "a follow-up",
     UpdateSessionConfig: "a config change",
     ExtendSessionLimit: "extending the limit",
+    RewindSession: "a rewind",
+    ForkSession: "a fork",
     ResolveApproval: "an approval answer",
     AddEnvironment: "adding an environment",
     AddEnvironmentAlias: "adding an environment",
@@ -220,7 +229,7 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             return server_options(request.id, registry.models.settings)
         case GetSession():
             record = registry.record(request.session)
-            history = without_image_bytes(await services.store.history(record.row.id))
+            history = without_image_bytes(conversation(await services.store.history(record.row.id)))
             pending = [event_record(e) for e in registry.pending_approvals(request.session)]
             return SessionDetail(request.id, record.info(), history, pending)
         case (
@@ -258,6 +267,23 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             assert record.ref is not None
             outcome = await record.ref.ask(Compact(request.instructions), timeout=COMPACT_TIMEOUT)
             return Compacted(request.id, outcome)
+        case RewindSession():
+            record = await _live(registry, request.session)
+            assert record.ref is not None
+            code = None
+            if request.mode != "conversation":
+                code = await snapshot_at_input(services.store, record.row.id, request.to_seq)
+            rewind = Rewind(
+                request.to_seq,
+                conversation=request.mode != "code",
+                summarize=request.summarize,
+                instructions=request.instructions,
+                code_snapshot=code,
+            )
+            outcome = await record.ref.ask(rewind, timeout=COMPACT_TIMEOUT)
+            return Rewound(request.id, outcome)
+        case ForkSession():
+            return await fork_session(registry, services.store, request)
         case ResolveApproval():
             record = registry.record(request.session)
             if record.state == "closed":

@@ -49,6 +49,8 @@ class Record:
     """The high-water mark reserved in the store (see :meth:`Store.reserve_seqs`)."""
     updated: float = 0.0
     """When the session last changed (its last durable event or state change)."""
+    forked_from: str | None = None
+    """A fork's origin, ``SESSION@SEQ`` (see :mod:`actors.server.fork_origin`)."""
 
     def __post_init__(self) -> None:
         self.updated = max(self.updated, self.row.updated)
@@ -81,6 +83,7 @@ class Record:
             working_dir=self.row.working_dir,
             cost_usd=self.cost_usd,
             spend=self.spend,
+            forked_from=self.forked_from,
         )
 
 

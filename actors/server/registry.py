@@ -19,6 +19,7 @@ import trio
 from actors.kernel import ActorRef, Rejection, Runtime, UnknownAddressError
 from actors.server.client_environment import ClientEnvironment
 from actors.server.environments import Environments
+from actors.server.fork_origin import fork_origin, stored_fork_origin
 from actors.server.models import Models
 from actors.server.records import Record, SessionNotFound, SubagentRecord
 from actors.server.recovery import close_open_input, recover_stored_session, repair_history
@@ -29,8 +30,8 @@ from actors.session.events import KEEP_BYTES, EventHub
 from actors.session.snapshots import SnapshotCache
 from actors.store import Store
 from actors.store.db import SessionRow, SummaryRow
-from protocol.events import SessionEndEvent, SessionEvent
-from protocol.session import SessionConfig
+from protocol.events import ForkedFromEvent, SessionEndEvent, SessionEvent
+from protocol.session import SessionConfig, Turn
 from protocol.wire import SessionInfo
 from protocol.wire_client_calls import ClientOperation
 
@@ -102,6 +103,7 @@ class SessionRegistry:
             record.resumed = resumed
             await self._load_summary(record, await self.store.summary(row.id))
             record.spend = await self.store.ledger(row.id)
+            record.forked_from = await stored_fork_origin(self.store, row.id)
             self.records[row.id] = record
             await self._recover_subagents(row.id)
             if resumed is not None:  # back awaiting its approval, with or without a client
@@ -128,6 +130,7 @@ class SessionRegistry:
                 record.interrupted = row.interrupted
                 await self._load_summary(record, await self.store.summary(key))
                 record.spend = await self.store.ledger(key)
+                record.forked_from = await stored_fork_origin(self.store, key)
                 self.records[key] = record
         await self._load_subagents(key)
 
@@ -245,10 +248,14 @@ class SessionRegistry:
         working_dir: str | None,
         config: SessionConfig | None,
         client: tuple[ActorRef, frozenset[ClientOperation]] | None = None,
+        history: list[Turn] | None = None,
+        origin: ForkedFromEvent | None = None,
     ) -> Record:
         """``client``: a connection and the operations it serves for this session
         (the session's environment is then a :class:`ClientEnvironment`; the store
-        records the environment behind it, which a resumed session uses)."""
+        records the environment behind it, which a resumed session uses).
+        ``history`` and ``origin``: a fork's conversation so far, and where it
+        comes from (its first event after ``session_start``)."""
         profile = self.models.profile(profile_name)
         config = self.models.settings.session_config(config, profile.id)
         if environment:
@@ -261,7 +268,10 @@ class SessionRegistry:
             served = ClientEnvironment(env, *client)
             number = len(self.client_environments) + 1
             session_env = await self.runtime.spawn(served, name=f"client-environments/{number}")
-        actor = SessionActor(profile, session_env, gateway, config, snapshots=self.snapshots)
+        actor = SessionActor(
+            profile, session_env, gateway, config, history=history, snapshots=self.snapshots
+        )
+        actor.origin = origin
         if served is not None:
             served.session_id = actor.id
             self.client_environments[actor.id] = session_env
@@ -274,7 +284,10 @@ class SessionRegistry:
         self.store.put_session(
             row.id, row.profile, row.model, row.environment, working_dir, config, created=now
         )
+        if history:
+            self.store.put_history(row.id, 0, history)
         record = Record(row, config)
+        record.forked_from = fork_origin(origin)
         self.records[row.id] = record
         self._subagents_read.add(row.id)  # new: it has none stored
         await self._spawn(record, actor)

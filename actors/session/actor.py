@@ -34,6 +34,7 @@ from actors.session.policy_gate import PolicyGate
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot, take_snapshot
 from actors.session.resumed_round import ResumedRound
+from actors.session.rewind import NotAnInput, RewindBusy, input_text
 from actors.session.skill_wiring import wire_skills
 from actors.session.snapshots import SnapshotCache
 from actors.session.subagents import AgentManager, BackgroundResult
@@ -46,13 +47,16 @@ from actors.tools.core.agents import AGENT_TOOLS
 from actors.tools.core.loop_breakers import LOOP_BREAKING_TOOLS
 from actors.tools.core.terminal import TERMINAL
 from actors.tools.registry import ToolFailure
+from actors.workspace import RestoreReport, restore_snapshot
 from environments.wrappers import ScopedEnvironment
 from protocol.environment import Describe, ResolvedPath, ResolvePath
 from protocol.events import (
     ErrorEvent,
     EventData,
+    ForkedFromEvent,
     InputInterruptedEvent,
     ModelFallbackEvent,
+    RewindEvent,
     ServiceRestartedEvent,
     SessionEndEvent,
     SessionEvent,
@@ -71,6 +75,9 @@ from protocol.session import (
     GetSnapshot,
     Interrupt,
     Isolation,
+    Rewind,
+    RewindMode,
+    RewindOutcome,
     SessionConfig,
     SessionOutcome,
     SessionSnapshot,
@@ -79,6 +86,7 @@ from protocol.session import (
     Submit,
     Subscribe,
     SubscribeRef,
+    TreeSnapshot,
     Turn,
     UpdateConfig,
     WaitIdle,
@@ -195,6 +203,9 @@ class SessionActor(Actor):
         or the parent's for a subagent."""
         """Set by the host before the session starts: Troupe's own directories, added
         to the policy's denied paths (see :class:`PolicyGate`); subagents inherit it."""
+        self.origin: ForkedFromEvent | None = None
+        """A fork's origin, set by the host before it starts: its first event after
+        ``session_start``."""
         if resumed is not None:
             self.approvals.reopen(resumed.request, resumed.call_id)
             self.loop.resumed = resumed
@@ -239,6 +250,8 @@ class SessionActor(Actor):
                 agent_depth=self.agent_depth,
             )
         )
+        if self.origin is not None:
+            self.hub.emit(self.origin)
         if self.loop.resumed is not None:
             self.loop.begin()
             self.ctx.nursery.start_soon(self._continue)
@@ -422,6 +435,86 @@ class SessionActor(Actor):
             if self.loop.follow_ups and self.loop.state != "closed":
                 self.loop.begin()
                 self.ctx.nursery.start_soon(self._process, self.loop.follow_ups.popleft())
+
+    @handler(concurrent=True)
+    async def rewind(self, message: Rewind) -> RewindOutcome:
+        """Rewind the code, the conversation or both to just before an input (see
+        :class:`~protocol.session.Rewind`). Refused while an input is processing:
+        interrupt it first (a rewind never cancels work on its own). The session
+        is busy meanwhile: an input submitted then waits for it."""
+        self._refuse_if_closed()
+        if self.loop.state == "processing":
+            raise RewindBusy("the session is processing an input; interrupt it, then rewind")
+        if not message.conversation and message.code_snapshot is None:
+            raise NotAnInput("nothing to rewind: neither the conversation nor the code")
+        history = self.loop.history
+        if message.conversation:
+            text = input_text(history, message.to_seq)
+        else:  # the code alone: the input may have been rewound out of the conversation
+            text = input_text(history.raw, message.to_seq)
+        self.loop.begin()
+        try:
+            summary, usage = None, None
+            if message.conversation and message.summarize:  # first: it may fail
+                await self._prepare()
+                summary, usage = await self.loop.summarize_cut(message.to_seq, message.instructions)
+            report = None
+            if message.code_snapshot is not None:
+                report = await self._restore_code(message.code_snapshot)
+            before = after = len(history)
+            if message.conversation:
+                before, after = self.loop.cut(message.to_seq, summary, usage)
+            summarized = summary is not None
+            mode: RewindMode = "conversation"
+            if report is not None:
+                mode = "both" if message.conversation else "code"
+            outcome = RewindOutcome(
+                to_seq=message.to_seq,
+                mode=mode,
+                text=text,
+                turns_before=before,
+                turns_after=after,
+                summarized=summarized,
+            )
+            if report is not None:
+                outcome = msgspec.structs.replace(
+                    outcome,
+                    changed=list(report.changed),
+                    recreated=list(report.recreated),
+                    deleted=list(report.deleted),
+                    snapshot=report.commit,
+                    undo_snapshot=report.before,
+                )
+            self.hub.emit(
+                RewindEvent(
+                    to_seq=message.to_seq,
+                    mode=mode,
+                    turns_before=before,
+                    turns_after=after,
+                    summarized=summarized,
+                    files_changed=len(outcome.changed),
+                    files_recreated=len(outcome.recreated),
+                    files_deleted=len(outcome.deleted),
+                    snapshot=outcome.snapshot,
+                    undo_snapshot=outcome.undo_snapshot,
+                )
+            )
+        finally:
+            self.loop.settle()
+            if self.loop.follow_ups and self.loop.state != "closed":
+                self.loop.begin()
+                self.ctx.nursery.start_soon(self._process, self.loop.follow_ups.popleft())
+        return outcome
+
+    async def _restore_code(self, snapshot: TreeSnapshot) -> RestoreReport:
+        """The working tree back to ``snapshot``, byte for byte (docs/snapshots.md)."""
+        return await restore_snapshot(
+            self.environment,
+            snapshot.commit,
+            root=snapshot.root,
+            shadow=snapshot.shadow,
+            max_file_bytes=self.config.snapshot_max_file_bytes,
+        )
 
     @handler(concurrent=True)
     async def wait_idle(self, message: WaitIdle) -> SessionOutcome:

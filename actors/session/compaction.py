@@ -51,6 +51,7 @@ from protocol.session import (
     AssistantTurn,
     CompactionOutcome,
     CompactionTurn,
+    RewindTurn,
     SessionConfig,
     SteeringTurn,
     SystemTurn,
@@ -297,6 +298,19 @@ class Compactor:
         probe.messages([*self.history, turn])
         return self._estimate(probe.chars)
 
+    async def summarize(
+        self,
+        model: ModelSession | FallbackModel,
+        config: SessionConfig,
+        model_name: str,
+        start: int,
+        end: int,
+        instructions: str | None,
+    ) -> tuple[str, Usage]:
+        """A summary of the turns ``start`` to ``end`` (a rewind's "summarize from
+        here"), with the compaction prompt; its cost is in the ledger."""
+        return await self._summarize(model, config, model_name, start, end, instructions)
+
     async def _summarize(
         self,
         model: ModelSession | FallbackModel,
@@ -353,6 +367,8 @@ def _line(turn: Turn, summary: bool) -> str:
         case AssistantTurn():
             calls = "\n".join(f"-> {c.name} {c.raw_arguments[:500]}" for c in turn.tool_calls)
             return "\n".join(part for part in ("[Agent]", turn.content, calls) if part)
+        case RewindTurn(summary=str(text)):
+            return f"[Summary of a part the user rewound]\n{text}"
         case ToolResultsTurn():
             return "\n".join(
                 f"[Result of {r.name or 'tool'}{' (error)' if r.is_error else ''}]\n"

@@ -74,10 +74,17 @@ class ContextView:
         self.summary: CompactionTurn | None = None
         self.generation = 0
         """Counts the rebuilds: estimates made before one no longer hold."""
+        self._cuts = 0
 
     def messages(self, history: Sequence[Turn]) -> list[Message]:
+        cuts = getattr(history, "cuts", 0)  # a rewind (TurnLog) changed turns seen before
         new = history[self._converted :]
-        if len(history) < self._converted or any(isinstance(t, CompactionTurn) for t in new):
+        if (
+            cuts != self._cuts
+            or len(history) < self._converted
+            or any(isinstance(t, CompactionTurn) for t in new)
+        ):
+            self._cuts = cuts
             self._rebuild(history)
             return self._messages
         for turn in new:

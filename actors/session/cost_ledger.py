@@ -23,7 +23,7 @@ import msgspec
 
 from actors.models.client.catalog import usage_cost
 from protocol.llm import Usage
-from protocol.session import AssistantTurn, CompactionTurn, SessionConfig, Spend, Turn
+from protocol.session import AssistantTurn, CompactionTurn, RewindTurn, SessionConfig, Spend, Turn
 
 CapName = Literal["max_input_cost", "max_cost"]
 
@@ -65,7 +65,11 @@ class CostLedger:
         """(max_input_cost, max_cost) as last checked: what a subagent checks against."""
         self._warned: set[CapName] = set()
         for turn in history:
-            usage = turn.usage if isinstance(turn, AssistantTurn | CompactionTurn) else None
+            usage = (
+                turn.usage
+                if isinstance(turn, AssistantTurn | CompactionTurn | RewindTurn)
+                else None
+            )
             if usage is not None:
                 self.own += Spend.of(usage, call_cost(usage, model))
 

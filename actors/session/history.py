@@ -7,11 +7,17 @@ from collections.abc import Sequence
 from protocol.llm import Message, TextPart, ToolCall
 from protocol.session import (
     AssistantTurn,
+    RewindTurn,
     SteeringTurn,
     SystemTurn,
     ToolResultsTurn,
     Turn,
     UserTurn,
+)
+
+REWOUND_HEADER = (
+    "[Summary of a later part of this conversation, which the user rewound: the "
+    "turns it stands for are no longer shown, and what they did may have been undone.]"
 )
 
 
@@ -32,6 +38,10 @@ def to_messages(history: Sequence[Turn]) -> list[Message]:
                     Message("tool", [result], tool_call_id=result.tool_call_id)
                     for result in turn.results
                 )
+            case RewindTurn(summary=str(summary)):
+                messages.append(Message.user(f"{REWOUND_HEADER}\n\n{summary}"))
+            case _:
+                pass
     return messages
 
 
@@ -79,4 +89,8 @@ def history_chars(history: Sequence[Turn]) -> int:
                 total += sum(len(call.raw_arguments) or 64 for call in turn.tool_calls)
             case ToolResultsTurn():
                 total += sum(len(str(result.content)) for result in turn.results)
+            case RewindTurn(summary=str(summary)):
+                total += len(summary)
+            case _:
+                pass
     return total

@@ -19,6 +19,7 @@ import trio
 
 from actors.hooks import SessionHooks
 from actors.hooks.session import MAX_STOP_CONTINUATIONS, stop_answer_continues
+from actors.models.errors import ModelError
 from actors.models.fallback import FallbackModel
 from actors.models.session import ModelSession
 from actors.session.agentic_mode import KEEP_GOING, AgenticMode
@@ -32,6 +33,7 @@ from actors.session.model_turn import ToolCallingMode
 from actors.session.profiles import ProviderProfile
 from actors.session.prompt import EnvironmentSnapshot
 from actors.session.resumed_round import ResumedRound
+from actors.session.rewind import RewindCancelled, SummaryFailed, input_index
 from actors.session.round_checks import RoundChecks, Verdict
 from actors.session.token_budget import TokenBudget
 from actors.session.tool_round import ToolRunner
@@ -47,11 +49,12 @@ from protocol.events import (
     UserInputEvent,
     WarningEvent,
 )
-from protocol.llm import Response, ToolCall, ToolResult
+from protocol.llm import Response, ToolCall, ToolResult, Usage
 from protocol.session import (
     CompactionOutcome,
     CompletionStatus,
     LoopState,
+    RewindTurn,
     SessionConfig,
     SessionOutcome,
     SessionState,
@@ -130,7 +133,7 @@ class AgenticLoop:
         self._loops = LoopWatch()
         self._fatal: str | None = None
         self.model = ModelCalls(profile, hub, history)
-        self.cost = CostLedger(history, ModelCalls.model_name(profile, config))
+        self.cost = CostLedger(history.raw, ModelCalls.model_name(profile, config))
         self.compactor = Compactor(profile, hub, history, self.model.view, self.cost)
         self._stop_reason: StopReason = "completed"
         self._last_text = ""
@@ -144,7 +147,7 @@ class AgenticLoop:
         self._rounds = 0
         self.loop_state: LoopState | None = None
         self.agentic = AgenticMode(hub)
-        self.budget = TokenBudget(self.history)
+        self.budget = TokenBudget(self.history.raw)
         self._completion: CompletionStatus | None = None
         self.hooks: SessionHooks | None = None
         self.prompt_commands: CommandCatalog | None = None
@@ -293,7 +296,8 @@ class AgenticLoop:
                 text = self.prompt_commands.expand(text) or text
             if await self._prompt_blocked(text):
                 return
-            self.history.append(UserTurn(text, time.time()))
+            # seq: its user_input event's, emitted next (rewind and fork find it by that)
+            self.history.append(UserTurn(text, time.time(), self.hub.last_seq + 1))
             self._input_seq = self.hub.emit(UserInputEvent(text)).seq
             await self._snapshot_tree("input")
         self._drain_hook_context()
@@ -539,6 +543,38 @@ class AgenticLoop:
             finally:
                 self._work = None
         return CompactionOutcome("none", 0, 0, "cancelled")
+
+    async def summarize_cut(self, to_seq: int, instructions: str | None) -> tuple[str, Usage]:
+        """The model's summary of what a rewind to the input of event ``to_seq``
+        cuts ("summarize from here"), with the compaction prompt. Nothing changes
+        yet: a failure leaves the session as it was."""
+        index = input_index(self.history, to_seq)
+        parts = self._parts()
+        summary: tuple[str, Usage] | None = None
+        with trio.CancelScope() as scope:
+            self._work = scope
+            try:
+                summary = await self.compactor.summarize(
+                    parts.model, self.config, self.model_name, index, len(self.history),
+                    instructions,
+                )  # fmt: skip
+            except ModelError as error:
+                raise SummaryFailed(f"the summary could not be written: {error}") from None
+            finally:
+                self._work = None
+        if summary is None:
+            raise RewindCancelled("the rewind was cancelled while the summary was written")
+        return summary
+
+    def cut(self, to_seq: int, summary: str | None, usage: Usage | None) -> tuple[int, int]:
+        """Cut the conversation just before the input of event ``to_seq`` (a durable
+        :class:`RewindTurn`; ``summary`` stands for the cut part). Returns the turns
+        before and after. Between inputs only."""
+        index = input_index(self.history, to_seq)
+        before = len(self.history)
+        self.history.append(RewindTurn(index, to_seq, time.time(), summary, usage))
+        self._loops = LoopWatch()
+        return before, len(self.history)
 
     # -- between rounds ------------------------------------------------------
 

@@ -55,12 +55,13 @@ class ModelCalls:
         self.profile = profile
         self.hub = hub
         self.history = history
-        self.turns = sum(1 for turn in history if isinstance(turn, AssistantTurn))
-        """Model answers in the whole session (a resumed one's included)."""
+        self.turns = sum(1 for turn in history.raw if isinstance(turn, AssistantTurn))
+        """Model answers in the whole session (a resumed one's, and rewound ones, included)."""
         self.view = ContextView()
         """The history as the model sees it (compactions applied)."""
         self._history_chars = 0
         self._chars_counted = 0
+        self._cuts = history.cuts
         self._context_tokens: int | None = None
 
     @staticmethod
@@ -139,6 +140,7 @@ class ModelCalls:
                 response_id=response.id or None,
                 timestamp=time.time(),
                 message=response.message,
+                seq=self.hub.last_seq + 1,  # its assistant_text_end, emitted next
             )
         )
         self.hub.emit(
@@ -159,6 +161,9 @@ class ModelCalls:
         The character count is kept up to date incrementally: recounting the whole
         history on every round would make each round slower than the last."""
         history: Sequence[Turn] = self.history
+        if self._cuts != self.history.cuts:  # rewound: count again, the provider's too
+            self._cuts, self._history_chars, self._chars_counted = self.history.cuts, 0, 0
+            self._context_tokens = None
         self._history_chars += history_chars(history[self._chars_counted :])
         self._chars_counted = len(history)
         info = get_model_info(self.model_name(self.profile, config))

@@ -2,7 +2,9 @@
 // `troupe acp` as an editor would. Usage: node client.mjs PLAN_JSON
 // The plan: {sdk, command: [...], cwd, prompts: [text...], cancelWhenExists: path,
 //            loadSessionId, permissions: ["reject_once" | "allow_once" | ...],
-//            buffers: {absolute path: text}, malformed: [raw lines]}
+//            buffers: {absolute path: text}, malformed: [raw lines],
+//            forkPrompts: [text...] (then session/fork and these prompts in the fork),
+//            forkCwd: the fork's cwd (default: cwd)}
 // The client is also a conformance probe: every message on the wire is checked
 // against the SDK's own schemas (its zod validators): the agent's answers to the
 // client's requests, its requests and its updates; what does not conform is
@@ -32,6 +34,7 @@ const responseSchemas = {
   "session/new": validate.zNewSessionResponse,
   "session/load": validate.zLoadSessionResponse,
   "session/prompt": validate.zPromptResponse,
+  "session/fork": validate.zForkSessionResponse,
 };
 const requestSchemas = {
   "session/request_permission": validate.zRequestPermissionRequest,
@@ -217,6 +220,16 @@ try {
   for (const text of plan.prompts) {
     const answer = await connection.prompt({ sessionId, prompt: [{ type: "text", text }] });
     result.prompts.push({ stopReason: answer.stopReason });
+  }
+  if (plan.forkPrompts) {  // session/fork (unstable in ACP), then prompts in the fork
+    const forked = await connection.unstable_forkSession({
+      sessionId, cwd: plan.forkCwd || plan.cwd, mcpServers: [],
+    });
+    result.forkSessionId = forked.sessionId;
+    for (const text of plan.forkPrompts) {
+      const answer = await connection.prompt({ sessionId: forked.sessionId, prompt: [{ type: "text", text }] });
+      result.prompts.push({ stopReason: answer.stopReason, fork: true });
+    }
   }
 } catch (error) {
   result.error = String(error && (error.message || JSON.stringify(error)));

@@ -15,7 +15,7 @@ import trio
 
 from actors.mockllm import Script, serve_mock_llm
 from protocol.client import TroupeClient, connect
-from protocol.session import AssistantTurn, CompactionTurn, ToolResultsTurn, Turn
+from protocol.session import AssistantTurn, CompactionTurn, RewindTurn, ToolResultsTurn, Turn
 from protocol.wire import CreateSession, GetSession, SubmitInput
 from tests.waiting import wait_for_file
 from tests.wire.conftest import (
@@ -52,6 +52,8 @@ def comparable(turn: Turn) -> tuple[Any, ...]:
         )
     if isinstance(turn, CompactionTurn):
         return ("compaction", turn.summary, turn.start, turn.end, turn.pruned_before)
+    if isinstance(turn, RewindTurn):
+        return ("rewind", turn.keep, turn.to_seq, turn.summary)
     return (type(turn).__name__, turn.content)
 
 

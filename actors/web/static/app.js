@@ -50,6 +50,10 @@ class App {
       stream = new Stream(key);
       stream.onChange = (changed) => this.changed(changed);
       stream.onSpawn = (address) => this.stream(address);
+      if (!key.includes("/agents/")) {  // a subagent's conversation is its parent's business
+        stream.onRewind = (seq, node) => this.rewindChooser(key, seq, node);
+        stream.onFork = (seq) => this.forkFrom(key, seq);
+      }
       this.streams.set(key, stream);
       if (this.link.open) stream.subscribed = this.subscribe(stream);
     }

@@ -109,6 +109,42 @@ export class SessionView {
     } catch (error) { toast(error.message); }
   }
 
+  /** "Rewind to here": the choice (the conversation, the code or both; a summary of
+   * what is cut), then the protocol's rewind; the input's text comes back in the box. */
+  rewindChooser(key, seq, node) {
+    if (!node || node.querySelector(".rewind-choice")) return;
+    const name = `rewind-${seq}`;
+    const option = (value, label, checked) => h("label", {}, h("input", { type: "radio", name, value, checked }), ` ${label}`);
+    const summarize = h("input", { type: "checkbox", name: "summarize" });
+    const form = h("form", { class: "rewind-choice", "aria-label": "Rewind" },
+      option("conversation", "the conversation", true), option("code", "the files", false),
+      option("both", "both", false), h("label", {}, summarize, " keep a summary of what is cut"),
+      h("button", { type: "submit", class: "primary" }, "Rewind"),
+      h("button", { type: "button", onclick: () => form.remove() }, "Cancel"));
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const mode = form.querySelector(`input[name="${name}"]:checked`).value;
+      try {
+        const { outcome } = await this.link.request("rewind", { session: key, to_seq: seq, mode, summarize: summarize.checked });
+        form.remove();
+        const input = $("#composer-text");
+        if (mode !== "code" && input) { input.value = outcome.text; input.focus(); }
+        const files = outcome.snapshot ? `; files: ${outcome.changed.length} changed, ${outcome.recreated.length} recreated, ${outcome.deleted.length} deleted` : "";
+        toast(`rewound to before input ${seq}${files}`, "ok");
+      } catch (error) { toast(error.message); }
+    });
+    node.append(form);
+  }
+
+  /** "Fork from here": a new session with the conversation up to this message. */
+  async forkFrom(key, seq) {
+    try {
+      const { session, turns } = await this.link.request("fork", { session: key, at_seq: seq });
+      toast(`forked: ${session.session_id} (${turns} turns)`, "ok");
+      location.hash = `#/s/${encodeURIComponent(session.session_id)}`;
+    } catch (error) { toast(error.message); }
+  }
+
   /** The protocol's extend_limit: the session raises the limit its last input
    * stopped at and continues that same input (no new message is needed). */
   async extendLimit(key) {

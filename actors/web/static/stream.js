@@ -37,6 +37,9 @@ export class Stream {
     this.scheduled = false;
     this.onChange = () => {};
     this.onSpawn = () => {};
+    this.onRewind = null;  // (seq, node): "Rewind to here" on a user message (top-level sessions)
+    this.onFork = null;    // (seq): "Fork from here" on a user or assistant message
+    this.seq = 0;          // the seq of the event being applied: each item it adds carries it
   }
 
   get state() {
@@ -66,6 +69,7 @@ export class Stream {
       if (this.stale(frame)) continue;
       if (EPHEMERAL.has(frame.kind)) this.liveSeq = frame.seq;
       else if (!frame.resent) this.cursor = this.liveSeq = frame.seq;
+      this.seq = frame.seq;
       this.apply(frame.kind, frame.data, frame);
     }
     if (this.queue.length) setTimeout(() => this.drain(), 0);
@@ -79,7 +83,35 @@ export class Stream {
     return EPHEMERAL.has(frame.kind) ? frame.seq <= this.liveSeq : frame.seq <= this.cursor;
   }
 
-  add(node) { this.node.append(node); return node; }
+  add(node) {
+    if (this.seq) node.dataset.seq = this.seq;
+    this.node.append(node);
+    return node;
+  }
+
+  actions(seq, user) {
+    // Rewind (user messages) and fork (user and assistant messages), by event seq.
+    if (!this.onFork) return null;
+    const row = h("span", { class: "msg-actions" });
+    if (user) row.append(h("button", { type: "button", onclick: (e) => this.onRewind(seq, e.target.closest("li")) }, "Rewind to here"));
+    row.append(h("button", { type: "button", onclick: () => this.onFork(seq) }, "Fork from here"));
+    return row;
+  }
+
+  rewound(data) {
+    // The conversation was cut before input to_seq: what came from it on, up to
+    // this event, stays on the page (the log keeps it) but is marked as cut.
+    if (data.mode !== "code") {
+      for (const item of this.node.children) {
+        const seq = Number(item.dataset.seq || 0);
+        if (seq >= data.to_seq && seq < this.seq) item.classList.add("rewound");
+      }
+    }
+    const parts = [];
+    if (data.mode !== "code") parts.push(`conversation ${data.turns_before} → ${data.turns_after} turns${data.summarized ? " (a summary stands for the rest)" : ""}`);
+    if (data.snapshot) parts.push(`files: ${data.files_changed} changed, ${data.files_recreated} recreated, ${data.files_deleted} deleted`);
+    this.add(h("li", { class: "note rewind" }, `rewound to before input ${data.to_seq}: ${parts.join("; ")}`));
+  }
 
   queueSteer(text) {
     // Sent, not applied yet: the session takes steers before its next model call.
@@ -107,7 +139,11 @@ export class Stream {
         this.processing = true;
         this.interrupted = false;
         this.limitHit = null;
-        this.add(h("li", { class: "user" }, h("div", { class: "who" }, "you"), h("div", { class: "md", html: Render.markdown(data.content) })));
+        this.add(h("li", { class: "user" }, h("div", { class: "who" }, "you", this.actions(frame.seq, true)), h("div", { class: "md", html: Render.markdown(data.content) })));
+        break;
+      case "rewind": this.rewound(data); break;
+      case "forked_from":
+        this.add(h("li", { class: "note" }, `forked from ${data.source} at ${data.at_seq || "its end"} (${data.turns} turns)${data.working_directory ? ` · its own tree in ${data.working_directory}` : ""}`));
         break;
       case "steering_injected":
         this.unqueueSteer(data.content);
@@ -136,6 +172,8 @@ export class Stream {
         this.cost = this.cost === null || data.cost_usd == null ? null : this.cost + data.cost_usd;
         block.iteration = this.iterations;
         this.paintAssistant(true);
+        const actions = this.actions(frame.seq, false);
+        if (actions) block.meta.append(actions);
         this.current = null;
         break;
       }
