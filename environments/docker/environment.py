@@ -87,6 +87,7 @@ class DockerEnvironment(CommandEnvironment):
         self._api: DockerAPI | None = None
         self._creating = trio.Lock()
         self._swept = False
+        self._stopping = False
 
     @property
     def api(self) -> DockerAPI:
@@ -119,6 +120,8 @@ class DockerEnvironment(CommandEnvironment):
     async def ensure_container(self) -> str:
         """The running container, created (and orphans of a crash swept) on first need."""
         async with self._creating:
+            if self._stopping:
+                raise DockerError("the Docker environment is stopping")
             if self.container is None:
                 if not self._swept:
                     self._swept = True
@@ -165,8 +168,18 @@ class DockerEnvironment(CommandEnvironment):
             except DockerError as error:  # the labels let the next start sweep it
                 log.warning("container %s not removed: %s", container[:12], error)
 
+    async def on_start(self) -> None:
+        self._stopping = False  # a restart in place serves again
+        await super().on_start()
+
     async def on_stop(self) -> None:
         # Shielded and bounded: the supervisor may cancel after its grace period.
+        # A container being made when the stop came is made (or given up) first, and
+        # none is made after: either would outlive the environment.
+        self._stopping = True
+        with trio.CancelScope(shield=True), trio.move_on_after(_REMOVE_BOUND):
+            async with self._creating:
+                pass
         await self.terminals.close_all(kill=False)  # removing the container ends them
         await self._remove()
         if self._api is not None:
