@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 import msgspec
+import trio
 
 from actors.kernel import ActorRef, Rejection, Runtime
 from actors.models.config import Wire, endpoint, endpoint_from_env
@@ -86,6 +87,9 @@ class Models:
         self.runtime = runtime
         self.settings = settings
         self._gateways: dict[Wire, ActorRef] = {}
+        self._spawning = trio.Lock()
+        """Held from looking a gateway up until it is registered: two sessions
+        started at once would otherwise both spawn ``/models/<wire>``."""
         self._profiles: dict[str, ProviderProfile] = {}
         """Built once per name (tool schemas included): each session derives its own
         copy (:meth:`ProviderProfile.derive`) and never changes this one."""
@@ -102,6 +106,10 @@ class Models:
         return built
 
     async def gateway(self, profile: ProviderProfile) -> ActorRef:
+        async with self._spawning:
+            return await self._gateway(profile)
+
+    async def _gateway(self, profile: ProviderProfile) -> ActorRef:
         wire = self.settings.wire or WIRE_OF_PROFILE[profile.id]
         ref = self._gateways.get(wire)
         if ref is not None and ref.alive:
