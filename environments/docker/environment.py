@@ -87,7 +87,7 @@ class DockerEnvironment(CommandEnvironment):
         self._api: DockerAPI | None = None
         self._creating = trio.Lock()
         self._swept = False
-        self._stopped = False
+        self._stopping = False
         """Set when the actor stops: no container is created after that (a request
         still in flight when the container is removed would otherwise make one
         that nothing removes)."""
@@ -123,8 +123,8 @@ class DockerEnvironment(CommandEnvironment):
     async def ensure_container(self) -> str:
         """The running container, created (and orphans of a crash swept) on first need."""
         async with self._creating:
-            if self._stopped:
-                raise ContainerGone("the Docker environment has stopped")
+            if self._stopping:
+                raise DockerError("the Docker environment is stopping")
             if self.container is None:
                 if not self._swept:
                     self._swept = True
@@ -134,8 +134,8 @@ class DockerEnvironment(CommandEnvironment):
                     await self.api.start_container(container)
                     if self.copy_workspace:
                         await self._copy_in(container)
-                    if self._stopped:
-                        raise ContainerGone("the Docker environment has stopped")
+                    if self._stopping:
+                        raise DockerError("the Docker environment is stopping")
                 except BaseException:
                     with trio.CancelScope(shield=True):
                         await self.api.remove_container(container)
@@ -173,9 +173,18 @@ class DockerEnvironment(CommandEnvironment):
             except DockerError as error:  # the labels let the next start sweep it
                 log.warning("container %s not removed: %s", container[:12], error)
 
+    async def on_start(self) -> None:
+        self._stopping = False  # a restart in place serves again
+        await super().on_start()
+
     async def on_stop(self) -> None:
         # Shielded and bounded: the supervisor may cancel after its grace period.
-        self._stopped = True
+        # A container being made when the stop came is made (or given up) first, and
+        # none is made after: either would outlive the environment.
+        self._stopping = True
+        with trio.CancelScope(shield=True), trio.move_on_after(_REMOVE_BOUND):
+            async with self._creating:
+                pass
         await self.terminals.close_all(kill=False)  # removing the container ends them
         await self._remove()
         if self._api is not None:
