@@ -5,8 +5,8 @@ name) and one :class:`Kind` in the kind's own module: how to check a spec, which
 address an environment of that name gets, and how to start it. The server knows
 kinds only through :class:`Kinds` (no name of a kind appears in its code; a test
 over the source holds that), so adding a kind is its module and one line in
-:data:`BUILTIN`. Kind modules import their heavy parts (asyncssh, httpx) inside
-``start``, so this registry costs nothing at start-up. See
+:mod:`environments.builtin_kinds`. Kind modules import their heavy parts
+(asyncssh, httpx) inside ``start``, so the registry costs nothing at start-up. See
 docs/environment-kinds.md.
 """
 
@@ -153,15 +153,6 @@ class Kinds:
         return msgspec.json.decode(blob, type=self.named(kind).spec)
 
 
-def builtin_kinds() -> Kinds:
-    """This machine, SSH hosts and Docker containers."""
-    from environments.docker.kind import KIND as DOCKER
-    from environments.local_kind import KIND as LOCAL
-    from environments.ssh.kind import KIND as SSH
-
-    return Kinds([LOCAL, SSH, DOCKER])
-
-
 __all__ = [
     "AlreadyExists",
     "Kind",
@@ -169,5 +160,4 @@ __all__ = [
     "Kinds",
     "MachineEntry",
     "SpecRefused",
-    "builtin_kinds",
 ]

@@ -1,7 +1,10 @@
-"""Fixtures every test directory may use: a real PostgreSQL (tests/postgres.py)."""
+"""Fixtures every test directory may use: a real PostgreSQL (tests/postgres.py) and
+the store the servers of ``start_stack`` (tests/wire/conftest.py) keep their sessions
+in, wherever a test imports that fixture."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -42,3 +45,15 @@ def store_setting(request: pytest.FixtureRequest) -> str:
     if request.param == "sqlite":
         return ""
     return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def store(request: pytest.FixtureRequest) -> str:
+    """The servers' ``--store``: SQLite in the data directory, or a fresh
+    PostgreSQL database with ``TROUPE_TEST_STORE=postgresql`` in the environment
+    (every test of this directory that starts its server through ``start_stack``
+    then runs on PostgreSQL). A module run on both backends every time overrides
+    this with ``store_setting`` (tests/conftest.py)."""
+    if os.environ.get("TROUPE_TEST_STORE") == "postgresql":
+        return request.getfixturevalue("postgres_url")
+    return ""

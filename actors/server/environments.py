@@ -22,7 +22,8 @@ from actors.kernel import ActorRef, Rejection, Runtime, UnknownAddressError
 from actors.kernel.processes import ProcessLedger
 from actors.server.env_probe import probe_all
 from actors.store import Store
-from environments.kinds import ENVIRONMENTS, AlreadyExists, KindContext, Kinds, builtin_kinds
+from environments.builtin_kinds import builtin_kinds
+from environments.kinds import ENVIRONMENTS, AlreadyExists, KindContext, Kinds
 from protocol.environment_specs import EnvironmentSpec
 from protocol.wire import EnvironmentSummary
 

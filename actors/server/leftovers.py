@@ -16,7 +16,8 @@ from pathlib import Path
 import trio
 
 from actors.kernel.processes import ProcessLedger, end_local_leftovers
-from environments.kinds import Kinds, builtin_kinds
+from environments.builtin_kinds import builtin_kinds
+from environments.kinds import Kinds
 
 log = logging.getLogger("troupe.server")
 

@@ -15,7 +15,8 @@ import trio
 
 from actors.kernel import Runtime
 from actors.server.environments import Environments
-from environments.kinds import Kinds, SpecRefused, builtin_kinds
+from environments.builtin_kinds import builtin_kinds
+from environments.kinds import Kinds, SpecRefused
 from protocol.environment import (
     CloseTerminal,
     ExecCommand,

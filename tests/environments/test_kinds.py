@@ -13,7 +13,8 @@ import msgspec
 import pytest
 
 from actors.store.store import open_store
-from environments.kinds import Kinds, SpecRefused, builtin_kinds
+from environments.builtin_kinds import builtin_kinds
+from environments.kinds import Kinds, SpecRefused
 from protocol.environment_specs import DockerSpec, LocalSpec, SSHSpec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +24,7 @@ LOCAL_NAMES = {"LocalEnvironment", "LocalSpec", "local_kind"}
 """This machine's kind, by the names that would start it directly."""
 OWN_FILES = {
     "environments/kinds.py",  # the registry
+    "environments/builtin_kinds.py",  # the registry's list of the kinds out of the box
     "environments/local.py",
     "environments/local_kind.py",
     "environments/local_exec.py",

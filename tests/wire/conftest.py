@@ -65,18 +65,6 @@ StartStack = Callable[..., AbstractAsyncContextManager[Stack]]
 
 
 @pytest.fixture
-def store(request: pytest.FixtureRequest) -> str:
-    """The servers' ``--store``: SQLite in the data directory, or a fresh
-    PostgreSQL database with ``TROUPE_TEST_STORE=postgresql`` in the environment
-    (every test of this directory that starts its server through ``start_stack``
-    then runs on PostgreSQL). A module run on both backends every time overrides
-    this with ``store_setting`` (tests/conftest.py)."""
-    if os.environ.get("TROUPE_TEST_STORE") == "postgresql":
-        return request.getfixturevalue("postgres_url")
-    return ""
-
-
-@pytest.fixture
 def start_stack(tmp_path: Path, store: str) -> StartStack:
     root = Path(os.path.realpath(tmp_path))
 
