@@ -218,7 +218,7 @@ class Compactor:
             return self._end("prune" if pruned else "none", before)
         start, end, pinned = cut
         try:
-            summary, usage = await self._summarize(
+            summary, usage = await self.summarize(
                 model, config, model_name, start, end, instructions
             )
         except ModelError as error:
@@ -307,19 +307,8 @@ class Compactor:
         end: int,
         instructions: str | None,
     ) -> tuple[str, Usage]:
-        """A summary of the turns ``start`` to ``end`` (a rewind's "summarize from
-        here"), with the compaction prompt; its cost is in the ledger."""
-        return await self._summarize(model, config, model_name, start, end, instructions)
-
-    async def _summarize(
-        self,
-        model: ModelSession | FallbackModel,
-        config: SessionConfig,
-        model_name: str,
-        start: int,
-        end: int,
-        instructions: str | None,
-    ) -> tuple[str, Usage]:
+        """A summary of the turns ``start`` to ``end`` with the compaction prompt (a
+        compaction's, or a rewind's "summarize from here"); its cost is in the ledger."""
         window = context_window(self.profile, config, model_name)
         transcript = self._transcript(start, end, budget=window * 2)
         text = f"{TRANSCRIPT_MARKER}\n\n{transcript}"
