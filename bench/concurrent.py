@@ -63,7 +63,8 @@ async def _sessions(url: str, workdir: Path, sessions: int) -> tuple[float, floa
         ep = endpoint(WIRE, url, "bench-key", max_concurrency=sessions)
         async with open_gateway(runtime, ep, RetryPolicy(max_retries=0)) as gateway:
             env = await runtime.spawn(LocalEnvironment(workdir))
-            config = SessionConfig(enable_loop_detection=False)
+            # No workspace snapshots: the raw loops keep none (bench/snapshots.py).
+            config = SessionConfig(enable_loop_detection=False, snapshots=False)
             refs = [
                 await runtime.spawn(SessionActor(_profile(WIRE), env, gateway, config))
                 for _ in range(sessions)

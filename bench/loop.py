@@ -89,7 +89,11 @@ async def session_rounds(
         ep = endpoint(wire, url, "bench-key")
         async with open_gateway(runtime, ep, RetryPolicy(max_retries=0)) as gateway:
             env = await runtime.spawn(LocalEnvironment(workdir))
-            config = SessionConfig(enable_loop_detection=False, tool_calling=tool_calling)
+            # No workspace snapshots: the raw loop keeps none (bench/snapshots.py
+            # measures what one costs).
+            config = SessionConfig(
+                enable_loop_detection=False, tool_calling=tool_calling, snapshots=False
+            )
             session = await runtime.spawn(SessionActor(_profile(wire), env, gateway, config))
             wall, cpu = time.perf_counter(), time.process_time()
             await session.tell(Submit(PROMPT))
