@@ -58,3 +58,25 @@ def path_refusal(
         shown = ", ".join(allowed_roots) or "none"
         return f"{resolved} is outside the allowed paths ({shown})"
     return None
+
+
+GIT_RUNS_LATER = ("hooks", "config")
+"""What git runs code from inside a git directory: its hooks, and its config
+(aliases, fsmonitor, filters and the like)."""
+
+
+def git_control(path: str) -> str | None:
+    """The part of ``path`` that makes git run code later, or None: a ``.git`` file
+    itself (a worktree's or a submodule's pointer to its git directory: rewritten,
+    it sends git to hooks and config of the writer's choosing), or the hooks or
+    config of any ``.git`` directory on the way, a nested repository's too (the
+    policy's ``protected_paths`` name only the working directory's own)."""
+    parts = posixpath.normpath(path).split("/")
+    for index, part in enumerate(parts):
+        if part != ".git":
+            continue
+        if index == len(parts) - 1:
+            return "/".join(parts)
+        if parts[index + 1] in GIT_RUNS_LATER:
+            return "/".join(parts[: index + 2])
+    return None

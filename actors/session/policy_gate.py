@@ -34,7 +34,7 @@ from actors.policy.engine import (
     grant_for,
     rule_for,
 )
-from actors.policy.paths import expand, inside
+from actors.policy.paths import expand, git_control, inside
 from actors.policy.presets import resolve_policy
 from actors.policy.sandbox import sandbox_for
 from actors.session.approvals import Approvals
@@ -285,12 +285,13 @@ class PolicyGate:
         if self.paths is None or not found.resolved:
             return None
         root = await self.paths.root_path()
+        written = (*found.resolved.values(), *found.entries.values())
         for entry in policy.protected_paths:
             place = expand(entry, self.home or posixpath.expanduser("~"), root)
-            for path in (*found.resolved.values(), *found.entries.values()):
+            for path in written:
                 if inside(path, place):
                     return entry
-        return None
+        return next((control for path in written if (control := git_control(path))), None)
 
     async def _writes_resolved(self, policy: Policy, facts: CallFacts) -> CallFacts:
         """A shell line run without the sandbox: where its written paths really are

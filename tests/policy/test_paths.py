@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from actors.policy.confine import confinement_refusal
-from actors.policy.paths import DEFAULT_DENIED, path_refusal
+from actors.policy.paths import DEFAULT_DENIED, git_control, path_refusal
 
 HOME = "/home/dev"
 
@@ -74,3 +74,13 @@ def test_another_processs_proc_files_are_refused_whatever_is_allowed(path: str) 
 
 def test_ordinary_proc_files_stay_readable() -> None:
     assert path_refusal("/proc/cpuinfo", ("/",), (), "/home/u", "/work") is None
+
+
+def test_git_control_finds_pointers_and_every_repositorys_hooks_and_config() -> None:
+    assert git_control("/w/.git") == "/w/.git"
+    assert git_control("/w/sub/.git/hooks/pre-commit") == "/w/sub/.git/hooks"
+    assert git_control("/w/.git/config") == "/w/.git/config"
+    assert git_control("/w/a/../.git/hooks") == "/w/.git/hooks"
+    for harmless in ("/w/.gitignore", "/w/.github/workflows/ci.yml", "/w/.git/info/exclude",
+                     "/w/.git/objects/ab/cdef", "/w/docs/git/hooks"):  # fmt: skip
+        assert git_control(harmless) is None, harmless

@@ -88,3 +88,27 @@ async def test_a_file_tool_write_to_git_config_is_asked(
     (end,) = agent.of(ToolCallEndEvent)
     assert end.is_error
     assert (agent.workdir / ".git" / "config").read_text() == "[core]\n"
+
+
+@pytest.mark.parametrize(
+    ("target", "shown"),
+    [(".git", "/.git"), ("vendor/lib/.git/hooks/pre-commit", "vendor/lib/.git/hooks")],
+    ids=["worktree-pointer", "nested-hook"],
+)
+async def test_a_file_tool_write_to_a_git_pointer_or_a_nested_hook_is_asked(
+    start_agent: StartAgent, outside: Path, target: str, shown: str
+) -> None:
+    """A worktree's ``.git`` file names its git directory: rewritten, the user's next
+    git command there runs the hooks and config it points at. A nested repository's
+    hooks run the same way. Neither is in ``protected_paths`` (the root's own
+    ``.git/hooks`` is), and both are asked."""
+    content = "gitdir: /tmp/planted\n" if target == ".git" else "#!/bin/sh\ntouch planted\n"
+    script = turns([call("write_file", file_path=target, content=content)], "done")
+    async with start_agent("anthropic", script, _config("off")) as agent:
+        path = agent.workdir / target
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("gitdir: /elsewhere\n")
+        asked = await run_answering(agent, "go", approve=False)
+    (request,) = asked
+    assert shown in request.details["reason"] and "runs code later" in request.details["reason"]
+    assert path.read_text() == "gitdir: /elsewhere\n"
