@@ -19,7 +19,7 @@ import msgspec
 from actors.policy.blocklist import command_prefix_matches, first_match
 from actors.policy.categories import Category, worst
 from actors.policy.confine import confinement_refusal
-from actors.policy.paths import DEFAULT_DENIED
+from actors.policy.paths import DEFAULT_DENIED, PROTECTED_PATHS
 from actors.policy.shell import ShellVerdict, classify_command
 from actors.policy.shell_paths import ShellContext
 
@@ -38,11 +38,6 @@ system.md 6.4): the issue's list plus where toolchains live, which are paths, no
 secrets (``VIRTUAL_ENV`` keeps an activated virtualenv active for ``uv``, ``poetry``
 and prompts). A tool's declared variables are passed explicitly on top; the user
 adds names with ``env_allow``."""
-
-PROTECTED_PATHS = (".git/hooks", ".git/config", ".troupe")
-"""Read-only inside the writable working directory in the sandbox: what runs code
-later, outside it (git hooks, git config's aliases and fsmonitor, Troupe's own
-project settings). The user adds paths with ``protected_paths``."""
 
 SHELL_TOOLS = frozenset({"shell", "bash", "terminal", "run_command", "exec_command"})
 """Tools whose ``command`` argument is a shell line, classified per call."""

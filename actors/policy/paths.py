@@ -28,6 +28,12 @@ data or config directory moved elsewhere is added by the host that knows it."""
 
 DEFAULT_DENIED = (*SECRET_PATHS, *TROUPE_OWN_PATHS, "/etc/shadow", "/etc/passwd")
 
+PROTECTED_PATHS = (".git/hooks", ".git/config", ".troupe")
+"""Inside the working directory, what runs code later, outside any sandbox (git
+hooks, git config's aliases and fsmonitor, Troupe's own project settings):
+read-only in the sandbox, ``admin`` for a shell line that writes them, asked for a
+file tool's write. The user adds paths with ``protected_paths``."""
+
 
 def expand(path: str, home: str, root: str) -> str:
     """A configured path made absolute: ``~`` is the home directory, a relative

@@ -16,12 +16,8 @@ import re
 import msgspec
 
 from actors.policy.command_tables import HARMLESS_DEVICES, SECRET_PROC
-from actors.policy.paths import DEFAULT_DENIED, expand, inside
+from actors.policy.paths import DEFAULT_DENIED, PROTECTED_PATHS, expand, inside
 from actors.policy.shell_parse import Word, expand_braces
-
-PROTECTED_INSIDE = (".git/hooks", ".git/config", ".troupe")
-"""Paths inside the working directory that run code later when changed (git's
-hooks and config, Troupe's project settings): writing them is ``admin``."""
 
 
 class ShellContext(msgspec.Struct, frozen=True):
@@ -31,7 +27,7 @@ class ShellContext(msgspec.Struct, frozen=True):
     cwd: str
     home: str
     hidden: tuple[str, ...] = DEFAULT_DENIED
-    protected: tuple[str, ...] = PROTECTED_INSIDE
+    protected: tuple[str, ...] = PROTECTED_PATHS
     persistent: bool = False
     """The line runs in a persistent shell that keeps its directory for the next
     call: ending the line outside the working directory is ``admin``."""
