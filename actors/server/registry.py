@@ -345,6 +345,11 @@ class SessionRegistry:
         for observe in self.observers:
             observe(actor.hub)
         actor.loop.history.add_sink(lambda index, turn: self.sync.observe_turn(record, index, turn))
+
+        async def durable() -> None:  # the session's last event, so all it queued before
+            await self.store.wait_committed(record.row.id, record.last_seq)
+
+        actor.loop.durable = actor.loop.compactor.durable = durable
         actor.subagent_hook = lambda child, address: self._subagent_started(record, child, address)
         record.ref = await self.runtime.spawn(actor, name=f"sessions/{record.row.id}")
 

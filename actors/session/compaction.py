@@ -25,7 +25,7 @@ one place a PreCompact hook belongs.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -112,6 +112,9 @@ class Compactor:
         self.view = view
         self.hooks: SessionHooks | None = None
         """The session's hooks (PreCompact), when it has any."""
+        self.durable: Callable[[], Awaitable[None]] | None = None
+        """The loop's barrier (:attr:`AgenticLoop.durable`), awaited before the
+        summary's model call as before any other."""
         self._reported: int | None = None
         """Tokens the provider counted for the last request and answer."""
         self._chars_at_report = 0
@@ -217,6 +220,8 @@ class Compactor:
         if cut is None:
             return self._end("prune" if pruned else "none", before)
         start, end, pinned = cut
+        if self.durable is not None:
+            await self.durable()
         try:
             summary, usage = await self.summarize(
                 model, config, model_name, start, end, instructions

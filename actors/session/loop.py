@@ -146,6 +146,11 @@ class AgenticLoop:
         self.limits = InputLimits(hub)
         self._rounds = 0
         self.loop_state: LoopState | None = None
+        self.durable: Callable[[], Awaitable[None]] | None = None
+        """Awaited before each model request (a host with a store sets it): what the
+        session has recorded so far is on disk, so a crash during the call loses no
+        finished tool round, whose commands really ran (a resumed session would
+        otherwise see them as interrupted, and may run them again)."""
         self.agentic = AgenticMode(hub)
         self.budget = TokenBudget(self.history.raw)
         self._completion: CompletionStatus | None = None
@@ -495,6 +500,8 @@ class AgenticLoop:
     async def _ask_model(self) -> Response | None:
         """The model's answer (in agentic mode, with this iteration's state block),
         or None once the input has been ended by the failure."""
+        if self.durable is not None:
+            await self.durable()
         parts = self._parts()
         await self.compactor.before_request(parts.model, self.config, self.model_name)
         block = self.agentic.begin_iteration(self.config.agentic_max_iterations)
