@@ -268,8 +268,6 @@ def _words_of(offered: dict[str, Any]) -> set[str]:
 
 __all__ = [
     "Follower",
-    "Outcome",
-    "OutputFormat",
     "UnofferedAnswer",
     "approval_answer",
     "approval_prompt",
