@@ -51,7 +51,14 @@ def _tools() -> ToolRegistry:
     return ToolRegistry(
         [
             Tool("noop", "Do nothing.", _nothing, json_schema={"type": "object"}, category="read"),
-            Tool("shell", "Pretend to run.", _nothing, json_schema=schema, category="write"),
+            Tool(
+                "shell",
+                "Pretend to run.",
+                _nothing,
+                json_schema=schema,
+                category="write",
+                runs_commands=True,
+            ),
         ]
     )
 
@@ -84,7 +91,7 @@ async def measure(calls: int = 300, repeats: int = 9) -> dict[str, tuple[float, 
     config = SessionConfig()
 
     async def gate(tool: Tool, call: ToolCall) -> str | None:
-        return await policy_gate.refusal(call, tool.category, config)
+        return await policy_gate.refusal(call, tool, config)
 
     kinds: dict[str, Any] = {
         "noop": lambda _: ToolCall("c1", "noop", {}),

@@ -143,6 +143,9 @@ class ToolCallStartEvent(EventBody, frozen=True):
     call_id: str
     tool_name: str
     arguments: dict[str, Any] = {}
+    tool_kind: str = ""
+    """What the tool does, as it declares (ACP's kinds: read, edit, delete, move,
+    search, execute, think, fetch, other); "" in events stored before it was sent."""
 
 
 class ToolCallOutputDeltaEvent(EventBody, frozen=True):

@@ -407,7 +407,7 @@ class AcpAgent:
 def _track_commands(session: AcpSession, data: object) -> None:
     """Keep the session's running command calls (for embedding their terminals)."""
     match data:
-        case ToolCallStartEvent() if tool_kind(data.tool_name) == "execute":
+        case ToolCallStartEvent() if tool_kind(data) == "execute":
             session.commands.append(data.call_id)
             started, session.command_started = session.command_started, trio.Event()
             started.set()

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from actors.tools.builtin import builtin_tool
 from actors.tools.core.plan import UPDATE_PLAN, UpdatePlanParams
 from protocol.events import (
     AssistantReasoningDeltaEvent,
@@ -18,22 +19,15 @@ from protocol.events import (
     UserInputEvent,
 )
 
-_KINDS = {
-    "read_file": "read",
-    "read_many_files": "read",
-    "list_dir": "read",
-    "grep": "search",
-    "glob": "search",
-    "write_file": "edit",
-    "edit_file": "edit",
-    "apply_patch": "edit",
-    "shell": "execute",
-}
 
-
-def tool_kind(name: str) -> str:
-    """ACP's tool kinds: read, edit, delete, move, search, execute, think, fetch, other."""
-    return _KINDS.get(name, "other")
+def tool_kind(data: ToolCallStartEvent) -> str:
+    """ACP's tool kind of a call (read, edit, delete, move, search, execute, think,
+    fetch, other): what its tool declares, carried by the event; for an event stored
+    before events carried it, what Troupe's own tool of that name declares."""
+    if data.tool_kind:
+        return data.tool_kind
+    tool = builtin_tool(data.tool_name)
+    return tool.kind if tool is not None else "other"
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -41,17 +35,20 @@ def _text(text: str) -> dict[str, Any]:
 
 
 def diff_of(name: str, arguments: dict[str, Any], cwd: str) -> dict[str, Any] | None:
-    """ACP diff content for a file-editing call, from the call's own arguments."""
-    path = arguments.get("file_path")
-    if not isinstance(path, str):
+    """ACP diff content for a file-editing call, from the call's own arguments, as
+    its tool declares them (:class:`~actors.tools.tool.DiffFields`)."""
+    tool = builtin_tool(name)
+    fields = tool.diff if tool is not None else None
+    if fields is None:
         return None
-    path = posixpath.join(cwd, path)
-    if name == "write_file" and isinstance(arguments.get("content"), str):
-        return {"type": "diff", "path": path, "oldText": None, "newText": arguments["content"]}
-    old, new = arguments.get("old_string"), arguments.get("new_string")
-    if name == "edit_file" and isinstance(old, str) and isinstance(new, str):
-        return {"type": "diff", "path": path, "oldText": old, "newText": new}
-    return None
+    path = arguments.get(fields.path)
+    new = arguments.get(fields.new)
+    if not isinstance(path, str) or not isinstance(new, str):
+        return None
+    old = arguments.get(fields.old) if fields.old is not None else None
+    if fields.old is not None and not isinstance(old, str):
+        return None
+    return {"type": "diff", "path": posixpath.join(cwd, path), "oldText": old, "newText": new}
 
 
 def plan_of(arguments: dict[str, Any]) -> dict[str, Any] | None:
@@ -92,7 +89,7 @@ def update_of(data: EventData, cwd: str, replay: bool = False) -> dict[str, Any]
                 "sessionUpdate": "tool_call",
                 "toolCallId": data.call_id,
                 "title": data.tool_name,
-                "kind": tool_kind(data.tool_name),
+                "kind": tool_kind(data),
                 "status": "in_progress",
                 "rawInput": data.arguments,
                 "content": [diff] if diff else [],

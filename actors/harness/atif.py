@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from actors.tools.core.agents import SPAWN_AGENT
 from protocol.events import (
     AssistantTextEndEvent,
     ErrorEvent,
@@ -37,7 +38,7 @@ from protocol.events import (
 SCHEMA_VERSION = "ATIF-v1.7"
 """v1.7: the first with embedded subagent trajectories (``trajectory_id``)."""
 AGENT_NAME = "troupe"
-SPAWN_TOOL = "spawn_agent"
+SPAWN_TOOL = SPAWN_AGENT.name
 
 
 class ToolCall(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -5,40 +5,36 @@ A hook's ``matcher`` is written for Claude Code (``Bash``, ``Read``, ``Write``,
 anchor's name (``tool_name``), and a matcher matches a call when it matches that
 name, one of its aliases, or Troupe's own name. Tools with no counterpart keep
 Troupe's name; MCP tools keep the ``mcp__server__tool`` form both anchors use.
-The table is documented in docs/hooks.md.
+Each tool declares its anchors' names where it is defined (``Tool.hook_names``);
+docs/hooks.md lists them.
 """
 
 from __future__ import annotations
 
 import re
 
-ANCHOR_NAMES: dict[str, tuple[str, ...]] = {
-    "shell": ("Bash",),
-    "terminal": ("Bash",),
-    "read_file": ("Read",),
-    "read_many_files": ("Read",),
-    "write_file": ("Write",),
-    "edit_file": ("Edit",),
-    "apply_patch": ("apply_patch", "Edit", "Write"),
-    "grep": ("Grep",),
-    "glob": ("Glob",),
-    "list_dir": ("LS",),
-    "spawn_agent": ("Task", "Agent"),
-    "update_plan": ("TodoWrite",),
-    "skill": ("Skill",),
-}
-"""Troupe's name -> the anchors' name first, then the aliases a matcher may use."""
+from actors.skills.tool import SKILL_HOOK_NAMES, SKILL_TOOL
+from actors.tools.builtin import builtin_tool
+
+
+def _declared(tool: str) -> tuple[str, ...]:
+    """The anchors' names Troupe's own tool declares (``hook_names``), first the
+    one a hook reads; none for a custom tool."""
+    if tool == SKILL_TOOL:  # made per session, over its skills: not in the catalogue
+        return SKILL_HOOK_NAMES
+    found = builtin_tool(tool)
+    return found.hook_names if found is not None else ()
 
 
 def anchor_name(tool: str) -> str:
     """The ``tool_name`` a hook reads for Troupe's ``tool``."""
-    names = ANCHOR_NAMES.get(tool)
+    names = _declared(tool)
     return names[0] if names else tool
 
 
 def names_of(tool: str) -> tuple[str, ...]:
     """Every name a matcher may use for Troupe's ``tool``."""
-    return (*ANCHOR_NAMES.get(tool, ()), tool)
+    return (*_declared(tool), tool)
 
 
 def matches(matcher: str, names: tuple[str, ...] | None) -> bool:

@@ -39,9 +39,6 @@ secrets (``VIRTUAL_ENV`` keeps an activated virtualenv active for ``uv``, ``poet
 and prompts). A tool's declared variables are passed explicitly on top; the user
 adds names with ``env_allow``."""
 
-SHELL_TOOLS = frozenset({"shell", "bash", "terminal", "run_command", "exec_command"})
-"""Tools whose ``command`` argument is a shell line, classified per call."""
-
 
 class Policy(msgspec.Struct, frozen=True, kw_only=True):
     """A session's safety settings (a preset is one of these, by name).
@@ -129,8 +126,10 @@ class CallFacts(msgspec.Struct, frozen=True):
 def facts_for(tool: str, declared: Category, arguments: dict[str, Any], root: str,
               overrides: dict[str, Category] | None = None, home: str | None = None,
               hidden: tuple[str, ...] = DEFAULT_DENIED,
-              terminal_cwd: str | None = "", sandboxed: bool = True) -> CallFacts:  # fmt: skip
-    """The facts of one call: a shell tool's category comes from its command line,
+              terminal_cwd: str | None = "", sandboxed: bool = True,
+              shell: bool = False) -> CallFacts:  # fmt: skip
+    """The facts of one call: a ``shell`` tool's (one whose ``command`` argument is a
+    shell line, as the tool declares) category comes from its command line,
     judged in the session's working directory ``root`` and ``home`` (default: this
     process's), with ``hidden`` (the policy's denied paths) out of reach.
     ``terminal_cwd``: where the persistent terminal is (``""``: ``root``; None:
@@ -138,7 +137,7 @@ def facts_for(tool: str, declared: Category, arguments: dict[str, Any], root: st
     will run in the OS sandbox (see :func:`without_sandbox`)."""
     category = (overrides or {}).get(tool, declared)
     command = arguments.get("command")
-    if tool in SHELL_TOOLS and isinstance(command, str):
+    if shell and isinstance(command, str):
         persistent = arguments.get("persistent") is True
         context = ShellContext(root, home or posixpath.expanduser("~"), hidden,
                                persistent=persistent,

@@ -22,8 +22,8 @@ import msgspec
 
 from actors.session.agentic_state import AgenticState, state_block
 from actors.session.events import EventHub
-from actors.tools.apply_patch.parser import ADD_FILE, DELETE_FILE, MOVE_TO, UPDATE_FILE
-from actors.tools.core.agentic import COMPLETE, ENTER_AGENTIC_MODE
+from actors.tools.registry import ToolRegistry
+from actors.tools.tool import Tool
 from protocol.events import AgenticEndEvent, AgenticIterationEvent, AgenticStartEvent
 from protocol.llm import Message, ToolCall, ToolResult
 from protocol.session import CompletionStatus
@@ -39,9 +39,6 @@ _STATUS_LINE = re.compile(
     r"\n?\[exit code: (?P<code>-?\d+|none|None)(?:, cwd: (?P<cwd>[^\]]*?))?, "
     r"duration: \d+ms\]\s*$"
 )
-_COMMAND_TOOLS = frozenset({"shell", "terminal"})
-_FILE_TOOLS = frozenset({"write_file", "edit_file"})
-_PATCH_HEADERS = (ADD_FILE, UPDATE_FILE, DELETE_FILE, MOVE_TO)
 
 
 def limit_message(iterations: int) -> str:
@@ -65,16 +62,6 @@ def command_outcome(output: str) -> tuple[str, int | None, str | None]:
     code = match.group("code")
     exit_code = int(code) if code.lstrip("-").isdigit() else None
     return output[: match.start()], exit_code, match.group("cwd")
-
-
-def patched_paths(patch: str) -> list[str]:
-    """Every path an apply_patch patch adds, updates, deletes or moves to."""
-    paths: list[str] = []
-    for line in patch.splitlines():
-        for header in _PATCH_HEADERS:
-            if line.startswith(header):
-                paths.append(line[len(header) :].strip())
-    return paths
 
 
 def with_state_block(messages: Sequence[Message], prompt_index: int, block: str) -> list[Message]:
@@ -129,22 +116,27 @@ class AgenticMode:
         working_dir: str,
         terminal_open: bool,
         max_iterations: int,
+        tools: ToolRegistry,
     ) -> Completion | None:
         """Enter agentic mode, follow the round's real results, and say whether
-        ``complete`` ended the loop."""
+        ``complete`` ended the loop. What a call means here is its tool's declared
+        ``agentic`` role (:data:`~actors.tools.tool.AgenticRole`), from ``tools``."""
         completion: Completion | None = None
         for call, result in zip(calls, results, strict=False):
-            if result.is_error:
-                self._track_failure(call, result)
+            tool = tools.get(call.name)
+            if tool is None:
                 continue
-            if call.name == ENTER_AGENTIC_MODE.name:
+            if result.is_error:
+                self._track_failure(tool, call, result)
+                continue
+            if tool.agentic == "enter":
                 self._enter(call.arguments, working_dir, max_iterations)
-            elif call.name == COMPLETE.name and completion is None:
+            elif tool.agentic == "complete" and completion is None:
                 completion = Completion(
                     str(call.arguments.get("result", "")), call.arguments.get("status", "success")
                 )
             else:
-                self._track(call, result, working_dir)
+                self._track(tool, call, result, working_dir)
         if self.state is not None:
             self.state = msgspec.structs.replace(self.state, terminal_open=terminal_open)
         if completion is not None:
@@ -164,27 +156,25 @@ class AgenticMode:
             )
         self.hub.emit(AgenticStartEvent(user_prompt, objective, max_iterations))
 
-    def _track(self, call: ToolCall, result: ToolResult, working_dir: str) -> None:
+    def _track(self, tool: Tool, call: ToolCall, result: ToolResult, working_dir: str) -> None:
         state = self.state
         if state is None:
             return
         arguments = call.arguments
-        if call.name in _COMMAND_TOOLS and arguments.get("command"):
+        if tool.agentic == "command" and arguments.get("command"):
             output, exit_code, cwd = command_outcome(_text(result))
             self.state = state.after_command(
                 str(arguments["command"]), output, exit_code, cwd or working_dir
             )
-        elif call.name in _FILE_TOOLS and arguments.get("file_path"):
-            self.state = state.after_write(str(arguments["file_path"]))
-        elif call.name == "apply_patch":
-            for path in patched_paths(str(arguments.get("patch", ""))):
+        elif tool.agentic == "writes":
+            for path in tool.written_paths(arguments):
                 state = state.after_write(path)
             self.state = state
 
-    def _track_failure(self, call: ToolCall, result: ToolResult) -> None:
+    def _track_failure(self, tool: Tool, call: ToolCall, result: ToolResult) -> None:
         """A command that failed still ran (or was refused): the block shows it."""
         state = self.state
-        if state is None or call.name not in _COMMAND_TOOLS or not call.arguments.get("command"):
+        if state is None or tool.agentic != "command" or not call.arguments.get("command"):
             return
         output, exit_code, cwd = command_outcome(_text(result))
         self.state = state.after_command(str(call.arguments["command"]), output, exit_code, cwd)

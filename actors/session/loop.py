@@ -436,7 +436,7 @@ class AgenticLoop:
         tools = self._parts().tools
         completion = self.agentic.after_round(
             calls, results, tools.working_dir, tools.terminal.open,
-            self.config.agentic_max_iterations,
+            self.config.agentic_max_iterations, self.profile.registry,
         )  # fmt: skip
         if completion is None:
             return False

@@ -20,7 +20,6 @@ from actors.hooks import SessionHooks
 from actors.hooks.names import anchor_name
 from actors.kernel import ActorError
 from actors.policy.engine import (
-    SHELL_TOOLS,
     CallFacts,
     Decision,
     Grant,
@@ -40,7 +39,8 @@ from actors.policy.sandbox import sandbox_for
 from actors.session.approvals import Approvals
 from actors.session.events import EventHub
 from actors.session.path_checks import PathJudge, PathVerdict
-from actors.tools.paths import NO_PATHS, Clearance, PathDeclaration
+from actors.tools.paths import Clearance
+from actors.tools.tool import Tool
 from protocol.environment import Describe, EnvironmentInfo, Sandbox
 from protocol.events import PolicyDecisionEvent
 from protocol.llm import ToolCall
@@ -136,42 +136,36 @@ class PolicyGate:
             self._limits = (policy, limits)
         return self._limits[1]
 
-    async def refusal(
-        self,
-        call: ToolCall,
-        category: Any,
-        config: SessionConfig,
-        paths: PathDeclaration = NO_PATHS,
-    ) -> str | None:
+    async def refusal(self, call: ToolCall, tool: Tool, config: SessionConfig) -> str | None:
         """None when the call may run; otherwise what the model is told."""
-        verdict = await self.check(call, category, config, paths)
+        verdict = await self.check(call, tool, config)
         return verdict if isinstance(verdict, str) else None
 
     async def check(
         self,
         call: ToolCall,
-        category: Any,
+        tool: Tool,
         config: SessionConfig,
-        paths: PathDeclaration = NO_PATHS,
         hint: str | None = None,
     ) -> str | Clearance | None:
         """What the model is told when the call may not run; otherwise the
         :class:`Clearance` holding the resolved paths the tool must use (None
         when there is no path judge or the call is a shell command).
 
-        ``paths`` is the tool's declaration of which arguments are paths.
-        ``hint``: a PreToolUse hook's decision (docs/hooks.md): ``allow`` answers
-        a question the policy would ask (never a denial), ``ask`` asks where the
-        policy would allow."""
+        ``tool`` declares the facts judged: its category, which arguments are
+        paths, whether its ``command`` is a shell line. ``hint``: a PreToolUse
+        hook's decision (docs/hooks.md): ``allow`` answers a question the policy
+        would ask (never a denial), ``ask`` asks where the policy would allow."""
+        category, paths = tool.category, tool.paths
         try:
             policy = self.policy(config)
         except ValueError as exc:  # an unknown preset or bad overrides: fail closed
             self._record(call, Decision("deny", category, str(exc), "invalid_policy", call.name))
             return f"Denied by policy: {exc}"
-        sandboxed = call.name not in SHELL_TOOLS or await self.sandboxed(policy)
+        sandboxed = not tool.runs_commands or await self.sandboxed(policy)
         facts = facts_for(call.name, category, call.arguments, self.root, policy.tool_categories,
                           self.home, policy.denied_paths, self.terminal_cwd,
-                          sandboxed)  # fmt: skip
+                          sandboxed, tool.runs_commands)  # fmt: skip
         if not sandboxed and facts.shell is not None and facts.shell.writes:
             facts = await self._writes_resolved(policy, facts)
         targets = paths.of(call.arguments)

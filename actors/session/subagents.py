@@ -32,8 +32,9 @@ import trio
 
 from actors.kernel import ActorError, ActorRef, DepthLimitError
 from actors.session.isolation import Workspace
+from actors.tools.core.agents import SPAWN_AGENT
 from actors.tools.registry import ToolFailure
-from actors.tools.truncation import DEFAULT_CHAR_LIMITS, truncate_output
+from actors.tools.truncation import truncate_output
 from protocol.events import (
     EventData,
     SubagentClosedEvent,
@@ -119,7 +120,7 @@ class BackgroundResult(msgspec.Struct, frozen=True):
 
 STATUS_TIMEOUT_S = 5.0
 """How long ``agent_status`` waits for a running child to describe itself."""
-RESULT_CHARS = DEFAULT_CHAR_LIMITS["spawn_agent"]
+RESULT_CHARS = SPAWN_AGENT.limits.chars
 """The most of a background result that goes into the follow-up input."""
 
 

@@ -119,7 +119,9 @@ class ToolRunner:
             env_allowlist=limits.env_allowlist,
             terminal=self.terminal,
         )
-        self.hub.emit(ToolCallStartEvent(call.id, call.name, call.arguments))
+        declared = profile.registry.get(call.name)  # its facts: kind, limits (actors.tools.tool)
+        kind = declared.kind if declared is not None else ""
+        self.hub.emit(ToolCallStartEvent(call.id, call.name, call.arguments, kind))
         hooks = self.hooks or None
         hint: str | None = None
         notes: list[str] = []
@@ -143,7 +145,7 @@ class ToolRunner:
         else:
 
             async def check(tool: Tool, checked: ToolCall) -> str | Clearance | None:
-                return await gate.check(checked, tool.category, config, tool.paths, hint)
+                return await gate.check(checked, tool, config, hint)
 
             outcome = await profile.registry.run(call, context, check)
         self.hub.emit(ToolCallEndEvent(call.id, call.name, outcome.output, outcome.is_error))
@@ -154,8 +156,9 @@ class ToolRunner:
             if post.context:
                 notes.append(post.context)
         truncated = truncate_tool_output(
-            outcome.output, call.name, config.tool_output_limits, config.tool_line_limits
-        )
+            outcome.output, declared or call.name, config.tool_output_limits,
+            config.tool_line_limits,
+        )  # fmt: skip
         images, too_large = within_cap(outcome.images, config.max_image_bytes)
         notes.extend(too_large)
         if notes:

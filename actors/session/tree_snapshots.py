@@ -36,12 +36,12 @@ file) is announced once, so the wait is not a mystery."""
 
 
 def mutating(calls: Sequence[ToolCall], registry: ToolRegistry) -> bool:
-    """Whether a round may change the tree: a call of a tool whose category is not
-    ``read`` (shell commands are ``write`` whatever they say; an unknown tool
-    counts as mutating)."""
+    """Whether a round may change the tree: a call of a tool that declares it may
+    (by default, one whose category is not ``read``; shell commands are ``write``
+    whatever they say; an unknown tool counts as mutating)."""
     for call in calls:
         tool = registry.get(call.name)
-        if tool is None or tool.category != "read":
+        if tool is None or tool.is_mutating:
             return True
     return False
 

@@ -20,6 +20,8 @@ from actors.tools.registry import Tool, ToolFailure
 from protocol.environment import ListDirectory
 
 SKILL_TOOL = "skill"
+SKILL_HOOK_NAMES = ("Skill",)
+"""What hooks written for Claude Code call it (docs/hooks.md)."""
 FILES_SHOWN = 50
 
 
@@ -58,6 +60,7 @@ def skill_tool(catalog: SkillCatalog) -> Tool:
         load,
         SkillParams,
         category="read",
+        hook_names=SKILL_HOOK_NAMES,
     )
 
 

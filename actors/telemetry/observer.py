@@ -53,7 +53,6 @@ log = logging.getLogger("troupe.telemetry")
 
 CONTENT_LIMIT = 8192
 """Characters of one text attribute (a tool's output can be megabytes)."""
-COMMAND_TOOLS = frozenset({"shell", "run_command", "exec_command", "terminal", "bash"})
 
 
 def _ns(seconds: float) -> int:
@@ -349,7 +348,7 @@ class Telemetry:
             "gen_ai.tool.name": data.tool_name,
             "gen_ai.tool.call.id": data.call_id,
         }
-        if data.tool_name in COMMAND_TOOLS:
+        if data.tool_kind == "execute":  # as the tool declares (actors.tools.tool)
             attributes["troupe.tool.kind"] = "command"
         if self.capture_content:
             arguments = json.dumps(data.arguments, default=str)

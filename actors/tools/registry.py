@@ -10,56 +10,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import msgspec
 
-from actors.policy.categories import Category
-from actors.tools.paths import NO_PATHS, Clearance, PathDeclaration
-from actors.tools.schema import InvalidArguments, check_against_schema, parse_arguments, schema_of
+from actors.tools.paths import Clearance
+from actors.tools.schema import InvalidArguments
+from actors.tools.tool import Executor, Tool
 from protocol.llm import ImagePart, ToolCall, ToolDefinition
 
 T = TypeVar("T")
 
-Executor = Callable[[Any, Any], Awaitable["str | ToolOutput"]]
-"""``await execute(arguments, context) -> output``; arguments are the parsed Struct
-(or the plain dict, for a tool described by a JSON Schema)."""
+__all__ = ["Executor", "Gate", "Tool", "ToolFailure", "ToolOutcome", "ToolOutput", "ToolRegistry"]
 
-
-@dataclass(frozen=True)
-class Tool:
-    """A tool: its name and description for the model, its parameters, its code."""
-
-    name: str
-    description: str
-    execute: Executor
-    parameters: type[msgspec.Struct] | None = None
-    json_schema: dict[str, Any] | None = None
-    category: Category = "write"
-    """read, write or admin: what the policy judges the call by (a shell command's
-    category comes from its command line instead). Undeclared tools count as write."""
-    paths: PathDeclaration = NO_PATHS
-    """Which arguments are paths: the policy resolves and judges them, and the tool
-    uses the resolved paths (:mod:`actors.tools.paths`)."""
-    _schema: dict[str, Any] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        if (self.parameters is None) == (self.json_schema is None):
-            raise ValueError(f"tool {self.name!r} needs either parameters or json_schema")
-        schema = schema_of(self.parameters) if self.parameters is not None else self.json_schema
-        object.__setattr__(self, "_schema", schema)
-
-    def definition(self) -> ToolDefinition:
-        return ToolDefinition(self.name, self.description, self._schema)
-
-    def parse(self, arguments: dict[str, Any]) -> Any:
-        if self.parameters is not None:
-            return parse_arguments(self.parameters, arguments)
-        return check_against_schema(self._schema, arguments)
-
-
-Gate = Callable[["Tool", ToolCall], Awaitable["str | Clearance | None"]]
+Gate = Callable[[Tool, ToolCall], Awaitable["str | Clearance | None"]]
 """``await gate(tool, call) -> refusal``: the policy's check between validation and
 execution; a refusal (the text the model reads) replaces running the tool. A
 :class:`Clearance` lets it run with the resolved paths (the context must then be a

@@ -8,43 +8,11 @@ was cut, how much, and that the full output is in the event stream.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
 
-TruncationMode = Literal["head_tail", "tail"]
+from actors.tools.builtin import builtin_tool
+from actors.tools.tool import DEFAULT_LIMITS, OutputLimits, Tool, TruncationMode
 
-DEFAULT_CHAR_LIMITS: Mapping[str, int] = {
-    "read_file": 50_000,
-    "read_many_files": 50_000,
-    "shell": 30_000,
-    "grep": 20_000,
-    "glob": 20_000,
-    "list_dir": 20_000,
-    "edit_file": 10_000,
-    "apply_patch": 10_000,
-    "write_file": 1_000,
-    "spawn_agent": 20_000,
-}
-DEFAULT_MODES: Mapping[str, TruncationMode] = {
-    "read_file": "head_tail",
-    "read_many_files": "head_tail",
-    "shell": "head_tail",
-    "grep": "tail",
-    "glob": "tail",
-    "list_dir": "tail",
-    "edit_file": "tail",
-    "apply_patch": "tail",
-    "write_file": "tail",
-    "spawn_agent": "head_tail",
-}
-DEFAULT_LINE_LIMITS: Mapping[str, int | None] = {
-    "shell": 256,
-    "grep": 200,
-    "glob": 500,
-    "read_file": None,
-    "edit_file": None,
-}
-FALLBACK_CHAR_LIMIT = 30_000
-"""For tools the tables do not name (custom tools)."""
+__all__ = ["OutputLimits", "TruncationMode", "limits_of", "truncate_tool_output"]
 
 
 def truncate_output(output: str, max_chars: int, mode: TruncationMode) -> str:
@@ -82,25 +50,32 @@ def truncate_lines(output: str, max_lines: int) -> str:
     )
 
 
+def limits_of(tool: Tool | str) -> OutputLimits:
+    """The tool's declared limits; for a bare name, those of Troupe's own tool of
+    that name, else the defaults."""
+    if isinstance(tool, Tool):
+        return tool.limits
+    found = builtin_tool(tool)
+    return found.limits if found is not None else DEFAULT_LIMITS
+
+
 def truncate_tool_output(
     output: str,
-    tool_name: str,
+    tool: Tool | str,
     char_limits: Mapping[str, int] | None = None,
     line_limits: Mapping[str, int | None] | None = None,
 ) -> str:
     """The full pipeline: the tool's character limit first, then its line limit.
 
-    ``char_limits`` and ``line_limits`` are the session's overrides; anything they
-    do not name falls back to the spec's defaults.
+    ``char_limits`` and ``line_limits`` are the session's overrides, by tool name;
+    anything they do not name falls back to what the tool declares
+    (:class:`~actors.tools.tool.OutputLimits`).
     """
-    max_chars = (char_limits or {}).get(tool_name) or DEFAULT_CHAR_LIMITS.get(
-        tool_name, FALLBACK_CHAR_LIMIT
-    )
-    result = truncate_output(output, max_chars, DEFAULT_MODES.get(tool_name, "head_tail"))
-    overrides = line_limits or {}
-    max_lines = (
-        overrides[tool_name] if tool_name in overrides else DEFAULT_LINE_LIMITS.get(tool_name)
-    )
+    limits = limits_of(tool)
+    name = tool.name if isinstance(tool, Tool) else tool
+    max_chars = (char_limits or {}).get(name) or limits.chars
+    result = truncate_output(output, max_chars, limits.mode)
+    max_lines = (line_limits or {}).get(name, limits.lines)
     if max_lines is not None:
         result = truncate_lines(result, max_lines)
     return result

@@ -108,6 +108,8 @@ def test_entry_leaves_near_misses(entry: str, line: str) -> None:
              "rm -rf /", "sudo rm -rf --no-preserve-root /"],
 )  # fmt: skip
 def test_default_policy_refuses_rather_than_asks(line: str) -> None:
-    facts = facts_for("shell", "write", {"command": line}, "/work/repo", home="/home/dev")
+    facts = facts_for(
+        "shell", "write", {"command": line}, "/work/repo", home="/home/dev", shell=True
+    )
     decision = decide(POLICY_PRESETS["interactive"], facts)
     assert (decision.action, decision.rule) == ("deny", "blocklist"), decision

@@ -21,7 +21,9 @@ ROOT = "/work/repo"
 
 
 def shell(policy: Policy, command: str, grants: tuple[Grant, ...] = ()):
-    return decide(policy, facts_for("shell", "write", {"command": command}, ROOT), grants)
+    return decide(
+        policy, facts_for("shell", "write", {"command": command}, ROOT, shell=True), grants
+    )
 
 
 def tool(policy: Policy, name: str, category: str, **arguments):
@@ -78,7 +80,7 @@ def test_blocklist_patterns() -> None:
 
 def test_grants_for_the_session() -> None:
     policy = policy_preset("interactive")
-    facts = facts_for("shell", "write", {"command": "rm -rf build"}, ROOT)
+    facts = facts_for("shell", "write", {"command": "rm -rf build"}, ROOT, shell=True)
     grant = grant_for(facts, "command")
     assert grant == Grant("shell", command="rm -rf build", cwd=ROOT)
     assert shell(policy, "rm -rf build", (grant,)).action == "allow"
@@ -122,7 +124,7 @@ def test_unknown_preset_lists_the_known_ones() -> None:
 
 
 def _facts(command: str, root: str = ROOT):
-    return facts_for("shell", "write", {"command": command}, root, home="/home/dev")
+    return facts_for("shell", "write", {"command": command}, root, home="/home/dev", shell=True)
 
 
 def test_always_for_rm_rf_build_does_not_cover_elsewhere() -> None:

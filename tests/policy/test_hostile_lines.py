@@ -19,7 +19,7 @@ HOME = "/home/dev"
 
 
 def judge(line: str, preset: str = "interactive") -> Decision:
-    facts = facts_for("shell", "write", {"command": line}, ROOT, home=HOME)
+    facts = facts_for("shell", "write", {"command": line}, ROOT, home=HOME, shell=True)
     return decide(policy_preset(preset), facts)
 
 
@@ -71,7 +71,7 @@ def test_env_split_string() -> None:
 )
 def test_wrappers_are_unwrapped(line: str) -> None:
     asked(line)
-    verdict = facts_for("shell", "write", {"command": line}, ROOT, home=HOME).shell
+    verdict = facts_for("shell", "write", {"command": line}, ROOT, home=HOME, shell=True).shell
     assert verdict is not None
     assert any(inv.argv[0] == "rm" for inv in verdict.invocations), verdict.invocations
 
@@ -289,7 +289,7 @@ def test_hidden_paths_are_admin(line: str) -> None:
 
 def test_policy_denied_paths_extend_the_hidden_ones() -> None:
     facts = facts_for("shell", "write", {"command": "cat /srv/vault/key"}, ROOT, home=HOME,
-                      hidden=("/srv/vault",))  # fmt: skip
+                      hidden=("/srv/vault",), shell=True)  # fmt: skip
     assert facts.category == "admin"
 
 
@@ -367,7 +367,7 @@ def test_ordinary_lines_run_without_a_question(line: str) -> None:
 def test_a_persistent_terminal_may_not_be_left_outside_the_workspace() -> None:
     def terminal(line: str) -> str:
         arguments = {"command": line, "persistent": True}
-        facts = facts_for("terminal", "write", arguments, ROOT, home=HOME)
+        facts = facts_for("terminal", "write", arguments, ROOT, home=HOME, shell=True)
         return decide(policy_preset("interactive"), facts).action
 
     assert terminal("cd ..") == "ask"
@@ -380,11 +380,14 @@ def test_a_persistent_terminal_may_not_be_left_outside_the_workspace() -> None:
 def test_a_persistent_terminal_starts_where_the_last_line_left_it() -> None:
     def terminal(line: str, where: str | None) -> str:
         arguments = {"command": line, "persistent": True}
-        facts = facts_for("terminal", "write", arguments, ROOT, home=HOME, terminal_cwd=where)
+        facts = facts_for(
+            "terminal", "write", arguments, ROOT, home=HOME, terminal_cwd=where, shell=True
+        )
         return decide(policy_preset("interactive"), facts).action
 
     first = facts_for("terminal", "write", {"command": "mkdir -p sub && cd sub",
-                                            "persistent": True}, ROOT, home=HOME)  # fmt: skip
+                                            "persistent": True}, ROOT, home=HOME,
+                      shell=True)  # fmt: skip
     assert first.shell is not None and first.shell.cwd_after == f"{ROOT}/sub"
     assert terminal("echo x > inside.txt", f"{ROOT}/sub") == "allow"
     assert terminal("cd .. && echo x > inside.txt", f"{ROOT}/sub") == "ask"  # from a restart
@@ -397,5 +400,7 @@ def test_a_persistent_terminal_line_is_judged_from_a_fresh_start_too() -> None:
     """After an abort the terminal starts again in the working directory, whatever
     the last line left: ``../x`` from ``sub`` must be harmless from the root too."""
     arguments = {"command": "echo x > ../x.txt", "persistent": True}
-    facts = facts_for("terminal", "write", arguments, ROOT, home=HOME, terminal_cwd=f"{ROOT}/sub")
+    facts = facts_for(
+        "terminal", "write", arguments, ROOT, home=HOME, terminal_cwd=f"{ROOT}/sub", shell=True
+    )
     assert facts.category == "admin"

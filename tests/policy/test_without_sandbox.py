@@ -103,7 +103,9 @@ def test_ordinary_lines_claim_none_of_it(line: str) -> None:
 
 
 def _decide(policy: Policy, line: str, sandboxed: bool, grants: tuple[Grant, ...] = ()):
-    facts = facts_for("shell", "write", {"command": line}, ROOT, home=HOME, sandboxed=sandboxed)
+    facts = facts_for(
+        "shell", "write", {"command": line}, ROOT, home=HOME, sandboxed=sandboxed, shell=True
+    )
     return facts, decide(policy, facts, grants)
 
 

@@ -52,6 +52,7 @@ ENTER_AGENTIC_MODE = Tool(
     _enter,
     EnterAgenticParams,
     category="read",
+    agentic="enter",
 )
 COMPLETE = Tool(
     "complete",
@@ -60,5 +61,6 @@ COMPLETE = Tool(
     _complete,
     CompleteParams,
     category="read",
+    agentic="complete",
 )
 AGENTIC_TOOLS = (ENTER_AGENTIC_MODE, COMPLETE)

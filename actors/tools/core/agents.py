@@ -13,6 +13,7 @@ import msgspec
 from actors.tools.core.context import Subagents, ToolContext
 from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool, ToolFailure
+from actors.tools.tool import OutputLimits
 from protocol.session import Isolation, SubAgentResult
 
 
@@ -168,15 +169,18 @@ async def list_agents(arguments: ListAgentsParams, context: ToolContext) -> str:
     return "\n".join(f"{r.agent_id} {r.address} {r.status}" for r in results)
 
 
+SPAWN_AGENT = Tool(
+    "spawn_agent",
+    "Spawn a subagent to handle a scoped task autonomously, in parallel with you.",
+    spawn_agent,
+    SpawnAgentParams,
+    category="write",
+    paths=PathDeclaration(("working_dir",), confined=True),
+    limits=OutputLimits(20_000, "head_tail"),
+    hook_names=("Task", "Agent"),
+)
 AGENT_TOOLS = (
-    Tool(
-        "spawn_agent",
-        "Spawn a subagent to handle a scoped task autonomously, in parallel with you.",
-        spawn_agent,
-        SpawnAgentParams,
-        category="write",
-        paths=PathDeclaration(("working_dir",), confined=True),
-    ),
+    SPAWN_AGENT,
     Tool(
         "send_input",
         "Send a message to a subagent (set interrupt to stop its current step first).",

@@ -16,6 +16,7 @@ from actors.tools.apply_patch.matcher import normalise_loosely
 from actors.tools.core.context import ToolContext
 from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool, ToolFailure
+from actors.tools.tool import DiffFields, OutputLimits
 from protocol.environment import ReadFile, WriteFile
 
 
@@ -105,4 +106,9 @@ EDIT_FILE = Tool(
     EditFileParams,
     category="write",
     paths=PathDeclaration(("file_path",)),
+    kind="edit",
+    limits=OutputLimits(10_000, "tail"),
+    agentic="writes",
+    hook_names=("Edit",),
+    diff=DiffFields(path="file_path", new="new_string", old="old_string"),
 )

@@ -10,6 +10,7 @@ from actors.kernel import Rejection
 from actors.tools.core.context import ToolContext
 from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool, ToolOutput
+from actors.tools.tool import DiffFields, OutputLimits
 from protocol.environment import (
     DEFAULT_READ_LIMIT,
     FileContent,
@@ -125,6 +126,9 @@ READ_FILE = Tool(
     ReadFileParams,
     category="read",
     paths=PathDeclaration(("file_path",)),
+    kind="read",
+    limits=OutputLimits(50_000, "head_tail"),
+    hook_names=("Read",),
 )
 WRITE_FILE = Tool(
     "write_file",
@@ -133,6 +137,11 @@ WRITE_FILE = Tool(
     WriteFileParams,
     category="write",
     paths=PathDeclaration(("file_path",)),
+    kind="edit",
+    limits=OutputLimits(1_000, "tail"),
+    agentic="writes",
+    hook_names=("Write",),
+    diff=DiffFields(path="file_path", new="content"),
 )
 READ_MANY_FILES = Tool(
     "read_many_files",
@@ -141,6 +150,9 @@ READ_MANY_FILES = Tool(
     ReadManyFilesParams,
     category="read",
     paths=PathDeclaration(("paths",)),
+    kind="read",
+    limits=OutputLimits(50_000, "head_tail"),
+    hook_names=("Read",),
 )
 LIST_DIR = Tool(
     "list_dir",
@@ -149,4 +161,7 @@ LIST_DIR = Tool(
     ListDirParams,
     category="read",
     paths=PathDeclaration(("path",), defaults={"path": "."}),
+    kind="read",
+    limits=OutputLimits(20_000, "tail"),
+    hook_names=("LS",),
 )

@@ -22,6 +22,7 @@ from actors.tools.apply_patch.files import NotUtf8Text, absolute_path
 from actors.tools.core.context import ToolContext
 from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool, ToolFailure
+from actors.tools.tool import OutputLimits
 from environments.errors import (
     BinaryFile,
     FileNotFound,
@@ -149,4 +150,8 @@ APPLY_PATCH = Tool(
     ApplyPatchParams,
     category="write",
     paths=PathDeclaration(extract=patch_targets),
+    kind="edit",
+    limits=OutputLimits(10_000, "tail"),
+    agentic="writes",
+    hook_names=("apply_patch", "Edit", "Write"),
 )

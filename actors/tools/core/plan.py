@@ -39,4 +39,5 @@ UPDATE_PLAN = Tool(
     execute=update_plan,
     parameters=UpdatePlanParams,
     category="read",
+    hook_names=("TodoWrite",),
 )

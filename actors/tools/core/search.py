@@ -9,6 +9,7 @@ import msgspec
 from actors.tools.core.context import ToolContext
 from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool
+from actors.tools.tool import OutputLimits
 from protocol.environment import DEFAULT_MAX_RESULTS, Glob, Grep
 
 
@@ -59,6 +60,9 @@ GREP = Tool(
     GrepParams,
     category="read",
     paths=PathDeclaration(("path",), defaults={"path": "."}),
+    kind="search",
+    limits=OutputLimits(20_000, "tail", lines=200),
+    hook_names=("Grep",),
 )
 GLOB = Tool(
     "glob",
@@ -67,4 +71,7 @@ GLOB = Tool(
     GlobParams,
     category="read",
     paths=PathDeclaration(("path",), defaults={"path": "."}),
+    kind="search",
+    limits=OutputLimits(20_000, "tail", lines=500),
+    hook_names=("Glob",),
 )

@@ -8,6 +8,7 @@ import msgspec
 
 from actors.tools.core.context import ToolContext
 from actors.tools.registry import Tool
+from actors.tools.tool import OutputLimits
 from protocol.environment import ExecCommand, ExecResult
 
 _ASK_MARGIN_S = 30.0
@@ -59,4 +60,9 @@ def shell_tool(default_timeout_ms: int) -> Tool:
         shell,
         ShellParams,
         category="write",
+        kind="execute",
+        runs_commands=True,
+        limits=OutputLimits(30_000, "head_tail", lines=256),
+        agentic="command",
+        hook_names=("Bash",),
     )

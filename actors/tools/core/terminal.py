@@ -95,4 +95,8 @@ TERMINAL = Tool(
     terminal,
     TerminalParams,
     category="write",
+    kind="execute",
+    runs_commands=True,
+    agentic="command",
+    hook_names=("Bash",),
 )
