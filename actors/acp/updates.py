@@ -39,7 +39,7 @@ def diff_of(name: str, arguments: dict[str, Any], cwd: str) -> dict[str, Any] | 
     its tool declares them (:class:`~actors.tools.tool.DiffFields`)."""
     tool = builtin_tool(name)
     fields = tool.diff if tool is not None else None
-    if fields is None:
+    if fields is None or fields.patch is not None:  # ACP shows a diff of one file
         return None
     path = arguments.get(fields.path)
     new = arguments.get(fields.new)

@@ -14,43 +14,50 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from actors.tools.builtin import BUILTIN_TOOLS, builtin_tool
+
 DiffLine = tuple[str, str]
 
-EDIT_TOOLS = frozenset({"edit_file", "write_file", "apply_patch"})
+EDIT_TOOLS = frozenset(name for name, tool in BUILTIN_TOOLS.items() if tool.diff is not None)
+"""Troupe's tools whose calls show as a diff (each declares which arguments: ``Tool.diff``)."""
 DIFF_LINES = 40
 """A diff longer than this shows its head and a count (``--verbose``: all of it)."""
 
 
-def _path(arguments: dict[str, Any]) -> str:
-    path = arguments.get("file_path", arguments.get("path", ""))
+def _path(arguments: dict[str, Any], declared: str) -> str:
+    path = arguments.get(declared, arguments.get("path", ""))
     return path if isinstance(path, str) else ""
 
 
 def call_diff(tool: str, arguments: dict[str, Any]) -> list[DiffLine] | None:
-    """The diff a file-changing call makes, from its arguments; None for others."""
-    if tool == "edit_file":
-        old, new = arguments.get("old_string"), arguments.get("new_string")
+    """The diff a file-changing call makes, from the arguments its tool declares
+    (:class:`~actors.tools.tool.DiffFields`); None for others."""
+    found = builtin_tool(tool)
+    fields = found.diff if found is not None else None
+    if fields is None:
+        return None
+    if fields.patch is not None:
+        patch = arguments.get(fields.patch, arguments.get("input"))
+        if not isinstance(patch, str):
+            return None
+        return [_patch_line(line) for line in patch.splitlines()]
+    if fields.old is not None:
+        old, new = arguments.get(fields.old), arguments.get(fields.new)
         if not isinstance(old, str) or not isinstance(new, str):
             return None
-        path = _path(arguments)
+        path = _path(arguments, fields.path)
         lines: list[DiffLine] = [("@", f"--- {path}"), ("@", f"+++ {path}")]
         changes = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=3)
         for line in list(changes)[2:]:  # its own ---/+++ header names no file
             lines.append(_signed(line))
         return lines
-    if tool == "write_file":
-        content = arguments.get("content")
-        if not isinstance(content, str):
-            return None
-        count = len(content.splitlines())
-        head = ("@", f"+++ {_path(arguments)} (written, {count} line{'s' if count != 1 else ''})")
-        return [head, *(("+", "+" + line) for line in content.splitlines())]
-    if tool == "apply_patch":
-        patch = arguments.get("patch", arguments.get("input"))
-        if not isinstance(patch, str):
-            return None
-        return [_patch_line(line) for line in patch.splitlines()]
-    return None
+    content = arguments.get(fields.new)
+    if not isinstance(content, str):
+        return None
+    count = len(content.splitlines())
+    written = f"(written, {count} line{'s' if count != 1 else ''})"
+    head = ("@", f"+++ {_path(arguments, fields.path)} {written}")
+    return [head, *(("+", "+" + line) for line in content.splitlines())]
 
 
 def _signed(line: str) -> DiffLine:

@@ -166,7 +166,7 @@ class SessionActor(Actor):
         if config.agentic_mode:
             offer(registry, AGENTIC_TOOLS, "agentic-mode")
         if config.terminal_tool:
-            offer(registry, [TERMINAL], "terminal")
+            offer(registry, [TERMINAL], TERMINAL.name)
         self.environment = environment
         self.gateway = gateway
         self.hub = EventHub(self.id, first_seq)

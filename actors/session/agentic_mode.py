@@ -129,9 +129,9 @@ class AgenticMode:
             if result.is_error:
                 self._track_failure(tool, call, result)
                 continue
-            if tool.agentic == "enter":
+            if tool.agentic == "enters":
                 self._enter(call.arguments, working_dir, max_iterations)
-            elif tool.agentic == "complete" and completion is None:
+            elif tool.agentic == "completes" and completion is None:
                 completion = Completion(
                     str(call.arguments.get("result", "")), call.arguments.get("status", "success")
                 )
@@ -161,12 +161,12 @@ class AgenticMode:
         if state is None:
             return
         arguments = call.arguments
-        if tool.agentic == "command" and arguments.get("command"):
+        if tool.agentic == "runs_command" and arguments.get("command"):
             output, exit_code, cwd = command_outcome(_text(result))
             self.state = state.after_command(
                 str(arguments["command"]), output, exit_code, cwd or working_dir
             )
-        elif tool.agentic == "writes":
+        elif tool.agentic == "writes_files":
             for path in tool.written_paths(arguments):
                 state = state.after_write(path)
             self.state = state
@@ -174,7 +174,7 @@ class AgenticMode:
     def _track_failure(self, tool: Tool, call: ToolCall, result: ToolResult) -> None:
         """A command that failed still ran (or was refused): the block shows it."""
         state = self.state
-        if state is None or tool.agentic != "command" or not call.arguments.get("command"):
+        if state is None or tool.agentic != "runs_command" or not call.arguments.get("command"):
             return
         output, exit_code, cwd = command_outcome(_text(result))
         self.state = state.after_command(str(call.arguments["command"]), output, exit_code, cwd)

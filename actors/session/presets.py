@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 import msgspec
 
+from actors.tools.core.shell import SHELL
 from protocol.session import SessionConfig
 
 
@@ -38,7 +39,7 @@ LOOP_PRESETS = MappingProxyType(
             SessionConfig(
                 max_tool_rounds_per_input=20,
                 default_command_timeout_ms=120_000,
-                tool_output_limits={"shell": 200_000},
+                tool_output_limits={SHELL: 200_000},
                 iteration_warning_ratio=0.8,
             ),
             policy="agent-loop-and-tool-system",

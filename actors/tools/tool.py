@@ -34,11 +34,11 @@ and telemetry read it too)."""
 
 TruncationMode = Literal["head_tail", "tail"]
 
-AgenticRole = Literal["none", "command", "writes", "enter", "complete"]
-"""What a successful call means to agentic mode's state block: ``command`` runs its
-``command`` argument (the block shows it, its output's end and exit code);
-``writes`` writes the files its declared paths name; ``enter`` and ``complete``
-start and end agentic mode."""
+AgenticRole = Literal["none", "runs_command", "writes_files", "enters", "completes"]
+"""What a successful call means to agentic mode's state block: ``runs_command``
+runs its ``command`` argument (the block shows it, its output's end and exit
+code); ``writes_files`` writes the files its declared paths name; ``enters`` and
+``completes`` start and end agentic mode."""
 
 
 class OutputLimits(msgspec.Struct, frozen=True):
@@ -56,14 +56,16 @@ DEFAULT_LIMITS = OutputLimits()
 """For a tool that declares none (a custom or MCP tool)."""
 
 
-class DiffFields(msgspec.Struct, frozen=True):
-    """Which arguments show a call as a diff of one file (an editor's or the
-    terminal's view): the file's path, the new text and the text it replaces
-    (None: the new text is the whole file)."""
+class DiffFields(msgspec.Struct, frozen=True, kw_only=True):
+    """Which arguments show a call as a diff (an editor's or the terminal's view):
+    the file's ``path``, the ``new`` text and the text it replaces (``old``; None:
+    the new text is the whole file); or ``patch``, an argument that is already a
+    diff of its own (then the others are not used)."""
 
-    path: str
-    new: str
+    path: str = ""
+    new: str = ""
     old: str | None = None
+    patch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -117,5 +119,5 @@ class Tool:
         return check_against_schema(self._schema, arguments)
 
     def written_paths(self, arguments: dict[str, Any]) -> list[str]:
-        """The files a successful call wrote (for a ``writes`` tool: its declared paths)."""
-        return self.paths.of(arguments) if self.agentic == "writes" else []
+        """The files a successful call wrote (a ``writes_files`` tool's declared paths)."""
+        return self.paths.of(arguments) if self.agentic == "writes_files" else []

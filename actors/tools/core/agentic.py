@@ -52,7 +52,7 @@ ENTER_AGENTIC_MODE = Tool(
     _enter,
     EnterAgenticParams,
     category="read",
-    agentic="enter",
+    agentic="enters",
 )
 COMPLETE = Tool(
     "complete",
@@ -61,6 +61,6 @@ COMPLETE = Tool(
     _complete,
     CompleteParams,
     category="read",
-    agentic="complete",
+    agentic="completes",
 )
 AGENTIC_TOOLS = (ENTER_AGENTIC_MODE, COMPLETE)

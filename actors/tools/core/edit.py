@@ -108,7 +108,7 @@ EDIT_FILE = Tool(
     paths=PathDeclaration(("file_path",)),
     kind="edit",
     limits=OutputLimits(10_000, "tail"),
-    agentic="writes",
+    agentic="writes_files",
     hook_names=("Edit",),
     diff=DiffFields(path="file_path", new="new_string", old="old_string"),
 )

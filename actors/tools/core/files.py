@@ -139,7 +139,7 @@ WRITE_FILE = Tool(
     paths=PathDeclaration(("file_path",)),
     kind="edit",
     limits=OutputLimits(1_000, "tail"),
-    agentic="writes",
+    agentic="writes_files",
     hook_names=("Write",),
     diff=DiffFields(path="file_path", new="content"),
 )

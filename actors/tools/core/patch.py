@@ -22,7 +22,7 @@ from actors.tools.apply_patch.files import NotUtf8Text, absolute_path
 from actors.tools.core.context import ToolContext
 from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool, ToolFailure
-from actors.tools.tool import OutputLimits
+from actors.tools.tool import DiffFields, OutputLimits
 from environments.errors import (
     BinaryFile,
     FileNotFound,
@@ -152,6 +152,7 @@ APPLY_PATCH = Tool(
     paths=PathDeclaration(extract=patch_targets),
     kind="edit",
     limits=OutputLimits(10_000, "tail"),
-    agentic="writes",
+    agentic="writes_files",
     hook_names=("apply_patch", "Edit", "Write"),
+    diff=DiffFields(patch="patch"),
 )

@@ -50,10 +50,14 @@ async def shell(arguments: ShellParams, context: ToolContext) -> str:
     return format_exec_result(result)
 
 
+SHELL = "shell"
+"""The shell tool's name (the tool itself is made per profile: :func:`shell_tool`)."""
+
+
 def shell_tool(default_timeout_ms: int) -> Tool:
     """The shell tool; its description states the profile's default timeout."""
     return Tool(
-        "shell",
+        SHELL,
         "Execute a shell command (bash) in the working directory. Returns stdout, stderr "
         f"and the exit code. Default timeout {default_timeout_ms} ms; set timeout_ms for "
         "longer commands.",
@@ -63,6 +67,6 @@ def shell_tool(default_timeout_ms: int) -> Tool:
         kind="execute",
         runs_commands=True,
         limits=OutputLimits(30_000, "head_tail", lines=256),
-        agentic="command",
+        agentic="runs_command",
         hook_names=("Bash",),
     )

@@ -97,6 +97,6 @@ TERMINAL = Tool(
     category="write",
     kind="execute",
     runs_commands=True,
-    agentic="command",
+    agentic="runs_command",
     hook_names=("Bash",),
 )
