@@ -15,26 +15,30 @@ import re
 
 from actors.skills.tool import SKILL_HOOK_NAMES, SKILL_TOOL
 from actors.tools.builtin import builtin_tool
+from actors.tools.tool import Tool
 
 
-def _declared(tool: str) -> tuple[str, ...]:
-    """The anchors' names Troupe's own tool declares (``hook_names``), first the
-    one a hook reads; none for a custom tool."""
+def _declared(tool: str, declared: Tool | None) -> tuple[str, ...]:
+    """The anchors' names the tool declares (``hook_names``), first the one a hook
+    reads: ``declared``'s (the session's tool of that name), else those of
+    Troupe's own tool of that name; none for a custom tool that declares none."""
+    if declared is not None:
+        return declared.hook_names
     if tool == SKILL_TOOL:  # made per session, over its skills: not in the catalogue
         return SKILL_HOOK_NAMES
     found = builtin_tool(tool)
     return found.hook_names if found is not None else ()
 
 
-def anchor_name(tool: str) -> str:
+def anchor_name(tool: str, declared: Tool | None = None) -> str:
     """The ``tool_name`` a hook reads for Troupe's ``tool``."""
-    names = _declared(tool)
+    names = _declared(tool, declared)
     return names[0] if names else tool
 
 
-def names_of(tool: str) -> tuple[str, ...]:
+def names_of(tool: str, declared: Tool | None = None) -> tuple[str, ...]:
     """Every name a matcher may use for Troupe's ``tool``."""
-    return (*_declared(tool), tool)
+    return (*_declared(tool, declared), tool)
 
 
 def matches(matcher: str, names: tuple[str, ...] | None) -> bool:

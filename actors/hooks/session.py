@@ -44,6 +44,7 @@ from actors.hooks.config import Hook, HookSet
 from actors.hooks.names import anchor_name, matches, names_of
 from actors.hooks.runner import HookRun, run_hook
 from actors.kernel import ActorRef
+from actors.tools.registry import ToolRegistry
 from protocol.environment import Sandbox
 from protocol.events import EventData, HookRunEvent, WarningEvent
 from protocol.llm import ToolCall
@@ -81,6 +82,9 @@ class SessionHooks:
         self.stop_reason: str | None = None
         """Set when a hook answered ``continue: false``: the input ends after the
         step in progress (:meth:`take_stop`)."""
+        self.tools: ToolRegistry | None = None
+        """The session's tools, whose declared ``hook_names`` matchers see (None:
+        Troupe's own tools by name)."""
 
     def __bool__(self) -> bool:
         return bool(self.hooks.hooks)
@@ -175,26 +179,32 @@ class SessionHooks:
             self.pending_context.append(answer.context)
         return answer
 
+    def _names(self, call: ToolCall) -> tuple[str, tuple[str, ...]]:
+        """The anchor's name of the call's tool, and every name a matcher may use,
+        as the session's tool of that name declares them."""
+        declared = self.tools.get(call.name) if self.tools is not None else None
+        return anchor_name(call.name, declared), names_of(call.name, declared)
+
     async def pre_tool_use(self, call: ToolCall) -> HookAnswer:
-        payload = {"tool_name": anchor_name(call.name), "tool_input": call.arguments,
-                   "tool_use_id": call.id}  # fmt: skip
-        return await self.fire("PreToolUse", payload, names_of(call.name), call.id, call.name)
+        anchor, names = self._names(call)
+        payload = {"tool_name": anchor, "tool_input": call.arguments, "tool_use_id": call.id}
+        return await self.fire("PreToolUse", payload, names, call.id, call.name)
 
     async def post_tool_use(self, call: ToolCall, output: str, is_error: bool) -> HookAnswer:
+        anchor, names = self._names(call)
         payload = {
-            "tool_name": anchor_name(call.name),
+            "tool_name": anchor,
             "tool_input": call.arguments,
             "tool_response": {"output": output, "is_error": is_error, "success": not is_error},
             "tool_use_id": call.id,
         }
-        return await self.fire("PostToolUse", payload, names_of(call.name), call.id, call.name)
+        return await self.fire("PostToolUse", payload, names, call.id, call.name)
 
     async def permission_request(self, call: ToolCall, reason: str) -> HookAnswer:
-        payload = {"tool_name": anchor_name(call.name), "tool_input": call.arguments,
-                   "tool_use_id": call.id, "reason": reason}  # fmt: skip
-        return await self.fire(
-            "PermissionRequest", payload, names_of(call.name), call.id, call.name
-        )
+        anchor, names = self._names(call)
+        payload = {"tool_name": anchor, "tool_input": call.arguments, "tool_use_id": call.id,
+                   "reason": reason}  # fmt: skip
+        return await self.fire("PermissionRequest", payload, names, call.id, call.name)
 
     async def notification(self, message: str, kind: str) -> None:
         await self.fire("Notification", {"message": message, "notification_type": kind}, (kind,))

@@ -46,6 +46,7 @@ async def wire_hooks(
         limits,
         lambda: (loop.model_name, loop.config.policy),
     )
+    hooks.tools = loop.profile.registry  # the tools' declared hook names
     tools.hooks = hooks
     loop.hooks = hooks
     loop.compactor.hooks = hooks

@@ -225,7 +225,7 @@ class PolicyGate:
                 return _cleared(found) if judged else None
             if self.hooks:
                 await self.hooks.notification(
-                    f"Troupe needs your permission to use {anchor_name(call.name)}",
+                    f"Troupe needs your permission to use {anchor_name(call.name, tool)}",
                     "permission_prompt",
                 )
             answer = await self.approvals.ask(

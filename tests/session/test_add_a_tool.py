@@ -5,6 +5,7 @@ judged like a built-in's, and its kind shown by the ACP host's updates."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Annotated
@@ -43,19 +44,22 @@ TALLY = Tool(
     paths=PathDeclaration(("file_path",)),
     kind="search",
     limits=OutputLimits(300, "tail"),
+    hook_names=("Tally",),
 )
 """The whole definition: nothing else in Troupe names ``tally``."""
 
 
 @pytest.fixture
 def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """``outside/canary.txt`` next to the working directory, and a fake HOME with
-    ``~/.aws/credentials`` (a denied path)."""
+    """``outside/canary.txt`` next to the working directory, a fake HOME with
+    ``~/.aws/credentials`` (a denied path), and the user's own config directory."""
     root = Path(os.path.realpath(tmp_path)) / "outside"
     (root / "home" / ".aws").mkdir(parents=True)
     (root / "home" / ".aws" / "credentials").write_text("aws_secret_access_key=FAKE\n")
     (root / "canary.txt").write_text("canary\n")
     monkeypatch.setenv("HOME", str(root / "home"))
+    (root / "config" / "troupe").mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(root / "config"))
     return root
 
 
@@ -108,3 +112,18 @@ async def test_a_toy_tool_gets_its_declared_facts_from_its_definition_alone(
     assert start.tool_kind == "search"
     update = update_of(start, str(agent.workdir))
     assert update is not None and update["kind"] == "search"
+
+
+async def test_hooks_match_the_toy_tool_by_the_names_it_declares(
+    start_agent: StartAgent, places: Path
+) -> None:
+    blocked = {"type": "command", "command": 'cat > "$CLAUDE_PROJECT_DIR/seen.json"; exit 2'}
+    hooks = {"hooks": {"PreToolUse": [{"matcher": "Tally", "hooks": [blocked]}]}}
+    (places / "config" / "troupe" / "hooks.json").write_text(json.dumps(hooks))
+    script = turns([call("tally", file_path="notes.txt")], "done")
+    async with start_agent("anthropic", script, registry_extra=[TALLY]) as agent:
+        await agent.run("go")
+        seen = json.loads((agent.workdir / "seen.json").read_text())
+    (end,) = agent.of(ToolCallEndEvent)
+    assert end.is_error and "Blocked by a PreToolUse hook" in end.output
+    assert seen["tool_name"] == "Tally"
