@@ -137,7 +137,7 @@ class AssistantTextEndEvent(EventBody, frozen=True):
 
 
 class ToolCallStartEvent(EventBody, frozen=True):
-    """A tool call starts, with the arguments the model gave."""
+    """A tool call starts, with the arguments the model gave and its tool's declared kind."""
 
     kind = "tool_call_start"
     call_id: str
