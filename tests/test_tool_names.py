@@ -9,10 +9,12 @@ do not count (prose, and Python names)."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from actors.session.profiles import PROFILES
 from actors.skills.catalog import SkillCatalog
 from actors.skills.tool import SKILL_TOOL, skill_tool
 from actors.tools.builtin import BUILTIN_TOOLS
@@ -117,6 +119,18 @@ def test_every_allowance_is_still_needed() -> None:
         assert reason
         used = {name for _, name in named_tools((REPO / relative).read_text(), names)}
         assert allowed <= used, f"{relative}: {sorted(allowed - used)} no longer named there"
+
+
+def test_every_tool_a_profile_offers_is_registered_in_the_catalogue() -> None:
+    """The catalogue (actors/tools/builtin.py) is where a host that knows a call
+    only by its name reads the tool's facts: a profile's tool missing from it would
+    show without its kind, diff or hook names there."""
+    for name, make in PROFILES.items():
+        registry = make().registry
+        for tool in (t for n in registry.names() if (t := registry.get(n)) is not None):
+            registered = BUILTIN_TOOLS.get(tool.name)
+            assert registered is not None, f"{name} offers {tool.name}, not in the catalogue"
+            assert dataclasses.replace(registered, description=tool.description) == tool
 
 
 def test_the_scan_sees_a_name_in_code_and_not_in_prose() -> None:

@@ -8,45 +8,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated
 
-import msgspec
 import pytest
 
 from actors.acp.updates import update_of
-from actors.tools.core.context import ToolContext
-from actors.tools.paths import PathDeclaration
-from actors.tools.registry import Tool
-from actors.tools.tool import OutputLimits
 from protocol.events import PolicyDecisionEvent, ToolCallEndEvent, ToolCallStartEvent
 from protocol.session import SessionConfig
 from tests.session.conftest import StartAgent
 from tests.session.scripts import body_text, call, turns
-
-LONG = "x" * 5_000 + "END"
-
-
-class TallyParams(msgspec.Struct, frozen=True):
-    file_path: Annotated[str, msgspec.Meta(description="The file to tally")]
-
-
-async def tally(arguments: TallyParams, context: ToolContext) -> str:
-    # context.path: the path the policy resolved and judged (an unchecked one raises)
-    return f"tallied {context.path(arguments.file_path)}\n{LONG}"
-
-
-TALLY = Tool(
-    "tally",
-    "Tally a file.",
-    tally,
-    TallyParams,
-    category="read",
-    paths=PathDeclaration(("file_path",)),
-    kind="search",
-    limits=OutputLimits(300, "tail"),
-    hook_names=("Tally",),
-)
-"""The whole definition: nothing else in Troupe names ``tally``."""
+from tests.session.toy_tool import LONG, TALLY
 
 
 @pytest.fixture
