@@ -85,6 +85,7 @@ class Tool:
     """Which arguments are paths: the policy resolves and judges them, and the tool
     uses the resolved paths (:mod:`actors.tools.paths`)."""
     kind: ToolKind = "other"
+    """What a call does; every ``tool_call_start`` event carries it (``tool_kind``)."""
     mutating: bool | None = None
     """Whether a call can change anything (files, processes, the world); None: as
     its category says, so only a ``read`` tool is taken as one that cannot."""
@@ -93,11 +94,13 @@ class Tool:
     the category (instead of the declared one, unless that is ``admin``), and the
     command runs in the OS sandbox."""
     limits: OutputLimits = DEFAULT_LIMITS
+    """How much of its output the model reads (the events keep all of it)."""
     agentic: AgenticRole = "none"
     hook_names: tuple[str, ...] = ()
     """The names hooks written for Claude Code or Codex know this tool by, the one
     a hook reads first (docs/hooks.md)."""
     diff: DiffFields | None = None
+    """Which arguments show a call as a diff (None: it is not shown as one)."""
     _schema: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
