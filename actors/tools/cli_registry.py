@@ -93,6 +93,7 @@ def cli_tool(spec: CliToolSpec) -> Tool:
         json_schema=json_schema(spec),
         category=spec.category,
         paths=PathDeclaration(paths),
+        kind=spec.kind,
         spec=spec,
     )
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 import msgspec
 
 from actors.policy.categories import Category
+from actors.tools.tool import ToolKind
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -49,6 +50,8 @@ class CliToolSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     cmd: str
     description: str = ""
     category: Category = "write"
+    kind: ToolKind = "other"
+    """How an editor shows its calls (ACP's kinds: read, edit, search, execute ...)."""
     args: list[str] = msgspec.field(default_factory=list)
     optional_args: dict[str, list[str]] = msgspec.field(default_factory=dict)
     parameters: dict[str, ParameterSpec] = msgspec.field(default_factory=dict)

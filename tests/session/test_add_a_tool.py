@@ -97,3 +97,22 @@ async def test_hooks_match_the_toy_tool_by_the_names_it_declares(
     (end,) = agent.of(ToolCallEndEvent)
     assert end.is_error and "Blocked by a PreToolUse hook" in end.output
     assert seen["tool_name"] == "Tally"
+
+
+async def test_a_yaml_tool_declares_its_kind_in_its_file(
+    start_agent: StartAgent, places: Path
+) -> None:
+    (places / "config" / "troupe" / "tools.yaml").write_text(
+        "tools:\n"
+        "  - {name: lines, category: read, kind: search, cmd: wc, args: ['-l', 'notes.txt']}\n"
+        "  - {name: words, category: read, cmd: wc, args: ['-w', 'notes.txt']}\n"
+    )
+    script = turns([call("lines")], [call("words")], "done")
+    async with start_agent("anthropic", script) as agent:
+        (agent.workdir / "notes.txt").write_text("one two\n")
+        await agent.run("go")
+    lines, words = agent.of(ToolCallStartEvent)
+    assert (lines.tool_kind, words.tool_kind) == ("search", "other")
+    assert [end.is_error for end in agent.of(ToolCallEndEvent)] == [False, False]
+    update = update_of(lines, str(agent.workdir))
+    assert update is not None and update["kind"] == "search"
