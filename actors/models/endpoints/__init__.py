@@ -20,34 +20,19 @@ from collections.abc import Mapping
 from actors.models.adapter import Adapter
 from actors.models.config import Endpoint
 from actors.models.errors import ConfigurationError
+from actors.models.wires import descriptor
+
+PLATFORMS = ("azure", "vertex", "bedrock", "openrouter")
 
 TRUE = ("1", "true", "yes")
 
 
 def platform_adapter(endpoint: Endpoint) -> Adapter:
-    if endpoint.platform == "azure":
-        from actors.models.endpoints.azure import azure_adapter
-
-        return azure_adapter(endpoint)
-    if endpoint.platform == "vertex":
-        from actors.models.endpoints.vertex import vertex_adapter
-
-        return vertex_adapter(endpoint)
-    if endpoint.platform == "bedrock" or endpoint.wire == "bedrock_converse":
-        from actors.models.endpoints.bedrock import BedrockAnthropicAdapter, BedrockConverseAdapter
-
-        if endpoint.wire == "bedrock_converse":
-            return BedrockConverseAdapter(endpoint)
-        if endpoint.wire != "anthropic":
-            raise ConfigurationError(
-                "bedrock: wire 'anthropic' (InvokeModel) or 'bedrock_converse' (Converse)"
-            )
-        return BedrockAnthropicAdapter(endpoint)
-    if endpoint.platform == "openrouter":
-        from actors.models.endpoints.openrouter import openrouter_adapter
-
-        return openrouter_adapter(endpoint)
-    raise ConfigurationError(f"unknown platform {endpoint.platform!r}")
+    """The adapter that speaks the endpoint's wire on its platform (the wire's
+    descriptor names it: :attr:`WireDescriptor.platforms`)."""
+    if endpoint.platform not in PLATFORMS:
+        raise ConfigurationError(f"unknown platform {endpoint.platform!r}")
+    return descriptor(endpoint.wire).adapter_factory(endpoint.platform)(endpoint)
 
 
 def azure_endpoint(
@@ -80,7 +65,7 @@ def vertex_endpoint(
 ) -> Endpoint:
     from actors.models.endpoints.vertex import vertex_base_url
 
-    publisher = "anthropic" if wire == "anthropic" else "google"
+    publisher = descriptor(wire).adapter_factory("vertex").publisher
     url = base_url or vertex_base_url(project, location, publisher)
     options = {"project": project, "location": location}
     if credentials_file:
