@@ -104,7 +104,7 @@ def _data_dir_option(parser: argparse.ArgumentParser) -> None:
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
     """Which model, where: each defaults to the config files, then the environment."""
-    from actors.models import wires  # the wires' descriptors: their names and profiles
+    from actors import provider_wires as wires  # the wires' names and profiles
 
     parser.add_argument(
         "--provider",
@@ -493,7 +493,7 @@ def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "cost money: a run is a few dozen model calls.",
         env=(ENV_MODELS, ENV_CONFIG),
     )
-    from actors.models import wires  # the wires' descriptors: their names and profiles
+    from actors import provider_wires as wires  # the wires' names and profiles
 
     smoke.add_argument(
         "--provider", choices=[*wires.profiles(), "all"],

@@ -68,7 +68,7 @@ PASSED_TO_RUN = ("provider", "wire", "model", "base_url", "api_key", "policy", "
 
 
 def _pass_through(parser: argparse.ArgumentParser) -> None:
-    from actors.models import wires  # the wires' descriptors: their names and profiles
+    from actors import provider_wires as wires  # the wires' names and profiles
 
     options: dict[str, dict[str, Any]] = {
         "provider": {"choices": wires.profiles()},

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from actors import provider_wires as wires
 from actors.config.files import (
     ConfigError,
     ConfigFile,
@@ -23,7 +24,6 @@ from actors.config.files import (
     user_config_path,
 )
 from actors.config.trust import is_trusted, untrusted_line
-from actors.models import wires
 from protocol.mcp import McpServerConfig
 from protocol.provider_options import (
     ProviderOptionError,
@@ -39,7 +39,7 @@ WIRES: Mapping[str, str] = MappingProxyType(
 )
 """The names people type for each wire format (``--wire``, ``wire =``), and the model
 layer's names (any spelling of these is accepted: ``openai_chat``, ``openai-responses``);
-all read from the wires' descriptors (:mod:`actors.models.wires`)."""
+all read from the wires' descriptors (:mod:`actors.provider_wires`)."""
 
 
 def _command_line_wire(value: object) -> wires.WireDescriptor | None:

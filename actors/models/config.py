@@ -8,8 +8,9 @@ from typing import Literal
 
 import msgspec
 
+from actors import provider_wires
 from actors.models.errors import ConfigurationError
-from actors.models.wires import FactTable, descriptor
+from actors.provider_wires import FactTable, UnknownWire, WireDescriptor
 
 Wire = Literal["openai_responses", "openai_chat", "anthropic", "gemini", "bedrock_converse"]
 """``bedrock_converse``: AWS Bedrock's Converse API, any Bedrock model (SigV4 or an API key)."""
@@ -19,6 +20,16 @@ format behind its own URLs and authentication (see :mod:`actors.models.endpoints
 
 DEFAULT_BASE_URLS: Mapping[str, str] = FactTable(lambda wire: wire.default_base_url)
 """Each wire's base URL (read from its descriptor; kept for importers)."""
+
+
+def descriptor(name: str) -> WireDescriptor:
+    """The descriptor of the wire ``name`` names in any spelling
+    (:mod:`actors.provider_wires`); an unknown one is a :class:`ConfigurationError`
+    listing the known ones."""
+    try:
+        return provider_wires.descriptor(name)
+    except UnknownWire as error:
+        raise ConfigurationError(str(error)) from None
 
 
 def wire_name(name: str) -> Wire:

@@ -17,7 +17,7 @@ from actors.models.config import Wire, endpoint, endpoint_from_env
 from actors.models.errors import ConfigurationError
 from actors.models.fallback import Route
 from actors.models.gateway import ModelGateway
-from actors.models.wires import of_profile
+from actors.provider_wires import of_profile
 from actors.session.profiles import PROFILES, ProviderProfile
 from protocol.session import SessionConfig
 

@@ -20,7 +20,7 @@ from actors.models.client.client import Client, default_client
 from actors.models.client.errors import NoObjectGeneratedError
 from actors.models.client.generate import GenerateResult, generate
 from actors.models.client.tools import Tool
-from actors.models.wires import descriptor
+from actors.models.config import descriptor
 from protocol.llm import Message, ResponseFormat, ToolChoice
 
 OUTPUT_TOOL = "json_output"

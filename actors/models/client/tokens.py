@@ -16,10 +16,11 @@ import httpx
 import msgspec
 
 from actors.models.adapter import HttpCall, decode_json, encode
+from actors.models.config import descriptor
 from actors.models.errors import ProviderError, classify
 from actors.models.session import ModelSession
 from actors.models.transport import transport_error
-from actors.models.wires import TokenCounting, descriptor
+from actors.provider_wires import TokenCounting
 from protocol.llm import Request
 
 

@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from actors.models.adapter import Adapter
 from actors.models.config import Endpoint
 from actors.models.errors import ConfigurationError
-from actors.models.wires import descriptor
 
 PLATFORMS = ("azure", "vertex", "bedrock", "openrouter")
 
@@ -32,7 +31,9 @@ def platform_adapter(endpoint: Endpoint) -> Adapter:
     descriptor names it: :attr:`WireDescriptor.platforms`)."""
     if endpoint.platform not in PLATFORMS:
         raise ConfigurationError(f"unknown platform {endpoint.platform!r}")
-    return descriptor(endpoint.wire).adapter_factory(endpoint.platform)(endpoint)
+    from actors.models.registry import adapter_factory
+
+    return adapter_factory(endpoint.wire, endpoint.platform)(endpoint)
 
 
 def azure_endpoint(
@@ -64,8 +65,9 @@ def vertex_endpoint(
     base_url: str | None = None,
 ) -> Endpoint:
     from actors.models.endpoints.vertex import vertex_base_url
+    from actors.models.registry import adapter_factory
 
-    publisher = descriptor(wire).adapter_factory("vertex").publisher
+    publisher = adapter_factory(wire, "vertex").publisher
     url = base_url or vertex_base_url(project, location, publisher)
     options = {"project": project, "location": location}
     if credentials_file:

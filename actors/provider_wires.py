@@ -16,19 +16,16 @@ name not among the built-in wires is looked up there (see docs/extending.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from importlib import import_module
-from typing import Any, Literal, TypeVar
-
-import msgspec
-
-from actors.models.errors import ConfigurationError
+from dataclasses import dataclass, field
+from typing import Literal, TypeVar
 
 T = TypeVar("T")
 ENTRY_POINTS = "troupe.wires"
 """The entry-point group another package offers its wires under."""
 
 
-class TokenCounting(msgspec.Struct, frozen=True):
+@dataclass(frozen=True, slots=True)
+class TokenCounting:
     """The provider's own, free count of a request's input tokens: a POST of some of
     the request's fields to ``path`` (after the base URL; ``{model}`` is the model)."""
 
@@ -41,8 +38,11 @@ class TokenCounting(msgspec.Struct, frozen=True):
     """The fields go inside this object, beside ``"model": "models/<model>"`` (Gemini)."""
 
 
-class WireDescriptor(msgspec.Struct, frozen=True):
-    """One provider wire format and everything Troupe knows about it."""
+@dataclass(frozen=True, slots=True)
+class WireDescriptor:
+    """One provider wire format and everything Troupe knows about it (a frozen
+    dataclass, not a msgspec Struct: building the command line's parser reads the
+    descriptors, and ``troupe --help`` imports no msgspec)."""
 
     name: str
     """The model layer's name (``Endpoint.wire``): lower case, underscores."""
@@ -62,9 +62,9 @@ class WireDescriptor(msgspec.Struct, frozen=True):
     """The provider profile (tools and prompts) this wire serves when none is chosen."""
     version_path: str = "/v1"
     """Appended to a base URL that names no API version ("" for none)."""
-    endpoint_variables: dict[str, str] = {}
+    endpoint_variables: Mapping[str, str] = field(default_factory=dict)
     """Further :class:`Endpoint` fields read from the environment (field -> variable)."""
-    platforms: dict[str, str] = {}
+    platforms: Mapping[str, str] = field(default_factory=dict)
     """Hosted platforms that serve this wire: platform -> ``"module:attribute"`` of
     the adapter that speaks it there (see :mod:`actors.models.endpoints`)."""
     token_counting: TokenCounting | None = None
@@ -86,16 +86,15 @@ class WireDescriptor(msgspec.Struct, frozen=True):
         """The name a user is shown: the command line's, else the library's."""
         return self.command_line or self.name
 
-    def adapter_factory(self, platform: str = "direct") -> Any:
-        """The adapter class (or factory) for an endpoint on ``platform``."""
-        target = self.adapter if platform == "direct" else self.platforms.get(platform)
-        if target is None:
-            served = ", ".join(sorted(self.platforms)) or "none"
-            raise ConfigurationError(
-                f"wire {self.name!r} is not served on platform {platform!r} (served on: {served})"
-            )
-        module, _, attribute = target.partition(":")
-        return getattr(import_module(module), attribute)
+    def adapter_on(self, platform: str = "direct") -> str | None:
+        """``"module:attribute"`` of the adapter for an endpoint on ``platform``
+        (None: the platform does not serve this wire)."""
+        return self.adapter if platform == "direct" else self.platforms.get(platform)
+
+
+class UnknownWire(LookupError):
+    """No descriptor has this name (the model layer raises it as its
+    ``ConfigurationError``; the config resolver as a ``ConfigError``)."""
 
 
 def normal(name: str) -> str:
@@ -200,7 +199,7 @@ def installed() -> tuple[WireDescriptor, ...]:
     for point in entry_points(group=ENTRY_POINTS):
         value = point.load()
         if not isinstance(value, WireDescriptor):
-            raise ConfigurationError(
+            raise TypeError(
                 f"entry point {point.name!r} ({point.value}) of {ENTRY_POINTS} "
                 "is not a WireDescriptor"
             )
@@ -219,12 +218,12 @@ def find(name: str) -> WireDescriptor | None:
 
 
 def descriptor(name: str) -> WireDescriptor:
-    """The wire ``name`` names; an unknown one is a :class:`ConfigurationError`
-    listing the known ones."""
+    """The wire ``name`` names; an unknown one is :class:`UnknownWire`, which
+    lists the known ones."""
     found = find(name)
     if found is None:
         known = ", ".join(known_names())
-        raise ConfigurationError(f"unknown wire {name!r}; known: {known}")
+        raise UnknownWire(f"unknown wire {name!r}; known: {known}")
     return found
 
 
@@ -258,7 +257,7 @@ def of_profile(profile: str) -> WireDescriptor:
     found = next((w for w in BUILTIN if w.profile == profile), None)
     found = found or next((w for w in installed() if w.profile == profile), None)
     if found is None:
-        raise ConfigurationError(f"no wire serves profile {profile!r}")
+        raise UnknownWire(f"no wire serves profile {profile!r}")
     return found
 
 
