@@ -72,6 +72,16 @@ class WireDescriptor:
     structured_output: Literal["response_format", "output_tool"] = "response_format"
     """How an answer fitting a JSON Schema is asked for: the request's response
     format, or a forced call of an output tool whose input is the answer."""
+    provider: str = ""
+    """The name the adapter gives its answers, usage and errors (``Response.provider``,
+    ``ModelError.provider``), and the model catalog's provider; "" = :attr:`name`."""
+    cached_input_apart: bool = False
+    """The provider reports cached input tokens apart from ``input_tokens`` (Anthropic);
+    the others count them inside it."""
+    tools_may_be_refused: bool = False
+    """Servers behind this wire may lack native tool calling and refuse a request
+    that carries tools (OpenAI-compatible local servers): the session then writes
+    the calls as text (:mod:`actors.session.text_calls`)."""
     context_window: Literal["catalog"] = "catalog"
     """Where a model's window comes from: the model catalog (then the profile's
     default); no wire reports it in its answers."""
@@ -80,6 +90,10 @@ class WireDescriptor:
         """Every name of this wire, normalised (lower case, underscores)."""
         names = (self.name, self.command_line or self.name, *self.spellings)
         return tuple(dict.fromkeys(normal(name) for name in names))
+
+    @property
+    def provider_name(self) -> str:
+        return self.provider or self.name
 
     @property
     def shown(self) -> str:
@@ -120,6 +134,7 @@ OPENAI_RESPONSES = WireDescriptor(
     command_line="openai",
     spellings=("openai-responses",),
     profile="openai",
+    provider="openai",
     endpoint_variables=_OPENAI_ENDPOINT,
     platforms={"azure": "actors.models.endpoints.azure:AzureResponsesAdapter"},
     token_counting=TokenCounting("/responses/input_tokens", _RESPONSES_KEYS, "input_tokens"),
@@ -132,6 +147,7 @@ OPENAI_CHAT = WireDescriptor(
     "OPENAI_BASE_URL",
     command_line="openai-chat",
     endpoint_variables=_OPENAI_ENDPOINT,
+    tools_may_be_refused=True,
     platforms={
         "azure": "actors.models.endpoints.azure:AzureChatAdapter",
         "openrouter": "actors.models.endpoints.openrouter:openrouter_adapter",
@@ -151,6 +167,7 @@ ANTHROPIC = WireDescriptor(
     },
     token_counting=TokenCounting("/messages/count_tokens", _ANTHROPIC_KEYS, "input_tokens"),
     structured_output="output_tool",
+    cached_input_apart=True,
 )
 GEMINI = WireDescriptor(
     "gemini",
@@ -173,6 +190,7 @@ BEDROCK_CONVERSE = WireDescriptor(
     ("AWS_BEARER_TOKEN_BEDROCK",),
     "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
     version_path="",  # Bedrock's paths carry no version
+    provider="bedrock",
     platforms={"bedrock": f"{_BEDROCK}:BedrockConverseAdapter"},
 )
 """AWS Bedrock's Converse API, any Bedrock model (SigV4 or an API key). Not on the
@@ -225,6 +243,12 @@ def descriptor(name: str) -> WireDescriptor:
         known = ", ".join(known_names())
         raise UnknownWire(f"unknown wire {name!r}; known: {known}")
     return found
+
+
+def of_provider(provider: str | None) -> WireDescriptor | None:
+    """The built-in wire whose adapter answers as ``provider`` (None: no such wire,
+    e.g. a platform's adapter such as ``openrouter``)."""
+    return next((w for w in BUILTIN if w.provider_name == provider), None)
 
 
 def known_names() -> list[str]:

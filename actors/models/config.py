@@ -13,7 +13,9 @@ from actors.models.errors import ConfigurationError
 from actors.provider_wires import FactTable, UnknownWire, WireDescriptor
 
 Wire = Literal["openai_responses", "openai_chat", "anthropic", "gemini", "bedrock_converse"]
-"""``bedrock_converse``: AWS Bedrock's Converse API, any Bedrock model (SigV4 or an API key)."""
+"""The built-in wires' names (their descriptors: :mod:`actors.provider_wires`; an
+installed wire's name works at run time too). ``bedrock_converse``: AWS Bedrock's
+Converse API, any Bedrock model (SigV4 or an API key)."""
 Platform = Literal["direct", "azure", "vertex", "bedrock", "openrouter"]
 """Who hosts the endpoint: the provider itself, or a platform that serves the same wire
 format behind its own URLs and authentication (see :mod:`actors.models.endpoints`)."""

@@ -9,6 +9,8 @@ server at ``troupe mock-llm``.
 
 from __future__ import annotations
 
+from typing import cast
+
 import msgspec
 import trio
 
@@ -102,7 +104,7 @@ class Models:
         return built
 
     async def gateway(self, profile: ProviderProfile) -> ActorRef:
-        wire = self.settings.wire or of_profile(profile.id).name
+        wire = self.settings.wire or cast(Wire, of_profile(profile.id).name)
         ref = self._gateways.get(wire)
         if ref is not None and ref.alive:
             return ref
