@@ -73,7 +73,7 @@ class Endpoint(msgspec.Struct, frozen=True):
         return f"{self.wire}@{self.base_url}"
 
 
-def normalise_base_url(wire: Wire, base_url: str) -> str:
+def normalise_base_url(wire: str, base_url: str) -> str:
     url = base_url.rstrip("/")
     version = descriptor(wire).version_path
     if not version:
@@ -85,7 +85,7 @@ def normalise_base_url(wire: Wire, base_url: str) -> str:
 
 
 def endpoint_from_env(
-    wire: Wire,
+    wire: str,
     environ: Mapping[str, str] | None = None,
     **overrides: object,
 ) -> Endpoint:
@@ -96,7 +96,7 @@ def endpoint_from_env(
     """
     env = os.environ if environ is None else environ
     described = descriptor(wire)
-    wire = described.name  # type: ignore[assignment]
+    wire = described.name
     key_names, url_name = described.key_variables, described.url_variable
     key = next((env[name] for name in key_names if env.get(name)), "")
     base = env.get(url_name) or described.default_base_url
@@ -113,11 +113,9 @@ def endpoint_from_env(
     return Endpoint(**fields)  # type: ignore[arg-type]
 
 
-def endpoint(
-    wire: Wire, base_url: str | None = None, api_key: str = "", **rest: object
-) -> Endpoint:
+def endpoint(wire: str, base_url: str | None = None, api_key: str = "", **rest: object) -> Endpoint:
     """An endpoint configured explicitly."""
     described = descriptor(wire)
-    wire = described.name  # type: ignore[assignment]
+    wire = described.name
     url = normalise_base_url(wire, base_url or described.default_base_url)
     return Endpoint(wire=wire, base_url=url, api_key=api_key, **rest)  # type: ignore[arg-type]
