@@ -48,17 +48,13 @@ def _command_line_wire(value: object) -> wires.WireDescriptor | None:
     return found if found is not None and found.command_line else None
 
 
-def wire_spelling(value: object) -> object:
-    """The command line's name of a wire given in any spelling (unchanged when unknown)."""
-    found = _command_line_wire(value)
-    return found.command_line if found is not None else value
-
-
 DEFAULT_WIRE: Mapping[str, str] = MappingProxyType(
     {profile: wires.of_profile(profile).shown for profile in PROVIDERS}
 )
 KEY_VARIABLES: Mapping[str, tuple[str, ...]] = wires.FactTable(lambda w: w.key_variables)
 URL_VARIABLES: Mapping[str, str] = wires.FactTable(lambda w: w.url_variable)
+"""Each wire's key and base-URL variables, by its name in any spelling (the
+commands read them here; the facts are the descriptors')."""
 FIELDS = ("provider", "wire", "model", "base_url", "reasoning_effort", "max_turns",
           "instructions", "policy", "connect", "environment", "compaction", "context_window",
           "max_cost", "max_input_cost", "store", "provider_options", "isolation",
