@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal, TypeVar
 
 T = TypeVar("T")
@@ -62,9 +63,9 @@ class WireDescriptor:
     """The provider profile (tools and prompts) this wire serves when none is chosen."""
     version_path: str = "/v1"
     """Appended to a base URL that names no API version ("" for none)."""
-    endpoint_variables: Mapping[str, str] = field(default_factory=dict)
+    endpoint_variables: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     """Further :class:`Endpoint` fields read from the environment (field -> variable)."""
-    platforms: Mapping[str, str] = field(default_factory=dict)
+    platforms: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     """Hosted platforms that serve this wire: platform -> ``"module:attribute"`` of
     the adapter that speaks it there (see :mod:`actors.models.endpoints`)."""
     token_counting: TokenCounting | None = None
@@ -122,7 +123,9 @@ _RESPONSES_KEYS = (
     "reasoning", "text", "previous_response_id", "truncation",
 )  # fmt: skip
 _GEMINI_KEYS = ("contents", "systemInstruction", "tools", "toolConfig", "generationConfig")
-_OPENAI_ENDPOINT = {"organization": "OPENAI_ORG_ID", "project": "OPENAI_PROJECT_ID"}
+_OPENAI_ENDPOINT = MappingProxyType(
+    {"organization": "OPENAI_ORG_ID", "project": "OPENAI_PROJECT_ID"}
+)
 _BEDROCK = "actors.models.endpoints.bedrock"
 
 OPENAI_RESPONSES = WireDescriptor(
@@ -136,7 +139,7 @@ OPENAI_RESPONSES = WireDescriptor(
     profile="openai",
     provider="openai",
     endpoint_variables=_OPENAI_ENDPOINT,
-    platforms={"azure": "actors.models.endpoints.azure:AzureResponsesAdapter"},
+    platforms=MappingProxyType({"azure": "actors.models.endpoints.azure:AzureResponsesAdapter"}),
     token_counting=TokenCounting("/responses/input_tokens", _RESPONSES_KEYS, "input_tokens"),
 )
 OPENAI_CHAT = WireDescriptor(
@@ -148,10 +151,12 @@ OPENAI_CHAT = WireDescriptor(
     command_line="openai-chat",
     endpoint_variables=_OPENAI_ENDPOINT,
     tools_may_be_refused=True,
-    platforms={
-        "azure": "actors.models.endpoints.azure:AzureChatAdapter",
-        "openrouter": "actors.models.endpoints.openrouter:openrouter_adapter",
-    },
+    platforms=MappingProxyType(
+        {
+            "azure": "actors.models.endpoints.azure:AzureChatAdapter",
+            "openrouter": "actors.models.endpoints.openrouter:openrouter_adapter",
+        }
+    ),
 )
 ANTHROPIC = WireDescriptor(
     "anthropic",
@@ -161,10 +166,12 @@ ANTHROPIC = WireDescriptor(
     "ANTHROPIC_BASE_URL",
     command_line="anthropic",
     profile="anthropic",
-    platforms={
-        "vertex": "actors.models.endpoints.vertex:VertexAnthropicAdapter",
-        "bedrock": f"{_BEDROCK}:BedrockAnthropicAdapter",
-    },
+    platforms=MappingProxyType(
+        {
+            "vertex": "actors.models.endpoints.vertex:VertexAnthropicAdapter",
+            "bedrock": f"{_BEDROCK}:BedrockAnthropicAdapter",
+        }
+    ),
     token_counting=TokenCounting("/messages/count_tokens", _ANTHROPIC_KEYS, "input_tokens"),
     structured_output="output_tool",
     cached_input_apart=True,
@@ -178,7 +185,7 @@ GEMINI = WireDescriptor(
     command_line="gemini",
     profile="gemini",
     version_path="/v1beta",
-    platforms={"vertex": "actors.models.endpoints.vertex:VertexGeminiAdapter"},
+    platforms=MappingProxyType({"vertex": "actors.models.endpoints.vertex:VertexGeminiAdapter"}),
     token_counting=TokenCounting(
         "/models/{model}:countTokens", _GEMINI_KEYS, "totalTokens", wrap="generateContentRequest"
     ),
@@ -191,7 +198,7 @@ BEDROCK_CONVERSE = WireDescriptor(
     "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
     version_path="",  # Bedrock's paths carry no version
     provider="bedrock",
-    platforms={"bedrock": f"{_BEDROCK}:BedrockConverseAdapter"},
+    platforms=MappingProxyType({"bedrock": f"{_BEDROCK}:BedrockConverseAdapter"}),
 )
 """AWS Bedrock's Converse API, any Bedrock model (SigV4 or an API key). Not on the
 command line: a run there needs a region and AWS's credential chain, which
@@ -247,7 +254,8 @@ def descriptor(name: str) -> WireDescriptor:
 
 def of_provider(provider: str | None) -> WireDescriptor | None:
     """The built-in wire whose adapter answers as ``provider`` (None: no such wire,
-    e.g. a platform's adapter such as ``openrouter``)."""
+    e.g. a platform's adapter such as ``openrouter``). Built-in only: it is asked
+    once per model call, which must not scan the installed packages."""
     return next((w for w in BUILTIN if w.provider_name == provider), None)
 
 
