@@ -8,7 +8,9 @@ import pytest
 
 from actors.config.resolve import DEFAULT_WIRE, KEY_VARIABLES, URL_VARIABLES, WIRES
 from actors.models.adapter import Adapter
-from actors.models.config import DEFAULT_BASE_URLS, endpoint
+from actors.models.config import DEFAULT_BASE_URLS, Endpoint, endpoint
+from actors.models.endpoints import platform_adapter
+from actors.models.errors import ConfigurationError
 from actors.models.registry import adapter_factory, adapter_for
 from actors.provider_wires import BUILTIN, WireDescriptor, descriptor, of_provider
 
@@ -51,3 +53,17 @@ def test_the_tables_read_from_the_descriptors() -> None:
         assert DEFAULT_BASE_URLS[wire.name] == wire.default_base_url
     assert KEY_VARIABLES["gemini"] == ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     assert "nonesuch" not in KEY_VARIABLES
+
+
+def test_a_platform_that_does_not_serve_the_wire_is_a_clear_error() -> None:
+    """Azure serves OpenAI's wires, Vertex Gemini's and Anthropic's: an endpoint
+    asking Azure for Anthropic's gets a ConfigurationError naming where the wire is
+    served, not another wire's adapter."""
+    asked = Endpoint("anthropic", "https://x.openai.azure.com/openai", "k", platform="azure")
+    with pytest.raises(ConfigurationError, match=r"'anthropic' is not served on platform 'azure'"):
+        adapter_for(asked)
+    with pytest.raises(ConfigurationError, match="served on: bedrock, vertex"):
+        platform_adapter(asked)
+    unknown = Endpoint("openai_chat", "http://h", platform="moon")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="unknown platform 'moon'"):
+        platform_adapter(unknown)
