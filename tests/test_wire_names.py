@@ -32,16 +32,17 @@ WIRE_NAMES = _spellings()
 
 ALLOWED: dict[str, str] = {
     "actors/provider_wires.py": "the descriptors themselves",
-    "actors/mockllm/": "the scripted provider plays the providers' side: it speaks each "
-    "wire on its own (a mock that shared the client's descriptors could not catch the "
-    "client's mistakes), and its wires are not Troupe's (Bedrock InvokeModel is a wire "
-    "to the mock, a platform to Troupe)",
 }
 """Files (or folders, ending in /) where wire names may be compared, and why."""
 
 ALLOWED_TABLES: dict[str, str] = {
     "actors/session/profiles.py": "PROFILES is keyed by profile names (openai, anthropic, "
     "gemini), which a wire's descriptor names as the profile it serves",
+    "actors/mockllm/wires.py": "the scripted provider's own table of the wires it speaks, "
+    "one entry per wire with its encoders and readers: it plays the providers' side and "
+    "speaks each wire on its own (a mock that read the client's descriptors could not "
+    "catch the client's mistakes), and its wires are not Troupe's (Bedrock InvokeModel is "
+    "a wire to the mock, a platform to Troupe)",
 }
 """Files where a dict keyed by these names is a table of something else, and why."""
 
