@@ -104,15 +104,17 @@ def _data_dir_option(parser: argparse.ArgumentParser) -> None:
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
     """Which model, where: each defaults to the config files, then the environment."""
+    from actors import provider_wires as wires  # the wires' names and profiles
+
     parser.add_argument(
         "--provider",
-        choices=["openai", "anthropic", "gemini"],
+        choices=wires.profiles(),
         help="the provider profile: its tools and prompts (default openai)",
     )
     parser.add_argument("--profile", dest="provider", help=argparse.SUPPRESS)
     parser.add_argument(
         "--wire",
-        metavar="{openai,openai-chat,anthropic,gemini}",
+        metavar=wires.metavar(),
         help="the API format; openai-chat for any OpenAI-compatible server "
         "(Ollama, vLLM, llama.cpp) (default: the provider's own)",
     )
@@ -126,7 +128,7 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fallback",
         action="append",
-        choices=["openai", "anthropic", "gemini"],
+        choices=wires.profiles(),
         metavar="PROFILE",
         help="when the model's endpoint fails, go on with this profile's (repeatable)",
     )
@@ -491,11 +493,13 @@ def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "cost money: a run is a few dozen model calls.",
         env=(ENV_MODELS, ENV_CONFIG),
     )
+    from actors import provider_wires as wires  # the wires' names and profiles
+
     smoke.add_argument(
-        "--provider", choices=["openai", "anthropic", "gemini", "all"],
+        "--provider", choices=[*wires.profiles(), "all"],
         help="default: every provider whose key is set",
     )  # fmt: skip
-    smoke.add_argument("--wire", metavar="{openai,openai-chat,anthropic,gemini}")
+    smoke.add_argument("--wire", metavar=wires.metavar())
     smoke.add_argument("-m", "--model", help="the model name sent to the provider")
     smoke.add_argument("--base-url", help="the model endpoint (e.g. a troupe mock-llm URL)")
     smoke.add_argument("--api-key", help="API key (default: the provider's variable)")

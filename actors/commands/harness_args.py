@@ -68,9 +68,11 @@ PASSED_TO_RUN = ("provider", "wire", "model", "base_url", "api_key", "policy", "
 
 
 def _pass_through(parser: argparse.ArgumentParser) -> None:
+    from actors import provider_wires as wires  # the wires' names and profiles
+
     options: dict[str, dict[str, Any]] = {
-        "provider": {"choices": ["openai", "anthropic", "gemini"]},
-        "wire": {"metavar": "{openai,openai-chat,anthropic,gemini}"},
+        "provider": {"choices": wires.profiles()},
+        "wire": {"metavar": wires.metavar()},
         "model": {"help": "the model name sent to the provider"},
         "base_url": {"help": "the model endpoint"},
         "api_key": {"help": "API key (default: the provider's variable)"},

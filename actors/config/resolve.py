@@ -7,10 +7,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import msgspec
 
+from actors import provider_wires as wires
 from actors.config.files import (
     ConfigError,
     ConfigFile,
@@ -30,41 +32,29 @@ from protocol.provider_options import (
 )
 from protocol.session import SessionConfig
 
-PROVIDERS = ("openai", "anthropic", "gemini")
-WIRES = {
-    "openai": "openai_responses",
-    "openai-chat": "openai_chat",
-    "anthropic": "anthropic",
-    "gemini": "gemini",
-}
-"""The names people type for each wire format, and the model layer's names
-(any spelling of these is accepted: ``openai_chat``, ``openai-responses``)."""
-_SPELLINGS = {
-    **{name.replace("-", "_"): name for name in WIRES},
-    **{model.replace("-", "_"): name for name, model in WIRES.items()},
-}
+PROVIDERS = wires.profiles()
+"""The provider profiles a wire serves by default (``--provider``'s choices)."""
+WIRES: Mapping[str, str] = MappingProxyType(
+    {w.command_line: w.name for w in wires.BUILTIN if w.command_line}
+)
+"""The names people type for each wire format (``--wire``, ``wire =``), and the model
+layer's names (any spelling of these is accepted: ``openai_chat``, ``openai-responses``);
+all read from the wires' descriptors (:mod:`actors.provider_wires`)."""
 
 
-def wire_spelling(value: object) -> object:
-    """The command line's name of a wire given in any spelling (unchanged when unknown)."""
-    if not isinstance(value, str):
-        return value
-    return _SPELLINGS.get(value.strip().lower().replace("-", "_"), value)
+def _command_line_wire(value: object) -> wires.WireDescriptor | None:
+    """The wire a setting names, when it is one the command line offers."""
+    found = wires.find(value) if isinstance(value, str) else None
+    return found if found is not None and found.command_line else None
 
 
-DEFAULT_WIRE = {"openai": "openai", "anthropic": "anthropic", "gemini": "gemini"}
-KEY_VARIABLES = {
-    "openai_responses": ("OPENAI_API_KEY",),
-    "openai_chat": ("OPENAI_API_KEY",),
-    "anthropic": ("ANTHROPIC_API_KEY",),
-    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-}
-URL_VARIABLES = {
-    "openai_responses": "OPENAI_BASE_URL",
-    "openai_chat": "OPENAI_BASE_URL",
-    "anthropic": "ANTHROPIC_BASE_URL",
-    "gemini": "GEMINI_BASE_URL",
-}
+DEFAULT_WIRE: Mapping[str, str] = MappingProxyType(
+    {profile: wires.of_profile(profile).shown for profile in PROVIDERS}
+)
+KEY_VARIABLES: Mapping[str, tuple[str, ...]] = wires.FactTable(lambda w: w.key_variables)
+URL_VARIABLES: Mapping[str, str] = wires.FactTable(lambda w: w.url_variable)
+"""Each wire's key and base-URL variables, by its name in any spelling (the
+commands read them here; the facts are the descriptors')."""
 FIELDS = ("provider", "wire", "model", "base_url", "reasoning_effort", "max_turns",
           "instructions", "policy", "connect", "environment", "compaction", "context_window",
           "max_cost", "max_input_cost", "store", "provider_options", "isolation",
@@ -100,7 +90,7 @@ class Settings(msgspec.Struct, frozen=True):
     @property
     def model_wire(self) -> str:
         """The model layer's name of the chosen wire (``openai_chat``, ...)."""
-        return WIRES[self.get("wire")]
+        return wires.descriptor(self.get("wire")).name
 
 
 UNTRUSTED_FIELDS = (
@@ -202,11 +192,11 @@ def resolve(
     if values["provider"].value not in PROVIDERS:
         raise ConfigError(_choice("provider", values["provider"], PROVIDERS))
     values["wire"] = pick("wire", DEFAULT_WIRE[values["provider"].value], "default for provider")
-    values["wire"] = Setting(wire_spelling(values["wire"].value), values["wire"].source)
-    if values["wire"].value not in WIRES:
-        raise ConfigError(_choice("wire", values["wire"], tuple(WIRES)))
-    wire = WIRES[values["wire"].value]
-    url_variable = URL_VARIABLES[wire]
+    chosen = _command_line_wire(values["wire"].value)
+    if chosen is None:
+        raise ConfigError(_choice("wire", values["wire"], wires.command_line_names()))
+    values["wire"] = Setting(chosen.command_line, values["wire"].source)
+    url_variable = chosen.url_variable
     if env.get(url_variable):
         values["base_url"] = pick("base_url", env[url_variable], f"${url_variable}")
     else:
@@ -251,7 +241,7 @@ def resolve(
             f"context_window must be 0 or a number of tokens ({values['context_window'].source})"
         )
     values["provider_options"] = _provider_options(flags, layers)
-    key = _api_key(flags, layers, values["provider"].value, wire, env)
+    key = _api_key(flags, layers, values["provider"].value, chosen, env)
     hosts: dict[str, SSHHost] = {}
     for _, config in reversed(layers):
         hosts.update(config.ssh_hosts)
@@ -284,7 +274,7 @@ def _api_key(
     flags: Mapping[str, Any],
     layers: list[tuple[str, ConfigFile]],
     provider: str,
-    wire: str,
+    wire: wires.WireDescriptor,
     env: Mapping[str, str],
 ) -> Setting:
     if flags.get("api_key"):
@@ -296,7 +286,7 @@ def _api_key(
             if env.get(variable):
                 return Setting(env[variable], f"${variable} (named in {source})")
             raise ConfigError(f"{source} names api_key_env {variable!r}, which is not set")
-    for variable in KEY_VARIABLES[wire]:
+    for variable in wire.key_variables:
         if env.get(variable):
             return Setting(env[variable], f"${variable}")
     return Setting("", "not set")

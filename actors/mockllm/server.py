@@ -20,7 +20,7 @@ import msgspec
 import trio
 
 from actors.mockllm.answer import make_answer
-from actors.mockllm.overflow import overflow_error, request_tokens
+from actors.mockllm.overflow import request_tokens
 from actors.mockllm.replay import JSON, SSE, Reply
 from actors.mockllm.script import Fault, Script, ToolCallSpec, Turn
 from actors.mockllm.side_routes import side_answer
@@ -32,6 +32,7 @@ from actors.mockllm.wires import (
     count_tool_results,
     first_user_text,
     last_round,
+    overflow_error,
     route,
 )
 

@@ -8,51 +8,36 @@ from typing import Literal
 
 import msgspec
 
+from actors import provider_wires
 from actors.models.errors import ConfigurationError
+from actors.provider_wires import FactTable, UnknownWire, WireDescriptor
 
 Wire = Literal["openai_responses", "openai_chat", "anthropic", "gemini", "bedrock_converse"]
-"""``bedrock_converse``: AWS Bedrock's Converse API, any Bedrock model (SigV4 or an API key)."""
+"""The built-in wires' names (their descriptors: :mod:`actors.provider_wires`; an
+installed wire's name works at run time too). ``bedrock_converse``: AWS Bedrock's
+Converse API, any Bedrock model (SigV4 or an API key)."""
 Platform = Literal["direct", "azure", "vertex", "bedrock", "openrouter"]
 """Who hosts the endpoint: the provider itself, or a platform that serves the same wire
 format behind its own URLs and authentication (see :mod:`actors.models.endpoints`)."""
 
-DEFAULT_BASE_URLS: dict[str, str] = {
-    "openai_responses": "https://api.openai.com/v1",
-    "openai_chat": "https://api.openai.com/v1",
-    "anthropic": "https://api.anthropic.com/v1",
-    "gemini": "https://generativelanguage.googleapis.com/v1beta",
-    "bedrock_converse": "https://bedrock-runtime.us-east-1.amazonaws.com",
-}
+DEFAULT_BASE_URLS: Mapping[str, str] = FactTable(lambda wire: wire.default_base_url)
+"""Each wire's base URL (read from its descriptor; kept for importers)."""
 
-WIRE_NAMES: dict[str, Wire] = {
-    "openai": "openai_responses",
-    "openai_responses": "openai_responses",
-    "openai_chat": "openai_chat",
-    "anthropic": "anthropic",
-    "gemini": "gemini",
-    "bedrock_converse": "bedrock_converse",
-}
-"""Every spelling of a wire format, dashes read as underscores: the command line's
-(``openai-chat``) and the library's (``openai_chat``) name the same one."""
+
+def descriptor(name: str) -> WireDescriptor:
+    """The descriptor of the wire ``name`` names in any spelling
+    (:mod:`actors.provider_wires`); an unknown one is a :class:`ConfigurationError`
+    listing the known ones."""
+    try:
+        return provider_wires.descriptor(name)
+    except UnknownWire as error:
+        raise ConfigurationError(str(error)) from None
 
 
 def wire_name(name: str) -> Wire:
     """The model layer's name for ``name`` in any of its spellings; an unknown one
     is a :class:`ConfigurationError` listing the known ones."""
-    wire = WIRE_NAMES.get(str(name).strip().lower().replace("-", "_"))
-    if wire is None:
-        known = "openai (= openai-responses), openai-chat, anthropic, gemini, bedrock-converse"
-        raise ConfigurationError(f"unknown wire {name!r}; known: {known}")
-    return wire
-
-
-_ENV: dict[str, tuple[tuple[str, ...], str]] = {
-    "openai_responses": (("OPENAI_API_KEY",), "OPENAI_BASE_URL"),
-    "openai_chat": (("OPENAI_API_KEY",), "OPENAI_BASE_URL"),
-    "anthropic": (("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL"),
-    "gemini": (("GEMINI_API_KEY", "GOOGLE_API_KEY"), "GEMINI_BASE_URL"),
-    "bedrock_converse": (("AWS_BEARER_TOKEN_BEDROCK",), "AWS_ENDPOINT_URL_BEDROCK_RUNTIME"),
-}
+    return descriptor(name).name  # type: ignore[return-value]
 
 
 class Timeouts(msgspec.Struct, frozen=True):
@@ -88,18 +73,19 @@ class Endpoint(msgspec.Struct, frozen=True):
         return f"{self.wire}@{self.base_url}"
 
 
-def normalise_base_url(wire: Wire, base_url: str) -> str:
+def normalise_base_url(wire: str, base_url: str) -> str:
     url = base_url.rstrip("/")
-    if wire == "bedrock_converse":
-        return url  # Bedrock's paths carry no version
+    version = descriptor(wire).version_path
+    if not version:
+        return url  # the wire's paths carry no version (Bedrock's)
     tail = url.rsplit("/", 1)[-1]
     if tail.startswith("v1") or tail.startswith("v2"):
         return url
-    return url + ("/v1beta" if wire == "gemini" else "/v1")
+    return url + version
 
 
 def endpoint_from_env(
-    wire: Wire,
+    wire: str,
     environ: Mapping[str, str] | None = None,
     **overrides: object,
 ) -> Endpoint:
@@ -109,10 +95,11 @@ def endpoint_from_env(
     OpenAI-compatible servers such as Ollama need no key).
     """
     env = os.environ if environ is None else environ
-    wire = wire_name(wire)
-    key_names, url_name = _ENV[wire]
+    described = descriptor(wire)
+    wire = described.name
+    key_names, url_name = described.key_variables, described.url_variable
     key = next((env[name] for name in key_names if env.get(name)), "")
-    base = env.get(url_name) or DEFAULT_BASE_URLS[wire]
+    base = env.get(url_name) or described.default_base_url
     if not key and not env.get(url_name):
         raise ConfigurationError(f"{wire}: set {' or '.join(key_names)} (or {url_name})")
     fields: dict[str, object] = {
@@ -120,17 +107,15 @@ def endpoint_from_env(
         "base_url": normalise_base_url(wire, base),
         "api_key": key,
     }
-    if wire.startswith("openai"):
-        fields["organization"] = env.get("OPENAI_ORG_ID") or None
-        fields["project"] = env.get("OPENAI_PROJECT_ID") or None
+    for field, variable in described.endpoint_variables.items():
+        fields[field] = env.get(variable) or None
     fields.update(overrides)
     return Endpoint(**fields)  # type: ignore[arg-type]
 
 
-def endpoint(
-    wire: Wire, base_url: str | None = None, api_key: str = "", **rest: object
-) -> Endpoint:
+def endpoint(wire: str, base_url: str | None = None, api_key: str = "", **rest: object) -> Endpoint:
     """An endpoint configured explicitly."""
-    wire = wire_name(wire)
-    url = normalise_base_url(wire, base_url or DEFAULT_BASE_URLS[wire])
+    described = descriptor(wire)
+    wire = described.name
+    url = normalise_base_url(wire, base_url or described.default_base_url)
     return Endpoint(wire=wire, base_url=url, api_key=api_key, **rest)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""Which adapter speaks which wire format.
+"""Which adapter speaks an endpoint's wire: its descriptor's (:mod:`actors.provider_wires`).
 
 Each adapter's module is imported when an endpoint first uses its wire: a run that
 speaks one wire does not import the other providers' adapters."""
@@ -6,27 +6,30 @@ speaks one wire does not import the other providers' adapters."""
 from __future__ import annotations
 
 from importlib import import_module
+from typing import Any
 
 from actors.models.adapter import Adapter
-from actors.models.config import Endpoint
+from actors.models.config import Endpoint, descriptor
+from actors.models.errors import ConfigurationError
 
-ADAPTERS: dict[str, tuple[str, str]] = {
-    "openai_responses": ("actors.models.openai_responses", "OpenAIResponsesAdapter"),
-    "openai_chat": ("actors.models.openai_chat", "OpenAIChatAdapter"),
-    "anthropic": ("actors.models.anthropic", "AnthropicAdapter"),
-    "gemini": ("actors.models.gemini", "GeminiAdapter"),
-}
-"""Wire -> (module, class) of its adapter."""
+
+def adapter_factory(wire: str, platform: str = "direct") -> Any:
+    """The adapter class (or factory taking the Endpoint) of ``wire`` on ``platform``."""
+    described = descriptor(wire)
+    target = described.adapter_on(platform)
+    if target is None:
+        served = ", ".join(sorted(described.platforms)) or "none"
+        raise ConfigurationError(
+            f"wire {described.name!r} is not served on platform {platform!r} (served on: {served})"
+        )
+    module, _, attribute = target.partition(":")
+    return getattr(import_module(module), attribute)
 
 
 def adapter_class(wire: str) -> type[Adapter]:
-    module, name = ADAPTERS[wire]
-    return getattr(import_module(module), name)
+    """The adapter class of ``wire`` on the provider's own API."""
+    return adapter_factory(wire)
 
 
 def adapter_for(endpoint: Endpoint) -> Adapter:
-    if endpoint.platform != "direct" or endpoint.wire == "bedrock_converse":
-        from actors.models.endpoints import platform_adapter  # platforms import adapters
-
-        return platform_adapter(endpoint)
-    return adapter_class(endpoint.wire)(endpoint)
+    return adapter_factory(endpoint.wire, endpoint.platform)(endpoint)

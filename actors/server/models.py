@@ -9,8 +9,7 @@ server at ``troupe mock-llm``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
+from typing import cast
 
 import msgspec
 import trio
@@ -20,12 +19,9 @@ from actors.models.config import Wire, endpoint, endpoint_from_env
 from actors.models.errors import ConfigurationError
 from actors.models.fallback import Route
 from actors.models.gateway import ModelGateway
+from actors.provider_wires import of_profile
 from actors.session.profiles import PROFILES, ProviderProfile
 from protocol.session import SessionConfig
-
-WIRE_OF_PROFILE: Mapping[str, Wire] = MappingProxyType(
-    {"openai": "openai_responses", "anthropic": "anthropic", "gemini": "gemini"}
-)
 
 
 class ModelSettings(msgspec.Struct, frozen=True):
@@ -108,7 +104,7 @@ class Models:
         return built
 
     async def gateway(self, profile: ProviderProfile) -> ActorRef:
-        wire = self.settings.wire or WIRE_OF_PROFILE[profile.id]
+        wire = self.settings.wire or cast(Wire, of_profile(profile.id).name)
         ref = self._gateways.get(wire)
         if ref is not None and ref.alive:
             return ref

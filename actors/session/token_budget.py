@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from actors.provider_wires import of_provider
 from protocol.llm import Usage
 from protocol.session import AssistantTurn, SessionConfig, Turn
 
@@ -29,7 +30,9 @@ def tokens_spent(usage: Usage, provider: str | None = None) -> int:
     """Tokens one model call spent. Anthropic counts cached input apart from
     ``input_tokens``; the other providers count it inside."""
     cached = (usage.cache_read_tokens or 0) + (usage.cache_write_tokens or 0)
-    return usage.input_tokens + usage.output_tokens + (cached if provider == "anthropic" else 0)
+    wire = of_provider(provider)
+    apart = wire is not None and wire.cached_input_apart
+    return usage.input_tokens + usage.output_tokens + (cached if apart else 0)
 
 
 def budget_warning(name: BudgetName, used: int, budget: int) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 import msgspec
 
 from actors.models.errors import ConfigurationError
+from actors.provider_wires import of_provider
 from protocol.llm import Usage
 
 CATALOG_FILE = Path(__file__).with_name("catalog.json")
@@ -59,7 +60,8 @@ class ModelInfo(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             return None
         read = usage.cache_read_tokens or 0
         write = usage.cache_write_tokens or 0
-        fresh = usage.input_tokens if self.provider == "anthropic" else usage.input_tokens - read
+        wire = of_provider(self.provider)
+        fresh = usage.input_tokens - (0 if wire and wire.cached_input_apart else read)
         read_price = self.cache_read_cost_per_million
         write_price = self.cache_write_cost_per_million
         total = (

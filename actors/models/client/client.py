@@ -30,15 +30,12 @@ from actors.models.errors import ConfigurationError
 from actors.models.gateway import open_gateway
 from actors.models.retry import RetryPolicy
 from actors.models.session import ModelSession
+from actors.provider_wires import of_profile, profiles
 from protocol.llm import Request, Response, StreamEvent
 
 NO_RETRY = RetryPolicy(max_retries=0)
 
-ENV_PROVIDERS: tuple[tuple[str, Wire], ...] = (
-    ("openai", "openai_responses"),
-    ("anthropic", "anthropic"),
-    ("gemini", "gemini"),
-)
+ENV_PROVIDERS: tuple[tuple[str, str], ...] = tuple((p, of_profile(p).name) for p in profiles())
 """``Client.from_env`` order: the first provider configured becomes the default."""
 
 

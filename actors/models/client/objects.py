@@ -20,6 +20,7 @@ from actors.models.client.client import Client, default_client
 from actors.models.client.errors import NoObjectGeneratedError
 from actors.models.client.generate import GenerateResult, generate
 from actors.models.client.tools import Tool
+from actors.models.config import descriptor
 from protocol.llm import Message, ResponseFormat, ToolChoice
 
 OUTPUT_TOOL = "json_output"
@@ -116,8 +117,7 @@ async def generate_object(
     """``result.output`` is the validated object. Validation failures are not retried."""
     client = client or await default_client()
     json_schema = json_schema_of(schema)
-    wire = client.wire_of(provider)
-    if wire == "anthropic":
+    if descriptor(client.wire_of(provider)).structured_output == "output_tool":
         tool = Tool(OUTPUT_TOOL, "Return the answer as this tool's input.", json_schema)
         result = await generate(
             model,

@@ -21,33 +21,19 @@ from actors.models.adapter import Adapter
 from actors.models.config import Endpoint
 from actors.models.errors import ConfigurationError
 
+PLATFORMS = ("azure", "vertex", "bedrock", "openrouter")
+
 TRUE = ("1", "true", "yes")
 
 
 def platform_adapter(endpoint: Endpoint) -> Adapter:
-    if endpoint.platform == "azure":
-        from actors.models.endpoints.azure import azure_adapter
+    """The adapter that speaks the endpoint's wire on its platform (the wire's
+    descriptor names it: :attr:`WireDescriptor.platforms`)."""
+    if endpoint.platform not in PLATFORMS:
+        raise ConfigurationError(f"unknown platform {endpoint.platform!r}")
+    from actors.models.registry import adapter_factory
 
-        return azure_adapter(endpoint)
-    if endpoint.platform == "vertex":
-        from actors.models.endpoints.vertex import vertex_adapter
-
-        return vertex_adapter(endpoint)
-    if endpoint.platform == "bedrock" or endpoint.wire == "bedrock_converse":
-        from actors.models.endpoints.bedrock import BedrockAnthropicAdapter, BedrockConverseAdapter
-
-        if endpoint.wire == "bedrock_converse":
-            return BedrockConverseAdapter(endpoint)
-        if endpoint.wire != "anthropic":
-            raise ConfigurationError(
-                "bedrock: wire 'anthropic' (InvokeModel) or 'bedrock_converse' (Converse)"
-            )
-        return BedrockAnthropicAdapter(endpoint)
-    if endpoint.platform == "openrouter":
-        from actors.models.endpoints.openrouter import openrouter_adapter
-
-        return openrouter_adapter(endpoint)
-    raise ConfigurationError(f"unknown platform {endpoint.platform!r}")
+    return adapter_factory(endpoint.wire, endpoint.platform)(endpoint)
 
 
 def azure_endpoint(
@@ -79,8 +65,9 @@ def vertex_endpoint(
     base_url: str | None = None,
 ) -> Endpoint:
     from actors.models.endpoints.vertex import vertex_base_url
+    from actors.models.registry import adapter_factory
 
-    publisher = "anthropic" if wire == "anthropic" else "google"
+    publisher = adapter_factory(wire, "vertex").publisher
     url = base_url or vertex_base_url(project, location, publisher)
     options = {"project": project, "location": location}
     if credentials_file:

@@ -14,7 +14,6 @@ from typing import Any
 from urllib.parse import quote
 
 from actors.models.adapter import Adapter, HttpCall
-from actors.models.config import Endpoint
 from actors.models.openai_chat import OpenAIChatAdapter
 from actors.models.openai_responses import OpenAIResponsesAdapter
 
@@ -54,9 +53,3 @@ class AzureResponsesAdapter(OpenAIResponsesAdapter):
     def build(self, request: Any, *, stream: bool) -> HttpCall:
         call = super().build(request, stream=stream)
         return azure_call(self, call, request.model, "responses")
-
-
-def azure_adapter(endpoint: Endpoint) -> Adapter:
-    if endpoint.wire == "openai_responses":
-        return AzureResponsesAdapter(endpoint)
-    return AzureChatAdapter(endpoint)

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from actors.models.adapter import Adapter, HttpCall, decode_json, encode
+from actors.models.adapter import HttpCall, decode_json, encode
 from actors.models.anthropic import AnthropicAdapter
 from actors.models.config import Endpoint
 from actors.models.endpoints.google_auth import GoogleCredentials, adc_path
@@ -46,6 +46,9 @@ async def with_bearer(
 
 
 class VertexGeminiAdapter(GeminiAdapter):
+    publisher = "google"
+    """The publisher path of Vertex's URLs for these models."""
+
     def __init__(self, endpoint: Endpoint) -> None:
         super().__init__(endpoint)
         self.credentials = credentials_for(endpoint)
@@ -60,6 +63,8 @@ class VertexGeminiAdapter(GeminiAdapter):
 
 
 class VertexAnthropicAdapter(AnthropicAdapter):
+    publisher = "anthropic"
+
     def __init__(self, endpoint: Endpoint) -> None:
         super().__init__(endpoint)
         self.credentials = credentials_for(endpoint)
@@ -78,9 +83,3 @@ class VertexAnthropicAdapter(AnthropicAdapter):
 
     async def prepare(self, call: HttpCall, client: httpx.AsyncClient) -> HttpCall:
         return await with_bearer(self.credentials, call, client)
-
-
-def vertex_adapter(endpoint: Endpoint) -> Adapter:
-    if endpoint.wire == "anthropic":
-        return VertexAnthropicAdapter(endpoint)
-    return VertexGeminiAdapter(endpoint)

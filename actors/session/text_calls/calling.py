@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from actors.models.adapter import result_text
 from actors.models.errors import InvalidRequestError, ModelError
+from actors.provider_wires import of_provider
 from actors.session.text_calls.parser import parse_text_calls
 from actors.session.text_calls.prompt import render_call, render_result, tools_prompt
 from protocol.llm import (
@@ -45,7 +46,8 @@ def rejects_tools(error: ModelError, request: Request) -> bool:
     return (
         bool(request.tools)
         and isinstance(error, InvalidRequestError)
-        and error.provider == "openai_chat"
+        and (wire := of_provider(error.provider)) is not None
+        and wire.tools_may_be_refused
         and "tool" in str(error).lower()
     )
 
