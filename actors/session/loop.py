@@ -6,6 +6,11 @@ when an input ends), connects the model, tools and environment snapshot when it
 starts, and runs :meth:`AgenticLoop.run_inputs` as a task in its own nursery. The
 loop never calls back into the actor: a fatal error is what ``run_inputs``
 returns, and the actor closes itself.
+
+An input's rounds run on the tool-round engine (:mod:`actors.rounds`) that the
+client layer's ``generate()`` and ``stream()`` run on too; the loop is the engine's
+host: its model call, one call's run (``ToolRunner.execute``: policy, approvals,
+hooks, events, the environment), and what happens before a call and between rounds.
 """
 
 from __future__ import annotations

@@ -39,8 +39,7 @@ from protocol.events import (
 from protocol.llm import ToolCall, ToolResult
 from protocol.session import SessionConfig
 
-__all__ = ["ToolRunner", "run_in_order"]
-"""``run_in_order``: the engine's, where it was found before the engine."""
+__all__ = ["ToolRunner", "run_in_order"]  # run_in_order: the engine's, still found here
 NO_LIMITS = CommandLimits()
 
 UPDATED_SHOWN = 500
