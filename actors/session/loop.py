@@ -6,13 +6,19 @@ when an input ends), connects the model, tools and environment snapshot when it
 starts, and runs :meth:`AgenticLoop.run_inputs` as a task in its own nursery. The
 loop never calls back into the actor: a fatal error is what ``run_inputs``
 returns, and the actor closes itself.
+
+An input's rounds run on the tool-round engine (:mod:`actors.rounds`) that the
+client layer's ``generate()`` and ``stream()`` run on too; the loop is the engine's
+host: its model call, one call's run (``ToolRunner.execute``: policy, approvals,
+hooks, events, the environment), and what happens before a call and between rounds.
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 
 import trio
@@ -22,6 +28,7 @@ from actors.hooks.session import MAX_STOP_CONTINUATIONS, stop_answer_continues
 from actors.models.errors import ModelError
 from actors.models.fallback import FallbackModel
 from actors.models.session import ModelSession
+from actors.rounds import STOP, Answer, Move, Stop, run_round, run_rounds
 from actors.session.agentic_mode import KEEP_GOING, AgenticMode
 from actors.session.compaction import Compactor
 from actors.session.cost_ledger import CostLedger
@@ -162,6 +169,12 @@ class AgenticLoop:
         self._stop_continuations = 0
         self._input_seq = 0
         """The sequence number of the current input's ``user_input`` event."""
+        self._checks = RoundChecks.for_input(config)
+        self._context_warned = False
+        self._budget_notes: list[str] = []
+        """The answer's budget warnings, told to the model after its round."""
+        self._round_config = config
+        """The settings the running round began with (a config update waits for the next)."""
 
     @property
     def model_name(self) -> str:
@@ -311,53 +324,85 @@ class AgenticLoop:
         if resumed is not None:
             rounds = max(rounds, 1)
             await self._finish_round(resumed)
-        context_warned = False
-        checks = RoundChecks.for_input(self.config)
-        while True:
-            self._rounds = rounds
-            if self._limit_reached(rounds):
-                return
-            if self._stop_after_step:
-                self._stop_after_step = False
-                self._stop_reason = "interrupted"
-                self.hub.emit(InterruptedEvent())
-                return
-            self._set_loop_state("thinking")
-            response = await self._ask_model()
-            if response is None:
-                return
-            self._last_text = response.text
-            self.model.record(response, self.model_name)
-            self.compactor.answered(response.usage, response.provider, self.history[-1])
-            budget_notes = self._spend(response)
-            if not context_warned:
-                context_warned = self.model.warn_about_context(self.config)
-            calls = response.tool_calls
-            if not calls:
-                if self.agentic.active:  # no complete(): the agent means to go on
-                    self.history.append(SteeringTurn(KEEP_GOING, time.time()))
-                    self.hub.emit(SteeringInjectedEvent(KEEP_GOING))
-                    continue
-                if await self._stop_hook_continues(response.text):
-                    continue
-                if response.text.rstrip().endswith("?"):
-                    self.state = "awaiting_input"
-                return
-            rounds += 1
-            self._set_loop_state("executing_tool")
-            if mutating(calls, self.profile.registry):
-                await self._snapshot_tree("round")
-            results = await self._run_round(calls)
-            self.history.append(ToolResultsTurn(results, time.time()))
-            for note in budget_notes:
-                self.history.append(SteeringTurn(note, time.time()))
-            if self._completed(calls, results) or self._hook_stopped():
-                return
-            self._drain_hook_context()
-            if self._stop_for(checks.after_round(rounds, calls, results)):
-                return
-            self._drain_steering()
-            self._watch_for_loops(calls)
+        self._checks = RoundChecks.for_input(self.config)
+        self._context_warned = False
+        async with aclosing(run_rounds(self, rounds)) as items:
+            async for _ in items:
+                pass
+
+    # -- the rounds: this loop's side of the tool-round engine (actors.rounds) ----
+
+    @property
+    def parallel(self) -> bool:
+        return self.profile.supports_parallel_tool_calls
+
+    def may_ask(self, rounds: int) -> bool:
+        """Before each model call: the limits, and an interrupt asked for after the step."""
+        self._rounds = rounds
+        if self._limit_reached(rounds):
+            return False
+        if self._stop_after_step:
+            self._stop_after_step = False
+            self._stop_reason = "interrupted"
+            self.hub.emit(InterruptedEvent())
+            return False
+        self._set_loop_state("thinking")
+        return True
+
+    async def ask(self) -> AsyncGenerator[Answer, None]:
+        response = await self._ask_model()
+        if response is not None:
+            yield Answer(response)
+
+    async def next_move(self, response: Response, rounds: int) -> Move:
+        """Record the answer; without tool calls the input ends, unless agentic mode
+        or a Stop hook makes the model go on."""
+        self._last_text = response.text
+        self.model.record(response, self.model_name)
+        self.compactor.answered(response.usage, response.provider, self.history[-1])
+        self._budget_notes = self._spend(response)
+        if not self._context_warned:
+            self._context_warned = self.model.warn_about_context(self.config)
+        calls = response.tool_calls
+        if not calls:
+            if self.agentic.active:  # no complete(): the agent means to go on
+                self.history.append(SteeringTurn(KEEP_GOING, time.time()))
+                self.hub.emit(SteeringInjectedEvent(KEEP_GOING))
+                return "ask_again"
+            if await self._stop_hook_continues(response.text):
+                return "ask_again"
+            if response.text.rstrip().endswith("?"):
+                self.state = "awaiting_input"
+            return "stop"
+        self._set_loop_state("executing_tool")
+        if mutating(calls, self.profile.registry):
+            await self._snapshot_tree("round")
+        self._round_config = self.config  # the whole round runs with the settings it began with
+        return "run_tools"
+
+    async def run_call(self, call: ToolCall) -> ToolResult:
+        return await self._parts().tools.execute(call, self.profile, self._round_config)
+
+    def cut_short(self, calls: Sequence[ToolCall]) -> None:
+        interrupted = [ToolResult(c.id, INTERRUPTED_RESULT, True, c.name) for c in calls]
+        self.history.append(ToolResultsTurn(interrupted, time.time()))
+
+    async def after_round(
+        self, response: Response, results: list[ToolResult], rounds: int
+    ) -> Stop | None:
+        """The results into the history, then what ends the input or steers it."""
+        calls = response.tool_calls
+        self.history.append(ToolResultsTurn(results, time.time()))
+        for note in self._budget_notes:
+            self.history.append(SteeringTurn(note, time.time()))
+        if self._completed(calls, results) or self._hook_stopped():
+            return STOP
+        self._drain_hook_context()
+        if self._stop_for(self._checks.after_round(rounds, calls, results)):
+            return STOP
+        self._drain_steering()
+        self._watch_for_loops(calls)
+        return None
 
     # -- hooks (docs/hooks.md) ---------------------------------------------------
 
@@ -470,12 +515,13 @@ class AgenticLoop:
         calls = resumed.to_run()
         if mutating(calls, self.profile.registry):
             await self._snapshot_tree("round")
-        try:
-            ran = await self._parts().tools.run_round(calls, self.profile, self.config)
-        except trio.Cancelled:
+        self._round_config = self.config
+
+        def cut_short(calls: Sequence[ToolCall]) -> None:
             cut = [ToolResult(c.id, INTERRUPTED_RESULT, True, c.name) for c in calls]
             self.history.append(ToolResultsTurn(resumed.merged(cut), time.time()))
-            raise
+
+        ran = await run_round(calls, self.run_call, self.parallel, cut_short)
         self.history.append(ToolResultsTurn(resumed.merged(ran), time.time()))
         self._drain_steering()
 
@@ -484,16 +530,6 @@ class AgenticLoop:
         tree = self._parts().tree
         if tree is not None:
             await tree.take(reason, self._input_seq, self.config)
-
-    async def _run_round(self, calls: list[ToolCall]) -> list[ToolResult]:
-        try:
-            return await self._parts().tools.run_round(calls, self.profile, self.config)
-        except trio.Cancelled:
-            # Every call must keep an answer, or the next request would carry tool
-            # calls without results, which providers refuse.
-            interrupted = [ToolResult(c.id, INTERRUPTED_RESULT, True, c.name) for c in calls]
-            self.history.append(ToolResultsTurn(interrupted, time.time()))
-            raise
 
     # -- the model -----------------------------------------------------------
 

@@ -1,7 +1,8 @@
-"""Running a round of tool calls for a session: the calls in parallel when the
-profile allows (results in call order), events around each call, the full output
-in TOOL_CALL_END, the truncated output for the model, and live output deltas of
-running commands. This is the one place a round is run.
+"""Running a session's tool calls: events around each call, its hooks and policy,
+the full output in TOOL_CALL_END, the truncated output for the model, and live
+output deltas of running commands. The round around the calls (in parallel when the
+profile allows, results in call order) is the tool-round engine's
+(:mod:`actors.rounds`), the one place a round is run.
 
 Deltas come from the environment actor; they are queued in a bounded channel and
 turned into events by the session's own task, so only session tasks touch its
@@ -12,14 +13,13 @@ TOOL_CALL_END carries the complete output.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
 
 import msgspec
 import trio
 
 from actors.hooks import SessionHooks
 from actors.kernel import ActorRef
+from actors.rounds import run_calls as run_in_order
 from actors.session.events import EventHub
 from actors.session.policy_gate import CommandLimits, PolicyGate
 from actors.session.profiles import ProviderProfile
@@ -39,7 +39,7 @@ from protocol.events import (
 from protocol.llm import ToolCall, ToolResult
 from protocol.session import SessionConfig
 
-T = TypeVar("T")
+__all__ = ["ToolRunner", "run_in_order"]  # run_in_order: the engine's, still found here
 NO_LIMITS = CommandLimits()
 
 UPDATED_SHOWN = 500
@@ -88,19 +88,12 @@ class ToolRunner:
             DELTA_BACKLOG
         )
 
-    async def run_round(
-        self, calls: Sequence[ToolCall], profile: ProviderProfile, config: SessionConfig
-    ) -> list[ToolResult]:
-        """Every call of the round, in parallel when the profile allows; call order kept."""
-
-        async def execute(call: ToolCall) -> ToolResult:
-            return await self._execute(call, profile, config)
-
-        return await run_in_order(calls, execute, profile.supports_parallel_tool_calls)
-
-    async def _execute(
+    async def execute(
         self, call: ToolCall, profile: ProviderProfile, config: SessionConfig
     ) -> ToolResult:
+        """One call of a round: its events, hooks, policy and environment. The round
+        around it (parallel or in turn, results in call order) is the tool-round
+        engine's (:mod:`actors.rounds`), driven by the session's loop."""
         limits = self.gate.command_limits(config) if self.gate is not None else NO_LIMITS
         if limits.sandbox is not None and not self.sandbox_checked:
             self.sandbox_checked = True
@@ -178,22 +171,3 @@ class ToolRunner:
         if self.terminal.open:
             self.terminal.open = False
             await self.environment.ask(CloseTerminal(self.terminal.terminal_id))
-
-
-async def run_in_order(
-    calls: Sequence[ToolCall],
-    run: Callable[[ToolCall], Awaitable[T]],
-    parallel: bool,
-) -> list[T]:
-    """Run each call with ``run``, all at once when ``parallel``; results in call order."""
-    if not parallel or len(calls) < 2:
-        return [await run(call) for call in calls]
-    outcomes: list[T | None] = [None] * len(calls)
-
-    async def run_one(index: int, call: ToolCall) -> None:
-        outcomes[index] = await run(call)
-
-    async with trio.open_nursery() as nursery:
-        for index, call in enumerate(calls):
-            nursery.start_soon(run_one, index, call)
-    return [outcome for outcome in outcomes if outcome is not None]

@@ -1,6 +1,11 @@
 """``generate()`` (unified-llm-spec §4.3): prompt standardisation, the tool loop with
 ``StepResult``s, retries per step, timeouts and cancellation, all on trio.
 
+The rounds run on the one tool-round engine (:mod:`actors.rounds`) that the session
+uses too: :class:`ToolSteps` is this layer's side of it (requests from the
+conversation, the user's tools run by their handlers, a step per model call);
+``stream()`` differs only in its model call.
+
 Cancellation is trio's own: an :class:`AbortController` cancels the scope the call
 runs in and the call raises :class:`~actors.models.errors.AbortError`; a
 ``TimeoutConfig`` bounds the whole operation (``total``) and each model call
@@ -10,8 +15,8 @@ runs in and the call raises :class:`~actors.models.errors.AbortError`; a
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
+from contextlib import ExitStack, aclosing, contextmanager
 from typing import Any
 
 import msgspec
@@ -19,9 +24,10 @@ import trio
 
 from actors.models.client.client import Client, default_client
 from actors.models.client.middleware import retry
-from actors.models.client.tools import Tool, execute_all
+from actors.models.client.tools import Tool, run_tool
 from actors.models.errors import AbortError, ConfigurationError, RequestTimeoutError
 from actors.models.retry import RetryPolicy
+from actors.rounds import STOP, Answer, Move, Stop, run_rounds
 from protocol.llm import (
     FinishReason,
     Message,
@@ -250,20 +256,95 @@ async def generate(
     )
     policy = retry_policy_for(max_retries, retry_policy)
     limits = _timeouts(timeout)
-    steps: list[StepResult] = []
+    host = ToolSteps(
+        client, model, conversation, tools, tool_choice, response_format, options,
+        max_tool_rounds, stop_when, policy, limits,
+    )  # fmt: skip
     with guarded(limits, abort_signal):
-        for round_number in range(max_tool_rounds + 1):
-            request = build_request(
-                model, conversation, tools, tool_choice, response_format, options
-            )
-            response = await _step(client, request, policy, limits.per_step)
-            more = wants_tools(response, tools) and round_number < max_tool_rounds
-            results = await execute_all(tools, response.tool_calls, conversation) if more else []
-            steps.append(step_result(response, results))
-            if not more or (stop_when is not None and stop_when(steps)):
-                break
-            continue_with(conversation, response, results)
-    return result_of(steps)
+        async with aclosing(run_rounds(host)) as rounds:
+            async for _ in rounds:
+                pass
+    return result_of(host.steps)
+
+
+class ToolSteps:
+    """The client layer's side of the tool-round engine: each request built from the
+    conversation, the user's active tools run by their handlers (all of a round at
+    once), a :class:`StepResult` per model call, ``max_tool_rounds`` and
+    ``stop_when`` applied. Its model call is ``complete`` with retries per step."""
+
+    parallel = True
+
+    def __init__(
+        self,
+        client: Client,
+        model: str,
+        conversation: list[Message],
+        tools: Sequence[Tool],
+        tool_choice: ToolChoice | None,
+        response_format: ResponseFormat | None,
+        options: dict[str, Any],
+        max_tool_rounds: int,
+        stop_when: StopCondition | None,
+        policy: RetryPolicy,
+        limits: TimeoutConfig,
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.conversation = conversation
+        self.tools = tools
+        self.tool_choice = tool_choice
+        self.response_format = response_format
+        self.options = options
+        self.max_tool_rounds = max_tool_rounds
+        self.stop_when = stop_when
+        self.policy = policy
+        self.limits = limits
+        self.steps: list[StepResult] = []
+        self._by_name = {tool.name: tool for tool in tools}
+        self._context: dict[str, Any] = {"messages": conversation, "abort_signal": None}
+
+    def request(self) -> Request:
+        return build_request(
+            self.model, self.conversation, self.tools, self.tool_choice,
+            self.response_format, self.options,
+        )  # fmt: skip
+
+    def record(self, step: StepResult) -> None:
+        self.steps.append(step)
+
+    def may_ask(self, rounds: int) -> bool:
+        return True  # the rounds stop at the answer that would pass the limit
+
+    async def ask(self) -> AsyncGenerator[Any, None]:
+        yield Answer(await _step(self.client, self.request(), self.policy, self.limits.per_step))
+
+    async def next_move(self, response: Response, rounds: int) -> Move:
+        if wants_tools(response, self.tools) and rounds < self.max_tool_rounds:
+            return "run_tools"
+        self.record(step_result(response, []))
+        return "stop"
+
+    async def run_call(self, call: ToolCall) -> ToolResult:
+        return await run_tool(self._by_name.get(call.name), call, self._context)
+
+    def cut_short(self, calls: Sequence[ToolCall]) -> None:
+        """Cancelled mid-round: the whole operation ends, nothing to record."""
+
+    async def after_round(self, response: Response, results: list[ToolResult], rounds: int) -> Any:
+        step = self.finished(response, results)
+        if isinstance(step, Stop):
+            return STOP
+        continue_with(self.conversation, response, results)
+        return None
+
+    def finished(self, response: Response, results: list[ToolResult]) -> StepResult | Stop:
+        """Record the round's step; :data:`STOP` when ``stop_when`` says so."""
+        step = step_result(response, results)
+        self.record(step)
+        if self.stop_when is not None and self.stop_when(self.steps):
+            return STOP
+        return step
 
 
 async def _step(

@@ -4,7 +4,9 @@
 The steps run inside the iteration itself (a pull-driven async generator), so there
 is no background task: a deadline or an abort cancels the pull that is waiting,
 which closes the HTTP response at once. Between steps the stream runs the tools and
-emits a :class:`StepFinish`. Only the opening of each step's stream is retried; once
+emits a :class:`StepFinish`. The steps are ``generate()``'s, on the same tool-round
+engine (:mod:`actors.rounds`); only the model call differs: a stream whose events
+pass through. Only the opening of each step's stream is retried; once
 an event was delivered a failure is the stream's last event, as the spec asks.
 """
 
@@ -25,18 +27,17 @@ from actors.models.client.generate import (
     StepResult,
     StopCondition,
     TimeoutConfig,
-    build_request,
+    ToolSteps,
     continue_with,
     guarded,
     initial_messages,
     result_of,
     retry_policy_for,
-    step_result,
-    wants_tools,
 )
-from actors.models.client.tools import Tool, execute_all
+from actors.models.client.tools import Tool
 from actors.models.errors import ModelError, RequestTimeoutError, StreamError, from_info
 from actors.models.retry import RetryPolicy
+from actors.rounds import STOP, Answer, Stop, run_rounds
 from protocol.llm import (
     Finish,
     FinishReason,
@@ -54,6 +55,7 @@ from protocol.llm import (
     TextPart,
     ToolCallEnd,
     ToolChoice,
+    ToolResult,
 )
 
 
@@ -194,44 +196,41 @@ async def _step_events(
         attempt += 1
 
 
-async def _run(
-    state: _State,
-    client: Client,
-    model: str,
-    conversation: list[Message],
-    tools: Sequence[Tool],
-    tool_choice: ToolChoice | None,
-    response_format: ResponseFormat | None,
-    options: dict[str, Any],
-    policy: RetryPolicy,
-    max_tool_rounds: int,
-    stop_when: StopCondition | None,
-) -> AsyncGenerator[HighLevelEvent, None]:
-    steps: list[StepResult] = []
-    per_step = state.limits.per_step
-    for round_number in range(max_tool_rounds + 1):
-        request = build_request(model, conversation, tools, tool_choice, response_format, options)
-        state.step_deadline = trio.current_time() + per_step if per_step else math.inf
+class StreamSteps(ToolSteps):
+    """``generate()``'s steps with a streamed model call: its events pass through,
+    each step has its own deadline (its tools included), and a
+    :class:`StepFinish` goes out between steps."""
+
+    def __init__(self, state: _State, *args: Any) -> None:
+        super().__init__(*args)
+        self.state = state
+
+    def record(self, step: StepResult) -> None:
+        super().record(step)
+        self.state.result = result_of(self.steps)
+
+    async def ask(self) -> AsyncGenerator[HighLevelEvent | Answer, None]:
+        request = self.request()
+        per_step = self.limits.per_step
+        self.state.step_deadline = trio.current_time() + per_step if per_step else math.inf
         response: Response | None = None
-        async with aclosing(_step_events(client, request, policy)) as events:
+        async with aclosing(_step_events(self.client, request, self.policy)) as events:
             async for event in events:
                 yield event
                 if type(event) is Finish:
                     response = event.response
                 elif type(event) is StreamFailed:
                     return
-        if response is None:
-            return
-        more = wants_tools(response, tools) and round_number < max_tool_rounds
-        results = await execute_all(tools, response.tool_calls, conversation) if more else []
-        step = step_result(response, results)
-        steps.append(step)
-        state.result = result_of(steps)
-        if not more or (stop_when is not None and stop_when(steps)):
-            return
-        state.step_deadline = math.inf
-        yield StepFinish(step)
-        continue_with(conversation, response, results)
+        if response is not None:
+            yield Answer(response)
+
+    async def after_round(self, response: Response, results: list[ToolResult], rounds: int) -> Any:
+        step = self.finished(response, results)
+        if isinstance(step, Stop):
+            return STOP
+        self.state.step_deadline = math.inf
+        continue_with(self.conversation, response, results)
+        return StepFinish(step)
 
 
 @asynccontextmanager
@@ -278,18 +277,10 @@ async def stream(
         else timeout or TimeoutConfig()
     )
     state = _State(limits)
-    events = _run(
-        state,
-        client,
-        model,
-        conversation,
-        tools,
-        tool_choice,
-        response_format,
-        options,
-        policy,
-        max_tool_rounds,
-        stop_when,
-    )
+    host = StreamSteps(
+        state, client, model, conversation, tools, tool_choice, response_format, options,
+        max_tool_rounds, stop_when, policy, limits,
+    )  # fmt: skip
+    events: AsyncGenerator[HighLevelEvent, None] = run_rounds(host)
     async with aclosing(events):
         yield StreamResult(events, state, abort_signal)

@@ -1,6 +1,7 @@
 """Active tools for the high-level functions (unified-llm-spec §5): definitions with an
-``execute`` handler, run concurrently, every failure sent back to the model as an
-error result rather than raised.
+``execute`` handler, every failure sent back to the model as an error result rather
+than raised. How one call runs is here; the round around it (all of a round's calls
+at once, results in call order) is the tool-round engine's (:mod:`actors.rounds`).
 
 Parameters are a JSON Schema, or a msgspec Struct (the project's way: one definition
 gives the schema and the validation). Handlers may be async or plain functions; plain
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -19,7 +20,7 @@ import trio
 
 from actors.models.client.errors import InvalidToolCallError
 from actors.models.errors import ConfigurationError
-from protocol.llm import Message, ToolCall, ToolDefinition, ToolResult
+from protocol.llm import ToolCall, ToolDefinition, ToolResult
 
 NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]{0,63}$")
 INJECTED = ("messages", "tool_call_id", "abort_signal")
@@ -131,20 +132,3 @@ async def run_tool(tool: Tool | None, call: ToolCall, context: dict[str, Any]) -
         if not isinstance(value, str | dict | list):
             value = str(value)
     return ToolResult(call.id, value, False, call.name)
-
-
-async def execute_all(
-    tools: Sequence[Tool], calls: Sequence[ToolCall], messages: list[Message], abort: Any = None
-) -> list[ToolResult]:
-    """Every call at once; all results, in the calls' order, once all are done."""
-    by_name = {tool.name: tool for tool in tools}
-    results: list[ToolResult | None] = [None] * len(calls)
-    context = {"messages": messages, "abort_signal": abort}
-
-    async def one(index: int, call: ToolCall) -> None:
-        results[index] = await run_tool(by_name.get(call.name), call, context)
-
-    async with trio.open_nursery() as nursery:
-        for index, call in enumerate(calls):
-            nursery.start_soon(one, index, call)
-    return [result for result in results if result is not None]
