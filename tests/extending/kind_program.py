@@ -31,7 +31,7 @@ async def serving(root: Path, task: Any) -> None:
 
 
 async def main(root: Path) -> None:
-    spec_type: Any = environment_specs.ProcessSpec  # the kind's spec, now on the wire
+    spec_type: Any = vars(environment_specs)["ProcessSpec"]  # the kind's spec, on the wire
     box = root / "box"
     box.mkdir()
 
