@@ -72,3 +72,34 @@ def run_program(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done
+
+
+def _top_level(path: Path, name: str) -> ast.stmt:
+    for node in ast.parse(path.read_text()).body:
+        kinds = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+        if isinstance(node, kinds) and node.name == name:
+            return node
+    raise AssertionError(f"{path.name} defines no {name}")
+
+
+def end_of(path: Path, name: str) -> int:
+    """The last line of the class or function ``name`` (its body's end)."""
+    node = _top_level(path, name)
+    assert node.end_lineno is not None
+    return node.end_lineno
+
+
+def start_of_body(path: Path, name: str) -> int:
+    """The line after which the first statement of function ``name`` goes (past
+    its docstring), so that code put there runs first."""
+    node = _top_level(path, name)
+    assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    first = node.body[0]
+    has_docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+    return (first.end_lineno or first.lineno) if has_docstring else first.lineno - 1
+
+
+def insert_after(path: Path, line: int, text: str) -> None:
+    """Insert the lines of ``text`` after line ``line`` (1-based) of ``path``."""
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join([*lines[:line], text.rstrip("\n") + "\n", *lines[line:]]))

@@ -15,8 +15,9 @@ from tests.docs_files import plant
 from tests.extending.patching import REPO, copy_packages, edit, run_program
 
 KINDS_PAGE = REPO / "docs" / "environment-kinds.md"
-UNION = "AnyEnvironmentSpec = LocalSpec | SSHSpec | DockerSpec"
-BUILTIN = "return Kinds([LOCAL, SSH, DOCKER])"
+UNION = re.compile(r"^AnyEnvironmentSpec = .*$", re.MULTILINE)
+BUILTIN = re.compile(r"return Kinds\(\[(.*)\]\)")
+"""The union of the specs the wire knows, and the list of built-in kinds."""
 SPEC = re.compile(r"^class ProcessSpec\(.*?(?=^\S)", re.DOTALL | re.MULTILINE)
 
 
@@ -30,11 +31,15 @@ def follow_the_recipe(root: Path) -> None:
     edit(kind, "from protocol.environment_specs import EnvironmentSpec",
          "from protocol.environment_specs import ProcessSpec")  # fmt: skip
     specs = root / "protocol" / "environment_specs.py"
-    edit(specs, UNION, f"{spec.group(0).rstrip()}\n\n\n{UNION} | ProcessSpec")
+    union = UNION.search(specs.read_text())
+    assert union is not None
+    edit(specs, union.group(0), f"{spec.group(0).rstrip()}\n\n\n{union.group(0)} | ProcessSpec")
     builtin = root / "environments" / "builtin_kinds.py"
     registry = "from environments.kinds import Kinds"
     edit(builtin, registry, f"{registry}\nfrom toykind.kind import KIND as PROCESS")
-    edit(builtin, BUILTIN, "return Kinds([LOCAL, SSH, DOCKER, PROCESS])")
+    kinds = BUILTIN.search(builtin.read_text())
+    assert kinds is not None
+    edit(builtin, kinds.group(0), f"return Kinds([{kinds.group(1)}, PROCESS])")
 
 
 def test_a_built_in_kind_is_added_over_the_wire_and_kept(tmp_path: Path) -> None:

@@ -19,8 +19,11 @@ from tests.extending.patching import (
     PAGE,
     copy_packages,
     edit,
+    end_of,
+    insert_after,
     run_program,
     shown_into,
+    start_of_body,
     without_imports,
 )
 
@@ -43,9 +46,9 @@ PROTECT_LOCKS = '{"policy_overrides": {"protected_suffixes": [".lock"]}}'
 def follow_the_recipe(root: Path) -> None:
     copy_packages(root, "actors")
     engine = root / "actors" / "policy" / "engine.py"
-    edit(engine, POLICY_END, f"{POLICY_END}    {FIELD}\n")
     condition, _, action = CALL.partition(": ")
-    edit(engine, DECIDE_START, f"{DECIDE_START}    {condition}:\n        {action}\n")
+    insert_after(engine, start_of_body(engine, "decide"), f"    {condition}:\n        {action}")
+    insert_after(engine, end_of(engine, "Policy"), f"    {FIELD}")  # the field: last in Policy
     rule = without_imports(shown_into("actors/policy/engine.py"))
     engine.write_text(f"{engine.read_text()}\n\n{rule}\n")
     policy = root / "actors" / "policy"
