@@ -76,8 +76,10 @@ def run_program(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 
 def _top_level(path: Path, name: str) -> ast.stmt:
     for node in ast.parse(path.read_text()).body:
-        kinds = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
-        if isinstance(node, kinds) and node.name == name:
+        if (
+            isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.name == name
+        ):
             return node
     raise AssertionError(f"{path.name} defines no {name}")
 
