@@ -130,7 +130,11 @@ def scripted_model(script: dict[str, Any]) -> Iterator[ScriptedModel]:
         path.write_text(json.dumps(script))
         argv = [sys.executable, "-m", "actors.cli", "mock-llm", "--script", str(path)]
         process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, preexec_fn=_end_with_parent
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            start_new_session=True,  # the terminal's Ctrl-C is for the demo, which ends it
+            preexec_fn=_end_with_parent,
         )
         try:
             yield ScriptedModel(process)
