@@ -105,3 +105,12 @@ def insert_after(path: Path, line: int, text: str) -> None:
     """Insert the lines of ``text`` after line ``line`` (1-based) of ``path``."""
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join([*lines[:line], text.rstrip("\n") + "\n", *lines[line:]]))
+
+
+def first_case(path: Path, function: str) -> tuple[int, str]:
+    """Where a new ``case`` goes in the first ``match`` of ``function``: before its
+    first case (the line after which to insert it, and the case's indentation)."""
+    node = _top_level(path, function)
+    match = next(n for n in ast.walk(node) if isinstance(n, ast.Match))
+    case = match.cases[0].pattern
+    return case.lineno - 1, " " * (case.col_offset - len("case "))
