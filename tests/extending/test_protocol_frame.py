@@ -9,6 +9,7 @@ server's ``actors/server/dispatch.py``, and a real server answers it
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -48,6 +49,8 @@ def test_a_new_event_is_its_struct_and_a_line_of_the_union(tmp_path: Path) -> No
     ran = run_program(tmp_path, "-m", "tests.extending.frame_program", str(tmp_path))
     assert "refused: Expected `str`, got `int` - at `$.text`" in ran.stdout
     assert "live and replayed" in ran.stdout
+    schema = json.loads(run_program(tmp_path, "-m", "actors.cli", "schema").stdout)
+    assert schema["$defs"]["NoteEvent"]["properties"] == {"text": {"type": "string"}}
 
 
 def test_without_the_recipe_there_is_no_such_event(tmp_path: Path) -> None:
@@ -86,3 +89,5 @@ def test_a_new_request_is_its_struct_a_line_of_the_union_and_a_case(tmp_path: Pa
     follow_the_request_recipe(tmp_path)
     ran = run_program(tmp_path, "-m", "tests.extending.request_program", str(tmp_path))
     assert ran.stdout.splitlines() == ["json Ok 1", "msgpack Ok 1"], ran.stdout
+    schema = json.loads(run_program(tmp_path, "-m", "actors.cli", "schema").stdout)
+    assert {"$ref": "#/$defs/Ping"} in schema["properties"]["client_frame"]["anyOf"]
