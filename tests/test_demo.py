@@ -7,9 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import trio
 
-from actors.commands.demo import run_demo
+from actors.commands.demo import run_demo, scripted_model
+from actors.commands.errors import CommandError
 from tests.environments.helpers import alive
 from tests.waiting import HANG_GUARD, wait_until_gone
 
@@ -53,3 +55,9 @@ async def test_the_scripted_model_is_a_process_that_ends_with_the_demo(tmp_path:
     demo.kill()
     await demo.wait()
     await wait_until_gone(provider)
+
+
+async def test_a_scripted_model_that_cannot_start_is_one_clear_error() -> None:
+    with scripted_model({"turns": "not a list"}) as model, pytest.raises(CommandError) as raised:
+        await run_demo(io.StringIO(), pace=0.0, model=model)
+    assert raised.value.message == "the scripted model did not start (it printed '')"
