@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -90,15 +90,19 @@ def demo_script(pace: float = 0.6) -> dict[str, Any]:
     return {"conversations": [parent, *children]}
 
 
-def _end_with_parent() -> None:
-    """In the child, before it runs: SIGTERM when the demo's process ends, even by
-    SIGKILL, so no scripted provider outlives its demo (Linux; elsewhere the demo's
-    own exit path ends it)."""
-    if sys.platform == "linux":
-        import ctypes
-        import signal
+def _end_with_parent() -> Callable[[], None] | None:
+    """What the child runs before it starts: SIGTERM to it when the demo's process
+    ends, even by SIGKILL, so no scripted provider outlives its demo (Linux; None
+    elsewhere, where the demo's own exit path ends it). Looked up here, so that the
+    child between fork and exec only makes the call (no import, no lock)."""
+    if sys.platform != "linux":
+        return None
+    import ctypes
+    import signal
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    set_death_signal, sigterm = 1, int(signal.SIGTERM)  # PR_SET_PDEATHSIG
+    return lambda: prctl(set_death_signal, sigterm)
 
 
 class ScriptedModel:
@@ -134,7 +138,7 @@ def scripted_model(script: dict[str, Any]) -> Iterator[ScriptedModel]:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             start_new_session=True,  # the terminal's Ctrl-C is for the demo, which ends it
-            preexec_fn=_end_with_parent,
+            preexec_fn=_end_with_parent(),
         )
         try:
             yield ScriptedModel(process)
