@@ -8,7 +8,7 @@ import ast
 import re
 from pathlib import Path
 
-from tests.extending.patching import PAGE, REPO
+from tests.extending.patching import INTO, PAGE, REPO
 
 RECIPES = ("Add an environment kind", "Add a protocol frame", "Add a policy rule")
 """Recipes the page must have; every section titled "Add ..." is a recipe, and any
@@ -80,3 +80,13 @@ def test_the_check_finds_a_missing_test_and_an_untested_file() -> None:
 
 def test_the_readme_links_the_page() -> None:
     assert "(docs/extending.md)" in (REPO / "README.md").read_text()
+
+
+def test_every_block_the_page_puts_into_a_file_is_inserted_by_a_test() -> None:
+    """A block after ``<!-- into: PATH -->`` is code a recipe adds to PATH; a test
+    inserts it there (``shown_into``) and runs the result, so none is only shown."""
+    targets = [target for target, _ in INTO.findall(PAGE.read_text())]
+    assert targets, "the page shows no code going into a file"
+    sources = "".join(p.read_text() for p in (REPO / "tests" / "extending").glob("test_*.py"))
+    for target in targets:
+        assert f'shown_into("{target}")' in sources, f"no test inserts the block into {target}"
