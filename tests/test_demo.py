@@ -43,17 +43,19 @@ async def test_the_scripted_model_is_a_process_that_ends_with_the_demo(tmp_path:
         [sys.executable, "-m", "actors.cli", "demo", "--pace", "60"],
         stdout=subprocess.PIPE, cwd=tmp_path,
     )  # fmt: skip
-    assert demo.stdout is not None
-    seen = b""
-    with trio.fail_after(HANG_GUARD):
-        while b"troupe mock-llm at http://127.0.0.1:" not in seen:
-            chunk = await demo.stdout.receive_some()
-            assert chunk, seen.decode()
-            seen += chunk
-    provider = _children_running(demo.pid, b"mock-llm")
-    assert len(provider) == 1 and alive(provider) == provider
-    demo.kill()
-    await demo.wait()
+    try:
+        assert demo.stdout is not None
+        seen = b""
+        with trio.fail_after(HANG_GUARD):
+            while b"troupe mock-llm at http://127.0.0.1:" not in seen:
+                chunk = await demo.stdout.receive_some()
+                assert chunk, seen.decode()
+                seen += chunk
+        provider = _children_running(demo.pid, b"mock-llm")
+        assert len(provider) == 1 and alive(provider) == provider
+    finally:
+        demo.kill()  # outright: no exit path of the demo's own runs
+        await demo.wait()
     await wait_until_gone(provider)
 
 
