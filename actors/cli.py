@@ -567,15 +567,17 @@ def _sandbox_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _dispatch(args: argparse.Namespace) -> int:
-    if args.command == "mock-llm":
-        from actors.mockllm.main import run
+ELSEWHERE = {"mock-llm": "actors.mockllm.main"}
+"""Commands whose ``run`` is not in :mod:`actors.commands`: the scripted provider's,
+found by name like every command, so that no product module imports it (it is a
+tool for tests, benchmarks and the demo; tests/test_layers.py holds the rule)."""
 
-        return run(args)
+
+def _dispatch(args: argparse.Namespace) -> int:
     from importlib import import_module
 
-    command = import_module(f"actors.commands.{args.command.replace('-', '_')}")
-    return int(command.run(args))
+    name = ELSEWHERE.get(args.command, f"actors.commands.{args.command.replace('-', '_')}")
+    return int(import_module(name).run(args))
 
 
 if __name__ == "__main__":

@@ -188,3 +188,63 @@ def test_the_checks_see_an_upward_import_a_lazy_circle_and_skip_type_checking(
     assert circles(toy) == [["environments.local", "environments.remote"]]
     assert toy["actors.kernel"] == set()
     assert circles(package_graph(toy)) == [["actors.server", "actors.web"]]
+
+
+SCRIPTED = "actors.mockllm"
+"""The scripted provider: a tool for tests, benchmarks and the demo, in a room of its
+own that no product module imports (the demo runs it as a process and talks HTTP)."""
+NAMES_THE_SCRIPTED_COMMAND = {"actors.cli"}
+"""The CLI's table of commands found by name (``troupe mock-llm``)."""
+
+
+def _is_scripted(name: str) -> bool:
+    return name == SCRIPTED or name.startswith(SCRIPTED + ".")
+
+
+def scripted_uses(found: dict[str, Path]) -> list[str]:
+    """Product modules that import the scripted provider (any import, also a lazy one
+    or one under ``TYPE_CHECKING``), or name it as a string outside the CLI's table."""
+    uses = []
+    for name, path in found.items():
+        if _is_scripted(name):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                uses += [f"{name} imports {a.name}" for a in node.names if _is_scripted(a.name)]
+            elif isinstance(node, ast.ImportFrom) and _is_scripted(node.module or ""):
+                uses.append(f"{name} imports from {node.module}")
+            elif (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and _is_scripted(node.value)
+                and name not in NAMES_THE_SCRIPTED_COMMAND
+            ):
+                uses.append(f"{name} names {node.value!r}")
+    return sorted(uses)
+
+
+def test_no_product_module_imports_the_scripted_provider() -> None:
+    assert not scripted_uses(modules(REPO))
+
+
+def test_the_check_sees_each_way_of_reaching_the_scripted_provider(tmp_path: Path) -> None:
+    files = {
+        "actors/__init__.py": "",
+        "actors/mockllm/__init__.py": "from actors.mockllm.server import serve\n",
+        "actors/mockllm/server.py": "import actors.kernel\n",
+        "actors/commands/__init__.py": "",
+        "actors/commands/demo.py": "def later():\n    from actors.mockllm import serve\n",
+        "actors/commands/bench.py": "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    import actors.mockllm.server\n",
+        "actors/commands/sly.py": "import importlib\nimportlib.import_module('actors.mockllm')\n",
+        "actors/cli.py": "ELSEWHERE = {'mock-llm': 'actors.mockllm.main'}\n",
+        "actors/kernel.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert scripted_uses(modules(tmp_path)) == [
+        "actors.commands.bench imports actors.mockllm.server",
+        "actors.commands.demo imports from actors.mockllm",
+        "actors.commands.sly names 'actors.mockllm'",
+    ]
