@@ -14,7 +14,9 @@ being measured. Subjects, each a whole process:
 - ``troupe run -p`` with ``--output-format json``: one answer from ``troupe
   mock-llm`` (a scripted model that answers at once, in its own process), in an
   embedded runtime, and through a running ``troupe serve``;
-- ``troupe acp``: from start to the reply to ``initialize`` on its stdout;
+- ``troupe acp``: from start to the reply to ``initialize`` on its stdout (given
+  before the server starts: it needs none), and to the reply to ``session/new``
+  (the server started, a session created);
 - ``troupe serve --port 0``: from start to its ``listening`` line;
 - ``troupe sessions``.
 
@@ -186,6 +188,13 @@ INITIALIZE = (
 ).encode()  # fmt: skip
 
 
+def _new_session(cwd: Path) -> bytes:
+    """ACP's ``session/new``: its reply needs the server (``initialize``'s does not)."""
+    params = {"cwd": str(cwd), "mcpServers": []}
+    request = {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": params}
+    return (json.dumps(request) + "\n").encode()
+
+
 def build_store(data: Path, sessions: int, events_each: int, template: Path) -> None:
     """``sessions`` finished sessions of ``events_each`` events, by direct SQL.
 
@@ -310,6 +319,9 @@ def main() -> None:
             ("acp", "troupe acp (to initialize reply)",
              lambda m: until_line([*TROUPE, "acp", "--base-url", url], env["acp"], m,
                                   '"id":1', INITIALIZE), 10.0),
+            ("acp_session", "troupe acp (to the session/new reply)",
+             lambda m: until_line([*TROUPE, "acp", "--base-url", url], env["acp"], m,
+                                  '"id":2', INITIALIZE + _new_session(dirs["acp"])), None),
             ("serve", "troupe serve (to ready)",
              lambda m: until_line([*TROUPE, "serve", "--port", "0", "--base-url", url],
                                   env["serve"], m, "listening"), 15.0),
