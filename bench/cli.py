@@ -26,7 +26,11 @@ answered).
 
 The floor: what CPython with the runtime's three libraries cannot go under on this
 machine, in the same run: ``python -c 'import trio, httpx, msgspec'``, and a
-``trio.run`` that makes one httpx request to the same scripted model. For a run
+``trio.run`` that makes one httpx request to the same scripted model (with the
+TLS settings the runtime gives a plain-HTTP endpoint: no certificate store
+loaded). Beside them, the embedded run's own modules imported and nothing run
+(``import actors.commands.run_async, actors.commands.local_host``): what the
+run costs before it does anything. For a run
 through a server (which imports neither trio nor httpx: the blocking client of
 :mod:`protocol.client_blocking`), the floor is that client alone doing one
 session's exchange with the same server.
@@ -73,13 +77,18 @@ TROUPE = [str(_SCRIPT)] if _SCRIPT.exists() else [PYTHON, "-m", "actors.cli"]
 BARE = [PYTHON, "-c", "pass"]
 FLOOR_IMPORTS = [PYTHON, "-c", "import trio, httpx, msgspec"]
 FLOOR_REQUEST = """
-import sys, trio, httpx
+import ssl, sys, trio, httpx
 async def main():
-    async with httpx.AsyncClient() as client:
+    # a plain-HTTP URL: no certificate store loaded, as the runtime's model client
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    async with httpx.AsyncClient(verify=tls) as client:
         r = await client.post(sys.argv[1] + "/v1/responses", json={"model": "m", "input": "x"})
         r.read()
 trio.run(main)
 """
+FLOOR_RUNTIME = [PYTHON, "-c", "import actors.commands.run_async, actors.commands.local_host"]
+"""What an embedded run imports before its first model request (the command, the
+session's runtime in process), and nothing run: the run minus its work."""
 FLOOR_SERVED = """
 import json, sys
 from pathlib import Path
@@ -312,6 +321,8 @@ def main() -> None:
              lambda m: run_to_end(FLOOR_IMPORTS, env["empty"], m), None),
             ("floor_request", "floor: trio.run + one httpx request",
              lambda m: run_to_end([PYTHON, "-c", FLOOR_REQUEST, url], env["empty"], m), None),
+            ("floor_runtime", "the embedded run's modules, imported",
+             lambda m: run_to_end(FLOOR_RUNTIME, env["empty"], m), None),
             ("version", "troupe --version", troupe("--version"), 3.0),
             ("help", "troupe --help", troupe("--help"), 3.0),
             ("run", "troupe run -p (embedded)",
