@@ -14,7 +14,9 @@ being measured. Subjects, each a whole process:
 - ``troupe run -p`` with ``--output-format json``: one answer from ``troupe
   mock-llm`` (a scripted model that answers at once, in its own process), in an
   embedded runtime, and through a running ``troupe serve``;
-- ``troupe acp``: from start to the reply to ``initialize`` on its stdout;
+- ``troupe acp``: from start to the reply to ``initialize`` on its stdout (given
+  before the server starts: it needs none), and to the reply to ``session/new``
+  (the server started, a session created);
 - ``troupe serve --port 0``: from start to its ``listening`` line;
 - ``troupe sessions``.
 
@@ -24,7 +26,11 @@ answered).
 
 The floor: what CPython with the runtime's three libraries cannot go under on this
 machine, in the same run: ``python -c 'import trio, httpx, msgspec'``, and a
-``trio.run`` that makes one httpx request to the same scripted model. For a run
+``trio.run`` that makes one httpx request to the same scripted model (with the
+TLS settings the runtime gives a plain-HTTP endpoint: no certificate store
+loaded). Beside them, the embedded run's own modules imported and nothing run
+(``import actors.commands.run_async, actors.commands.local_host``): what the
+run costs before it does anything. For a run
 through a server (which imports neither trio nor httpx: the blocking client of
 :mod:`protocol.client_blocking`), the floor is that client alone doing one
 session's exchange with the same server.
@@ -71,13 +77,18 @@ TROUPE = [str(_SCRIPT)] if _SCRIPT.exists() else [PYTHON, "-m", "actors.cli"]
 BARE = [PYTHON, "-c", "pass"]
 FLOOR_IMPORTS = [PYTHON, "-c", "import trio, httpx, msgspec"]
 FLOOR_REQUEST = """
-import sys, trio, httpx
+import ssl, sys, trio, httpx
 async def main():
-    async with httpx.AsyncClient() as client:
+    # a plain-HTTP URL: no certificate store loaded, as the runtime's model client
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    async with httpx.AsyncClient(verify=tls) as client:
         r = await client.post(sys.argv[1] + "/v1/responses", json={"model": "m", "input": "x"})
         r.read()
 trio.run(main)
 """
+FLOOR_RUNTIME = [PYTHON, "-c", "import actors.commands.run_async, actors.commands.local_host"]
+"""What an embedded run imports before its first model request (the command, the
+session's runtime in process), and nothing run: the run minus its work."""
 FLOOR_SERVED = """
 import json, sys
 from pathlib import Path
@@ -184,6 +195,13 @@ INITIALIZE = (
     json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                 "params": {"protocolVersion": 1, "clientCapabilities": {}}}) + "\n"
 ).encode()  # fmt: skip
+
+
+def _new_session(cwd: Path) -> bytes:
+    """ACP's ``session/new``: its reply needs the server (``initialize``'s does not)."""
+    params = {"cwd": str(cwd), "mcpServers": []}
+    request = {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": params}
+    return (json.dumps(request) + "\n").encode()
 
 
 def build_store(data: Path, sessions: int, events_each: int, template: Path) -> None:
@@ -303,6 +321,8 @@ def main() -> None:
              lambda m: run_to_end(FLOOR_IMPORTS, env["empty"], m), None),
             ("floor_request", "floor: trio.run + one httpx request",
              lambda m: run_to_end([PYTHON, "-c", FLOOR_REQUEST, url], env["empty"], m), None),
+            ("floor_runtime", "the embedded run's modules, imported",
+             lambda m: run_to_end(FLOOR_RUNTIME, env["empty"], m), None),
             ("version", "troupe --version", troupe("--version"), 3.0),
             ("help", "troupe --help", troupe("--help"), 3.0),
             ("run", "troupe run -p (embedded)",
@@ -310,6 +330,9 @@ def main() -> None:
             ("acp", "troupe acp (to initialize reply)",
              lambda m: until_line([*TROUPE, "acp", "--base-url", url], env["acp"], m,
                                   '"id":1', INITIALIZE), 10.0),
+            ("acp_session", "troupe acp (to the session/new reply)",
+             lambda m: until_line([*TROUPE, "acp", "--base-url", url], env["acp"], m,
+                                  '"id":2', INITIALIZE + _new_session(dirs["acp"])), None),
             ("serve", "troupe serve (to ready)",
              lambda m: until_line([*TROUPE, "serve", "--port", "0", "--base-url", url],
                                   env["serve"], m, "listening"), 15.0),

@@ -114,6 +114,8 @@ class EnvironmentActor(Actor):
                 return await self.initialize()
             case Cleanup():
                 return await self.cleanup()
+            case Describe(sandbox=False):
+                return await self.place()
             case Describe():
                 return await self.describe()
 
@@ -161,3 +163,8 @@ class EnvironmentActor(Actor):
 
     async def describe(self) -> EnvironmentInfo:
         raise NotImplementedError
+
+    async def place(self) -> EnvironmentInfo:
+        """:meth:`describe` for a caller that needs no sandbox state
+        (``Describe(sandbox=False)``); the default is the whole description."""
+        return await self.describe()

@@ -204,6 +204,8 @@ class LocalEnvironment(EnvironmentActor):
         self.sandbox_state: SandboxState | None = None
         """Whether bwrap really runs here: probed once, on first need."""
         self._probing = trio.Lock()
+        self._probe_started = False
+        self._background = trio.CancelScope()
         self.said_unsandboxed = False
         if use_ripgrep and self.ripgrep is None:
             raise ValueError("use_ripgrep=True but ripgrep (rg) is not installed")
@@ -224,12 +226,23 @@ class LocalEnvironment(EnvironmentActor):
         await trio.to_thread.run_sync(lambda: self.working_dir.mkdir(parents=True, exist_ok=True))
 
     async def describe(self) -> EnvironmentInfo:
+        place = await self.place()
         return EnvironmentInfo(
-            str(self.working_dir),
-            platform.system().lower(),
-            platform.release(),
-            await self.sandbox(),
+            place.working_directory, place.platform, place.os_version, await self.sandbox()
         )
+
+    async def place(self) -> EnvironmentInfo:
+        """Without the sandbox probe, which is started here in the background (if it
+        has not run): a session asks this before its first model request, and the
+        probe's answer is needed only by its first command, which waits for it."""
+        if self.sandbox_state is None and not self._probe_started:
+            self._probe_started = True
+            self.ctx.nursery.start_soon(self._probe_in_background)
+        return EnvironmentInfo(str(self.working_dir), platform.system().lower(), platform.release())
+
+    async def _probe_in_background(self) -> None:
+        with self._background:  # a stopping environment needs no answer
+            await self.sandbox()
 
     async def sandbox(self) -> SandboxState:
         """Whether commands can be sandboxed here (bwrap found and really runs)."""
@@ -383,6 +396,7 @@ class LocalEnvironment(EnvironmentActor):
 
     async def on_stop(self) -> None:
         """Persistent terminals end with the environment, like every other process."""
+        self._background.cancel()
         if self.terminals is not None:
             await self.terminals.close_all()
         await super().on_stop()

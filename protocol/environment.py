@@ -221,6 +221,13 @@ class Cleanup(_Request[None], frozen=True):
 class Describe(_Request["EnvironmentInfo"], frozen=True):
     """Ask for the working directory, platform and OS version."""
 
+    sandbox: bool = True
+    """Whether the answer must say if the OS sandbox works here. A caller that needs
+    only the place (a session's start, its system prompt) says False: the local
+    environment then answers at once instead of first running its ``bwrap``
+    probe, whose answer (``EnvironmentInfo.sandbox``) may be left out. A command
+    still waits for the probe (:meth:`~environments.local.LocalEnvironment.sandbox`)."""
+
 
 class AddSSHHost(_Request[Any], frozen=True):
     """Open an SSH environment at ``ssh://user@host:port`` or a ``~/.ssh/config`` alias.

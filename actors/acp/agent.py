@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,8 @@ log = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
 EOF_GRACE = 5.0
 TERMINAL_MATCH_WAIT = 1.0
+SERVERLESS = frozenset({"initialize", "authenticate"})
+"""Methods answered without the server (before it has started)."""
 
 
 @dataclass
@@ -88,14 +91,15 @@ class AcpAgent:
 
     def __init__(
         self,
-        client: TroupeClient,
         output: trio.abc.SendStream,
         defaults: SessionConfig | None = None,
     ) -> None:
         """``defaults``: the resolved configuration's session settings (model,
         policy, effort); None leaves them to the server's own configuration."""
-        self.client = client
         self.defaults = defaults or SessionConfig()
+        self._client: TroupeClient | None = None
+        self._connected = trio.Event()
+        self._read_all_sent = trio.Event()
         self._output = output
         self._write_lock = trio.Lock()
         self._sessions: dict[str, AcpSession] = {}
@@ -103,20 +107,48 @@ class AcpAgent:
         self._waiting: dict[int, tuple[trio.Event, list[Any]]] = {}
         self.client_capabilities: dict[str, Any] = {}
 
-    async def serve(self, lines: AsyncIterator[bytes]) -> None:
+    @property
+    def client(self) -> TroupeClient:
+        """The server's client (only used once :meth:`serve` has connected)."""
+        assert self._client is not None, "used before the server was connected"
+        return self._client
+
+    async def serve(
+        self, lines: AsyncIterator[bytes], host: AbstractAsyncContextManager[TroupeClient]
+    ) -> None:
         """Handle messages until the editor closes stdin; requests already received
-        still get their answers (for up to ``EOF_GRACE`` seconds)."""
+        still get their answers (for up to ``EOF_GRACE`` seconds once the server
+        is there).
+
+        ``host`` opens the client of the server the sessions run on. An editor
+        sends ``initialize`` as soon as it starts the agent and waits for the
+        answer before anything else. The answer needs no server, so it is given
+        first, and the server (an embedded one imports and starts the whole
+        runtime: most of the start-up) starts after it, once ``lines`` gives an
+        empty line, which says the editor has sent nothing more for now. Every
+        other request waits for the server."""
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._follow_events)
-            nursery.start_soon(
-                serve_client_calls, self.client, self._ask_editor, self._show_terminal
-            )
-            async with trio.open_nursery() as handlers:
-                async for line in lines:
-                    if line.strip():
-                        await self._receive(line, handlers)
-                handlers.cancel_scope.deadline = trio.current_time() + EOF_GRACE
-            nursery.cancel_scope.cancel()
+            nursery.start_soon(self._read, lines, nursery.cancel_scope)
+            await self._read_all_sent.wait()
+            async with host as client:
+                self._client = client
+                self._connected.set()
+                nursery.start_soon(
+                    serve_client_calls, client, self._ask_editor, self._show_terminal
+                )
+                await self._follow_events()
+
+    async def _read(self, lines: AsyncIterator[bytes], done: trio.CancelScope) -> None:
+        async with trio.open_nursery() as handlers:
+            async for line in lines:
+                if line.strip():
+                    await self._receive(line, handlers)
+                elif not line:
+                    self._read_all_sent.set()
+            self._read_all_sent.set()
+            await self._connected.wait()
+            handlers.cancel_scope.deadline = trio.current_time() + EOF_GRACE
+        done.cancel()
 
     # -- the wire -------------------------------------------------------------
 
@@ -182,7 +214,10 @@ class AcpAgent:
                 waiting[1].append(message)
                 waiting[0].set()
             return
-        nursery.start_soon(self._answer, message)
+        if message["method"] in SERVERLESS:  # at once, before anything read after it
+            await self._answer(message)
+        else:
+            nursery.start_soon(self._answer, message)
 
     async def _answer(self, message: dict[str, Any]) -> None:
         method, params = message["method"], message.get("params") or {}
@@ -191,6 +226,8 @@ class AcpAgent:
             handler = self._handlers().get(method)
             if handler is None:
                 raise AcpError(METHOD_NOT_FOUND, f"unknown method {method}")
+            if method not in SERVERLESS:
+                await self._connected.wait()
             if not isinstance(params, dict):
                 raise AcpError(INVALID_PARAMS, "params must be an object")
             result = await handler(params)

@@ -232,7 +232,7 @@ class SessionActor(Actor):
         elif self.snapshots is not None:
             root = await self.snapshots.working_directory(self.environment)
         else:
-            root = (await self.environment.ask(Describe())).working_directory
+            root = (await self.environment.ask(Describe(sandbox=False))).working_directory
         paths = PathJudge(self.environment, root)
         gate = PolicyGate(self.hub, self.approvals, root, paths, fenced=self.fenced_paths)
         self._tools = ToolRunner(self.hub, self.environment, root, self.agents, gate)

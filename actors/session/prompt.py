@@ -111,7 +111,7 @@ async def discover_project_docs(
 
 async def take_snapshot(environment: ActorRef, profile: ProviderProfile) -> EnvironmentSnapshot:
     """One look at the environment, at session start."""
-    info = await environment.ask(Describe())
+    info = await environment.ask(Describe(sandbox=False))
     probe = await environment.ask(ExecCommand(_GIT_PROBE, timeout_ms=10_000), timeout=30)
     git = parse_git_probe(probe.stdout) if probe.exit_code == 0 else None
     root = git.root if git else info.working_directory

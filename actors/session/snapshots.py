@@ -45,7 +45,7 @@ class SnapshotCache:
         fixed when the environment is made, and sessions need it at start."""
         root = self._roots.get(environment.address)
         if root is None:
-            root = (await environment.ask(Describe())).working_directory
+            root = (await environment.ask(Describe(sandbox=False))).working_directory
             self._roots[environment.address] = root
         return root
 
