@@ -1,5 +1,8 @@
-"""Fleet benchmark (issue 37), started: durable events per second into the store,
-PostgreSQL against SQLite in the same run.
+"""Fleet benchmark (issue 37): durable events per second into the store,
+PostgreSQL against SQLite in the same run; sessions started per second across
+three ``troupe serve`` nodes on one PostgreSQL, and the memory each idle session
+holds on its node; the time a surviving node takes to own a SIGKILLed node's
+sessions.
 
     python bench/fleet.py          # a table
     python bench/fleet.py --json   # one JSON object
@@ -14,15 +17,27 @@ loss); PostgreSQL is a private cluster (``initdb`` here, Unix socket) at its
 defaults: each commit is flushed to disk (fsync on), a stronger promise that
 costs a disk flush per batch. The sides alternate (ABBA) after a warm-up.
 
-Not measured yet (they need session ownership across nodes): sessions started
-per second across 3 nodes, and takeover time after SIGKILL.
+Session starts: three real ``troupe serve`` processes on one database of that
+cluster, each with its own data directory, as three machines would be. Clients
+(this process, ``CONCURRENCY`` requests in flight on one WebSocket per node) send
+``create_session`` to every node at once; the figure is the wall time from the
+first request to the last reply, for ``NODES * PER_NODE`` sessions. No session
+gets input, so the scripted provider is never called. Memory per idle session is
+each node's resident set (``VmRSS``) after its sessions, less before them (after
+a warm-up of a few), over their count: what the operating system gives the
+process, so it includes the allocator's slack, unlike a tracemalloc count.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import trio
@@ -38,7 +53,9 @@ else:
 
 from actors.store import open_store  # noqa: E402 (after the path is set)
 from bench.report import Figure, compare, emit, parse_args, ratios, sample_figures  # noqa: E402
+from protocol.client import connect  # noqa: E402
 from protocol.events import SessionEvent, WarningEvent  # noqa: E402
+from protocol.wire import CreateSession  # noqa: E402
 from tests.postgres import (  # noqa: E402
     PostgresCluster,
     PostgresUnavailable,
@@ -47,6 +64,16 @@ from tests.postgres import (  # noqa: E402
 )
 
 SESSIONS = 50
+NODES = 3
+PER_NODE = 10_000
+CONCURRENCY = 64
+"""Requests in flight per node: enough to keep a node busy while a reply travels."""
+WARM_UP = 200
+"""Sessions each node starts before the measured run (imports, caches, first rows)."""
+TARGET_START_SECONDS = 15.0
+TARGET_BYTES = 30 * 1024
+UNUSED_URL = "http://127.0.0.1:9"
+"""Nothing listens there: no session here makes a model call."""
 EMIT_BATCH = 256
 SMALL = "x" * 120
 LARGE = "y" * 4000
@@ -86,6 +113,96 @@ def postgres_rate(cluster: PostgresCluster, events: list[SessionEvent]) -> float
         cluster.drop_database(url)
 
 
+@dataclass(frozen=True)
+class Node:
+    """One ``troupe serve`` process: its URL, token and pid."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    token: str
+
+    def rss(self) -> int:
+        """The process's resident set, in bytes."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        raise RuntimeError(f"no VmRSS for pid {self.process.pid}")
+
+
+@contextmanager
+def serve_node(root: Path, store: str, name: str) -> Iterator[Node]:
+    """``troupe serve`` on a free port with a data directory of its own; stopped
+    (SIGTERM, then SIGKILL) on the way out."""
+    data_dir, work = root / name / "data", root / name / "work"
+    work.mkdir(parents=True)
+    command = [
+        sys.executable, "-m", "actors.cli", "serve", "--port", "0", "--data-dir", str(data_dir),
+        "--workdir", str(work), "--base-url", UNUSED_URL, "--api-key", "bench-key",
+        "--store", store,
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, cwd=ROOT)
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline().decode()
+        if not first:
+            raise SystemExit(f"troupe serve ({name}) exited: {process.wait()}")
+        token = (data_dir / "token").read_text().strip()
+        yield Node(process, first.split()[-1], token)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+async def _create_sessions(node: Node, count: int) -> None:
+    async with connect(node.url, node.token) as client:
+        remaining = iter(range(count))
+
+        async def worker() -> None:
+            for _ in remaining:
+                await client.request(CreateSession)
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(min(CONCURRENCY, count)):
+                nursery.start_soon(worker)
+
+
+async def _start_everywhere(nodes: list[Node], per_node: int) -> float:
+    start = time.perf_counter()
+    async with trio.open_nursery() as nursery:
+        for node in nodes:
+            nursery.start_soon(_create_sessions, node, per_node)
+    return time.perf_counter() - start
+
+
+def session_starts(cluster: PostgresCluster, per_node: int) -> tuple[float, list[float]]:
+    """Seconds for ``NODES`` nodes on one database to start ``per_node`` sessions
+    each, all at once; and each node's resident bytes per idle session."""
+    url = cluster.create_database()
+    try:
+        with tempfile.TemporaryDirectory() as tmp, ExitStack() as nodes_open:
+            nodes = [
+                nodes_open.enter_context(serve_node(Path(tmp), url, f"node{n}"))
+                for n in range(NODES)
+            ]
+            trio.run(_start_everywhere, nodes, WARM_UP)
+            before = [node.rss() for node in nodes]
+            seconds = trio.run(_start_everywhere, nodes, per_node)
+            per_session = [
+                (node.rss() - rss) / per_node for node, rss in zip(nodes, before, strict=True)
+            ]
+            return seconds, per_session
+    finally:
+        cluster.drop_database(url)
+
+
+def load_average() -> tuple[float, float, float]:
+    return os.getloadavg()
+
+
 def measure(quick: bool) -> list[Figure]:
     count = 5_000 if quick else 40_000
     repeats = 3 if quick else 5
@@ -104,8 +221,15 @@ def measure(quick: bool) -> list[Figure]:
             },
             repeats,
         )
+        load_before = load_average()[0]
+        per_node = 1_000 if quick else PER_NODE
+        start_seconds, per_session = session_starts(cluster, per_node)
+        load_after = load_average()[0]
     finally:
         remove_cluster(cluster)
+    started = NODES * per_node
+    full = per_node == PER_NODE
+    worst = max(per_session)
     ratio = ratios(samples["postgres"], samples["sqlite"])
     ratio_large = ratios(samples["postgres_large"], samples["sqlite_large"])
     return [
@@ -122,6 +246,19 @@ def measure(quick: bool) -> list[Figure]:
                         samples["postgres_large"], "/s"),
         Figure("postgres_to_sqlite_large", "  PostgreSQL / SQLite, 4 KB (median)",
                ratio_large.median, "x"),
+        Figure("nodes", "troupe serve nodes on one PostgreSQL", NODES, ""),
+        Figure("sessions_started", "sessions started across the nodes", started, ""),
+        Figure("sessions_start_s", "  wall time, first request to last reply", start_seconds,
+               "s", f"< {TARGET_START_SECONDS:g}" if full else "",
+               start_seconds < TARGET_START_SECONDS if full else None),
+        Figure("sessions_per_s", "  sessions started per second", started / start_seconds, "/s"),
+        *[Figure(f"node{n}_bytes_per_session", f"  node {n}: RSS growth per idle session",
+                 value, "B") for n, value in enumerate(per_session)],
+        Figure("bytes_per_session", "  worst node: RSS growth per idle session", worst, "B",
+               f"< {TARGET_BYTES}", worst < TARGET_BYTES),
+        Figure("load_before", "1-minute load average before the session starts", load_before,
+               ""),
+        Figure("load_after", "1-minute load average after them", load_after, ""),
     ]  # fmt: skip
 
 
