@@ -26,11 +26,16 @@ gets input, so the scripted provider is never called. Memory per idle session is
 each node's resident set (``VmRSS``) after its sessions, less before them (after
 a warm-up of a few), over their count: what the operating system gives the
 process, so it includes the allocator's slack, unlike a tracemalloc count.
+On a shared machine the wall time says as much about the neighbours as about
+Troupe: the CPU each side used per session (the nodes, PostgreSQL, this client)
+is reported too, and their sum over the cores is the floor the wall time would
+reach on an idle machine; the load average before and after is printed.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -72,6 +77,7 @@ WARM_UP = 200
 """Sessions each node starts before the measured run (imports, caches, first rows)."""
 TARGET_START_SECONDS = 15.0
 TARGET_BYTES = 30 * 1024
+CORES = os.cpu_count() or 1
 UNUSED_URL = "http://127.0.0.1:9"
 """Nothing listens there: no session here makes a model call."""
 EMIT_BATCH = 256
@@ -113,6 +119,44 @@ def postgres_rate(cluster: PostgresCluster, events: list[SessionEvent]) -> float
         cluster.drop_database(url)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds a process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_cpu(cluster: PostgresCluster) -> float:
+    """CPU seconds of the cluster's postmaster and its children (its backends)."""
+    postmaster = int((cluster.data / "postmaster.pid").read_text().split()[0])
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(entry.name) == postmaster or int(fields[1]) == postmaster:
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+    return total
+
+
+def own_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+@dataclass(frozen=True)
+class Starts:
+    """What starting the sessions took: wall time, CPU by side, memory by node."""
+
+    seconds: float
+    server_cpu: float
+    postgres_cpu: float
+    client_cpu: float
+    bytes_per_session: list[float]
+
+
 @dataclass(frozen=True)
 class Node:
     """One ``troupe serve`` process: its URL, token and pid."""
@@ -120,6 +164,9 @@ class Node:
     process: subprocess.Popen[bytes]
     url: str
     token: str
+
+    def cpu(self) -> float:
+        return cpu_seconds(self.process.pid)
 
     def rss(self) -> int:
         """The process's resident set, in bytes."""
@@ -178,9 +225,10 @@ async def _start_everywhere(nodes: list[Node], per_node: int) -> float:
     return time.perf_counter() - start
 
 
-def session_starts(cluster: PostgresCluster, per_node: int) -> tuple[float, list[float]]:
-    """Seconds for ``NODES`` nodes on one database to start ``per_node`` sessions
-    each, all at once; and each node's resident bytes per idle session."""
+def session_starts(cluster: PostgresCluster, per_node: int) -> Starts:
+    """``NODES`` nodes on one database start ``per_node`` sessions each, all at
+    once: the wall time, the CPU each side used, each node's resident bytes per
+    idle session."""
     url = cluster.create_database()
     try:
         with tempfile.TemporaryDirectory() as tmp, ExitStack() as nodes_open:
@@ -190,11 +238,17 @@ def session_starts(cluster: PostgresCluster, per_node: int) -> tuple[float, list
             ]
             trio.run(_start_everywhere, nodes, WARM_UP)
             before = [node.rss() for node in nodes]
+            cpu = (sum(node.cpu() for node in nodes), postgres_cpu(cluster), own_cpu())
             seconds = trio.run(_start_everywhere, nodes, per_node)
+            server, database, client = (
+                sum(node.cpu() for node in nodes) - cpu[0],
+                postgres_cpu(cluster) - cpu[1],
+                own_cpu() - cpu[2],
+            )
             per_session = [
                 (node.rss() - rss) / per_node for node, rss in zip(nodes, before, strict=True)
             ]
-            return seconds, per_session
+            return Starts(seconds, server, database, client, per_session)
     finally:
         cluster.drop_database(url)
 
@@ -223,13 +277,18 @@ def measure(quick: bool) -> list[Figure]:
         )
         load_before = load_average()[0]
         per_node = 1_000 if quick else PER_NODE
-        start_seconds, per_session = session_starts(cluster, per_node)
+        starts = session_starts(cluster, per_node)
         load_after = load_average()[0]
     finally:
         remove_cluster(cluster)
     started = NODES * per_node
     full = per_node == PER_NODE
-    worst = max(per_session)
+    worst = max(starts.bytes_per_session)
+    start_seconds = starts.seconds
+    cpu_ms = {
+        "server": starts.server_cpu, "postgres": starts.postgres_cpu, "client": starts.client_cpu
+    }  # fmt: skip
+    cpu_total = sum(cpu_ms.values())
     ratio = ratios(samples["postgres"], samples["sqlite"])
     ratio_large = ratios(samples["postgres_large"], samples["sqlite_large"])
     return [
@@ -252,8 +311,12 @@ def measure(quick: bool) -> list[Figure]:
                "s", f"< {TARGET_START_SECONDS:g}" if full else "",
                start_seconds < TARGET_START_SECONDS if full else None),
         Figure("sessions_per_s", "  sessions started per second", started / start_seconds, "/s"),
+        *[Figure(f"{side}_cpu_ms_per_session", f"  CPU per session start: {side}",
+                 1000 * seconds / started, "ms") for side, seconds in cpu_ms.items()],
+        Figure("cpu_bound_start_s", f"  all that CPU spread over {CORES} cores (a floor)",
+               cpu_total / CORES, "s"),
         *[Figure(f"node{n}_bytes_per_session", f"  node {n}: RSS growth per idle session",
-                 value, "B") for n, value in enumerate(per_session)],
+                 value, "B") for n, value in enumerate(starts.bytes_per_session)],
         Figure("bytes_per_session", "  worst node: RSS growth per idle session", worst, "B",
                f"< {TARGET_BYTES}", worst < TARGET_BYTES),
         Figure("load_before", "1-minute load average before the session starts", load_before,
