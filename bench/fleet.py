@@ -34,8 +34,11 @@ reach on an idle machine; the load average before and after is printed.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,6 +48,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import trio
 import trio.lowlevel
 
@@ -58,9 +62,14 @@ else:
 
 from actors.store import open_store  # noqa: E402 (after the path is set)
 from bench.report import Figure, compare, emit, parse_args, ratios, sample_figures  # noqa: E402
-from protocol.client import connect  # noqa: E402
+from protocol.client import RequestError, connect  # noqa: E402
 from protocol.events import SessionEvent, WarningEvent  # noqa: E402
-from protocol.wire import CreateSession  # noqa: E402
+from protocol.wire import (  # noqa: E402
+    CreateSession,
+    InterruptSession,
+    SubmitInput,
+    SubscribeSession,
+)
 from tests.postgres import (  # noqa: E402
     PostgresCluster,
     PostgresUnavailable,
@@ -176,32 +185,45 @@ class Node:
         raise RuntimeError(f"no VmRSS for pid {self.process.pid}")
 
 
+def _serve_command(data_dir: Path, work: Path, store: str, base_url: str, *extra: str) -> list[str]:
+    return [
+        sys.executable, "-m", "actors.cli", "serve", "--port", "0", "--data-dir", str(data_dir),
+        "--workdir", str(work), "--base-url", base_url, "--api-key", "bench-key",
+        "--store", store, *extra,
+    ]  # fmt: skip
+
+
+def _started(process: subprocess.Popen[bytes], name: str) -> str:
+    """The URL ``troupe serve`` printed first."""
+    assert process.stdout is not None
+    first = process.stdout.readline().decode()
+    if not first:
+        raise SystemExit(f"troupe serve ({name}) exited: {process.wait()}")
+    return first.split()[-1]
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @contextmanager
 def serve_node(root: Path, store: str, name: str) -> Iterator[Node]:
     """``troupe serve`` on a free port with a data directory of its own; stopped
     (SIGTERM, then SIGKILL) on the way out."""
     data_dir, work = root / name / "data", root / name / "work"
     work.mkdir(parents=True)
-    command = [
-        sys.executable, "-m", "actors.cli", "serve", "--port", "0", "--data-dir", str(data_dir),
-        "--workdir", str(work), "--base-url", UNUSED_URL, "--api-key", "bench-key",
-        "--store", store,
-    ]  # fmt: skip
+    command = _serve_command(data_dir, work, store, UNUSED_URL)
     process = subprocess.Popen(command, stdout=subprocess.PIPE, cwd=ROOT)
     try:
-        assert process.stdout is not None
-        first = process.stdout.readline().decode()
-        if not first:
-            raise SystemExit(f"troupe serve ({name}) exited: {process.wait()}")
-        token = (data_dir / "token").read_text().strip()
-        yield Node(process, first.split()[-1], token)
+        url = _started(process, name)
+        yield Node(process, url, (data_dir / "token").read_text().strip())
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        _stop(process)
 
 
 async def _create_sessions(node: Node, count: int) -> None:
@@ -253,6 +275,163 @@ def session_starts(cluster: PostgresCluster, per_node: int) -> Starts:
         cluster.drop_database(url)
 
 
+# -- take-over after SIGKILL ------------------------------------------------------------
+
+FLEET_TOKEN = "fleet-bench-token-0123456789abcdef"
+"""The fleet's one token, in every node's data directory (docs/deploy.md)."""
+TAKEOVER_ROUNDS = 20
+RUNNING_PER_ROUND = 2
+"""Sessions with an input running on the node that is killed."""
+POLL = 0.02
+"""Seconds between two looks at the lease rows: the figures' resolution."""
+
+
+def fleet_supported() -> bool:
+    """Whether this tree's ``troupe serve`` is a fleet node (it has leases)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "actors.cli", "serve", "--help"],
+        capture_output=True, text=True, cwd=ROOT, check=False,
+    )  # fmt: skip
+    return "--lease-ttl" in done.stdout
+
+
+class FleetNodes:
+    """Three restartable ``troupe serve`` nodes on one database, one token."""
+
+    def __init__(self, root: Path, store: str, base_url: str, lease: tuple[str, ...]) -> None:
+        self.root, self.store, self.base_url, self.lease = root, store, base_url, lease
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self.urls: dict[str, str] = {}
+
+    def start(self, name: str) -> None:
+        data_dir, work = self.root / name / "data", self.root / "work"
+        work.mkdir(parents=True, exist_ok=True)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        token = data_dir / "token"
+        token.write_text(FLEET_TOKEN + "\n")
+        token.chmod(0o600)
+        command = _serve_command(
+            data_dir, work, self.store, self.base_url, "--node-id", name, *self.lease
+        )
+        self.processes[name] = process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT
+        )
+        self.urls[name] = _started(process, name)
+
+    def kill(self, name: str) -> None:
+        process = self.processes.pop(name)
+        process.kill()
+        process.wait()
+
+    def stop_all(self) -> None:
+        for process in self.processes.values():
+            _stop(process)
+        self.processes.clear()
+
+
+def _owners(url: str, sessions: list[str]) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(url) as connection:
+        rows = connection.execute(
+            "SELECT node_id FROM troupe.session_leases WHERE session_id = ANY(%s)", (sessions,)
+        ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+async def _running_on(url: str, sessions: int) -> list[str]:
+    """Sessions started on the node at ``url``, each with an input running a tool."""
+    async with connect(url, FLEET_TOKEN) as client:
+        started = [
+            (await client.request(CreateSession)).session.session_id for _ in range(sessions)
+        ]
+        for session in started:
+            await client.request(SubscribeSession, session=session, after_seq=0)
+            await client.request(SubmitInput, session=session, text="keep going")
+        running: set[str] = set()
+        with trio.fail_after(120):
+            async for event in client.events():
+                if event.kind == "tool_call_start":
+                    running.add(event.session)
+                    if running == set(started):
+                        return started
+    raise RuntimeError("the connection ended before the inputs ran")
+
+
+async def _interrupt(url: str, sessions: list[str]) -> None:
+    """End the taken-over inputs (through a surviving node), so rounds do not pile up."""
+    async with connect(url, FLEET_TOKEN) as client:
+        for session in sessions:
+            with contextlib.suppress(RequestError):
+                await client.request(InterruptSession, session=session, immediate=True)
+
+
+async def _takeovers(cluster: PostgresCluster, rounds: int, lease: tuple[str, ...]) -> list[float]:
+    """Seconds from SIGKILL of a node with running inputs until every one of its
+    sessions is owned by another node (read from the lease rows every ``POLL``)."""
+    from actors.mockllm import Script, serve_mock_llm
+
+    turn = {"tool_calls": [{"name": "shell", "arguments": {"command": "sleep 0.2; echo step"}}]}
+    script = msgspec.convert({"turns": [turn], "repeat": True}, Script)
+    names = [f"node{n}" for n in range(NODES)]
+    chance = random.Random(37)
+    url = cluster.create_database()
+    times: list[float] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            async with serve_mock_llm(script) as mock:
+                nodes = FleetNodes(Path(tmp), url, mock.base_url, lease)
+                try:
+                    for name in names:
+                        await trio.to_thread.run_sync(nodes.start, name)
+                    for number in range(rounds):
+                        victim = names[number % NODES]
+                        sessions = await _running_on(nodes.urls[victim], RUNNING_PER_ROUND)
+                        await trio.sleep(chance.uniform(0, 1.0))  # a random moment
+                        killed = time.perf_counter()
+                        nodes.kill(victim)
+                        while True:
+                            owners = await trio.to_thread.run_sync(_owners, url, sessions)
+                            if len(owners) == len(sessions) and victim not in owners:
+                                break
+                            await trio.sleep(POLL)
+                        times.append(time.perf_counter() - killed)
+                        survivor = next(n for n in names if n != victim)
+                        await _interrupt(nodes.urls[survivor], sessions)
+                        await trio.to_thread.run_sync(nodes.start, victim)
+                finally:
+                    nodes.stop_all()
+    finally:
+        cluster.drop_database(url)
+    return times
+
+
+DEFAULT_TTL = 10.0
+"""``troupe serve``'s lease TTL when none is given (docs/deploy.md)."""
+
+
+def takeover_figures(times: list[float], ttl: float, measured: bool) -> list[Figure]:
+    if not measured:
+        return [
+            Figure(
+                "takeover_not_measured",
+                "take-over after SIGKILL: not measured (takeover not merged)",
+                0,
+                "",
+            )
+        ]
+    return [
+        Figure("takeover_rounds", "take-over after SIGKILL: rounds (a node killed each)",
+               len(times), ""),
+        Figure("takeover_ttl_s", "  lease TTL", ttl, "s"),
+        Figure("takeover_median_s", "  SIGKILL to owned by another node (median)",
+               statistics.median(times), "s", f"< {ttl + 2:g} (TTL + 2 s)",
+               statistics.median(times) < ttl + 2),
+        Figure("takeover_max_s", "  SIGKILL to owned by another node (max)", max(times), "s",
+               f"< {ttl + 2:g} (TTL + 2 s)", max(times) < ttl + 2),
+    ]  # fmt: skip
+
+
 def load_average() -> tuple[float, float, float]:
     return os.getloadavg()
 
@@ -279,6 +458,10 @@ def measure(quick: bool) -> list[Figure]:
         per_node = 1_000 if quick else PER_NODE
         starts = session_starts(cluster, per_node)
         load_after = load_average()[0]
+        takeover = fleet_supported()
+        rounds = 3 if quick else TAKEOVER_ROUNDS
+        lease = ("--lease-ttl", "2", "--lease-renew", "0.4") if quick else ()
+        times = trio.run(_takeovers, cluster, rounds, lease) if takeover else []
     finally:
         remove_cluster(cluster)
     started = NODES * per_node
@@ -319,6 +502,7 @@ def measure(quick: bool) -> list[Figure]:
                  value, "B") for n, value in enumerate(starts.bytes_per_session)],
         Figure("bytes_per_session", "  worst node: RSS growth per idle session", worst, "B",
                f"< {TARGET_BYTES}", worst < TARGET_BYTES),
+        *takeover_figures(times, 2.0 if quick else DEFAULT_TTL, takeover),
         Figure("load_before", "1-minute load average before the session starts", load_before,
                ""),
         Figure("load_after", "1-minute load average after them", load_after, ""),
