@@ -52,8 +52,10 @@ def store(request: pytest.FixtureRequest) -> str:
     """The servers' ``--store``: SQLite in the data directory, or a fresh
     PostgreSQL database with ``TROUPE_TEST_STORE=postgresql`` in the environment
     (every test of this directory that starts its server through ``start_stack``
-    then runs on PostgreSQL). A module run on both backends every time overrides
-    this with ``store_setting`` (tests/conftest.py)."""
-    if os.environ.get("TROUPE_TEST_STORE") == "postgresql":
+    then runs on PostgreSQL). A test run on both backends every time says so with
+    ``@BOTH_STORES`` (tests/wire/conftest.py), a module by overriding this with
+    ``store_setting``."""
+    backend = getattr(request, "param", None) or os.environ.get("TROUPE_TEST_STORE")
+    if backend == "postgresql":
         return request.getfixturevalue("postgres_url")
     return ""

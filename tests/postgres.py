@@ -112,7 +112,10 @@ class PostgresCluster:
 
         name = f"t_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(self.url(), autocommit=True) as connection:
-            connection.execute(f"CREATE DATABASE {name}".encode())
+            # PostgreSQL 15 copies the template through the WAL by default; a plain
+            # file copy of the small template is about twice as fast per test.
+            strategy = " STRATEGY FILE_COPY" if connection.info.server_version >= 150000 else ""
+            connection.execute(f"CREATE DATABASE {name}{strategy}".encode())
         return self.url(name)
 
     def drop_database(self, url: str) -> None:

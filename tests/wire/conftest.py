@@ -29,6 +29,11 @@ from tests.event_schema import check_event_frame
 HANG_GUARD = 30
 REPO = str(Path(__file__).resolve().parents[2])
 
+BOTH_STORES = pytest.mark.parametrize("store", ["sqlite", "postgresql"], indirect=True)
+"""A server test whose outcome rests on what the store keeps or gives back: run on
+SQLite and on a fresh database of the session's PostgreSQL (the ``store``
+fixture, tests/conftest.py), in every run."""
+
 
 def shell_turns(*commands: str, final: str = "All done.") -> dict[str, Any]:
     """A script: one shell call per command (one model turn each), then text."""

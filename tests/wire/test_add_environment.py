@@ -18,7 +18,7 @@ from protocol.wire import (
     ListEnvironments,
     RemoveEnvironment,
 )
-from tests.wire.conftest import HANG_GUARD, StartStack
+from tests.wire.conftest import BOTH_STORES, HANG_GUARD, StartStack
 from tests.wire.test_requests import expect_error
 
 HERE = "/environments/dir/here"
@@ -29,6 +29,7 @@ async def _kinds(client) -> dict[str, str]:
     return {e.address: e.kind for e in listed.environments}
 
 
+@BOTH_STORES
 async def test_a_named_directory_is_added_used_stored_and_removed(
     start_stack: StartStack, tmp_path: Path
 ) -> None:

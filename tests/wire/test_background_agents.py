@@ -23,7 +23,7 @@ from protocol.wire import CreateSession, Event, SubmitInput
 from tests.environments.helpers import running_in
 from tests.session.scripts import body_text, call
 from tests.waiting import wait_until
-from tests.wire.conftest import HANG_GUARD, events_until, subscribe, troupe_serve
+from tests.wire.conftest import BOTH_STORES, HANG_GUARD, events_until, subscribe, troupe_serve
 
 LONG = 600_000
 
@@ -89,13 +89,17 @@ class Follow:
         return [e.data["content"] for e in self.seen if e.kind == "user_input"]
 
 
+@BOTH_STORES
 async def test_three_background_results_come_back_while_the_parent_goes_on(
-    tmp_path: Path,
+    tmp_path: Path, store: str
 ) -> None:
     work = workspace(tmp_path)
     data_dir = tmp_path / "data"
     script = msgspec.convert(SCRIPT, Script)
-    async with serve_mock_llm(script) as mock, troupe_serve(data_dir, work, mock.base_url) as serve:
+    async with (
+        serve_mock_llm(script) as mock,
+        troupe_serve(data_dir, work, mock.base_url, store) as serve,
+    ):
         token = (data_dir / "token").read_text().strip()
         async with connect(serve.url, token) as client:
             session = (await client.request(CreateSession)).session.session_id

@@ -33,6 +33,7 @@ from tests.environments.sshd import SSHServer
 from tests.environments.test_workspace_snapshots import tree_of
 from tests.session.scripts import call, turns
 from tests.wire.conftest import (
+    BOTH_STORES,
     HANG_GUARD,
     StartStack,
     events_until,
@@ -163,7 +164,8 @@ async def test_a_fork_with_its_own_tree_is_independent(
             assert (stack.work / "later.txt").exists() and not (copy / "later.txt").exists()
 
 
-async def test_a_code_rewind_after_sigkill_and_restart(tmp_path: Path) -> None:
+@BOTH_STORES
+async def test_a_code_rewind_after_sigkill_and_restart(tmp_path: Path, store: str) -> None:
     """The snapshots are durable events: a server killed with SIGKILL and started
     again rewinds the files to an input of before the kill."""
     root = Path(await trio.Path(tmp_path).resolve())
@@ -172,7 +174,7 @@ async def test_a_code_rewind_after_sigkill_and_restart(tmp_path: Path) -> None:
     seed(work)
     before = tree_of(work)
     async with serve_mock_llm(msgspec.convert(SCRIPT, Script)) as mock:
-        async with troupe_serve(data, work, mock.base_url) as serve:
+        async with troupe_serve(data, work, mock.base_url, store) as serve:
             token = (data / "token").read_text().strip()
             async with connect(serve.url, token) as client:
                 session = await start(client, None)
@@ -183,7 +185,7 @@ async def test_a_code_rewind_after_sigkill_and_restart(tmp_path: Path) -> None:
         assert tree_of(work) != before
         to = next(e.seq for e in first if e.kind == "user_input")
         async with (
-            troupe_serve(data, work, mock.base_url) as serve,
+            troupe_serve(data, work, mock.base_url, store) as serve,
             connect(serve.url, token) as client,
         ):
             reply = await client.request(RewindSession, session=session, to_seq=to, mode="both")

@@ -172,7 +172,7 @@ async def held(mock: MockLLMServer, hold: HoldAt) -> int:
     ids=["during-a-round's-model-call", "during-a-summary-call"],
 )
 async def test_sigkill_during_a_model_call_resumes_with_the_history_of_a_live_server(
-    tmp_path: Path, n: int, then: int
+    tmp_path: Path, n: int, then: int, store: str
 ) -> None:
     """The kill comes while the model is being asked (a round's call, or the call
     that writes a compaction's summary), not between inputs. The same session on a
@@ -203,8 +203,8 @@ async def test_sigkill_during_a_model_call_resumes_with_the_history_of_a_live_se
             live = await second_input(client, live_session, mock)
 
     async with serve_mock_llm(SCRIPT) as mock:
-        data = root / "killed"
-        async with troupe_serve(data, work, mock.base_url) as serve:
+        data = root / "killed"  # the store of this server is the one under test
+        async with troupe_serve(data, work, mock.base_url, store) as serve:
             token = (data / "token").read_text().strip()
             async with connect(serve.url, token) as client:
                 created = await client.request(CreateSession, config=CONFIG)
@@ -219,7 +219,7 @@ async def test_sigkill_during_a_model_call_resumes_with_the_history_of_a_live_se
         assert len(mock.requests) == at
         killed_in_flight = mock.requests[at - 1].body
         async with (
-            troupe_serve(data, work, mock.base_url) as serve,
+            troupe_serve(data, work, mock.base_url, store) as serve,
             connect(serve.url, token) as client,
         ):
             detail = await client.request(GetSession, session=session)

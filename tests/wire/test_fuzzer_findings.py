@@ -24,7 +24,14 @@ from protocol.wire import (
     UpdateSessionConfig,
     WriteEnvironmentFile,
 )
-from tests.wire.conftest import HANG_GUARD, StartStack, events_until, shell_turns, subscribe
+from tests.wire.conftest import (
+    BOTH_STORES,
+    HANG_GUARD,
+    StartStack,
+    events_until,
+    shell_turns,
+    subscribe,
+)
 from tests.wire.test_requests import expect_error
 
 
@@ -231,6 +238,7 @@ async def test_update_config_on_a_closed_session_is_refused(start_stack: StartSt
         assert detail.session.model == created.model
 
 
+@BOTH_STORES
 async def test_resolve_approval_on_a_stored_session_is_not_found(start_stack: StartStack) -> None:
     async with start_stack() as stack, stack.client() as client:
         session = (await client.request(CreateSession)).session.session_id
@@ -252,6 +260,7 @@ async def test_a_wrong_token_in_hello_is_called_wrong(start_stack: StartStack) -
         assert "not valid" in str(refused.value)
 
 
+@BOTH_STORES
 async def test_a_stored_value_msgpack_cannot_carry_fails_the_reply_not_the_connection(
     start_stack: StartStack,
 ) -> None:

@@ -10,12 +10,13 @@ from protocol.llm import ToolResult
 from protocol.session import ToolResultsTurn
 from protocol.wire import CreateSession, GetSession, SubmitInput
 from tests.image_files import png
-from tests.wire.conftest import StartStack, events_until, subscribe
+from tests.wire.conftest import BOTH_STORES, StartStack, events_until, subscribe
 
 BIG = png(4, 3, noise=b"n" * (4 * 1024 * 1024))
 """Over a frame by itself, under ``max_image_bytes`` (5 MB)."""
 
 
+@BOTH_STORES
 async def test_get_session_leaves_out_image_bytes(start_stack: StartStack) -> None:
     script = {
         "turns": [

@@ -29,7 +29,14 @@ from protocol.wire import (
     SessionDetail,
     SubmitInput,
 )
-from tests.wire.conftest import HANG_GUARD, StartStack, events_until, subscribe, troupe_serve
+from tests.wire.conftest import (
+    BOTH_STORES,
+    HANG_GUARD,
+    StartStack,
+    events_until,
+    subscribe,
+    troupe_serve,
+)
 
 ANSWERS = {
     "turns": [{"text": "An answer."}],
@@ -59,6 +66,7 @@ async def new_session(client: TroupeClient) -> str:
     return created.session.session_id
 
 
+@BOTH_STORES
 async def test_conversation_rewind_then_an_input_sends_the_cut_history(
     start_stack: StartStack,
 ) -> None:
@@ -136,6 +144,7 @@ async def test_a_rewind_while_processing_is_refused(start_stack: StartStack) -> 
         assert isinstance(reply, Rewound) and reply.outcome.turns_after == 0
 
 
+@BOTH_STORES
 async def test_a_fork_from_an_assistant_message_diverges_from_the_original(
     start_stack: StartStack,
 ) -> None:
@@ -166,14 +175,15 @@ async def test_a_fork_from_an_assistant_message_diverges_from_the_original(
     assert b"second question" in original_body and b"only the fork" not in original_body
 
 
-async def test_a_rewind_survives_sigkill_of_the_server(tmp_path: Path) -> None:
+@BOTH_STORES
+async def test_a_rewind_survives_sigkill_of_the_server(tmp_path: Path, store: str) -> None:
     root = Path(await trio.Path(tmp_path).resolve())
     work = root / "work"
     work.mkdir()
     data = root / "data"
     script = msgspec.convert(ANSWERS, Script)
     async with serve_mock_llm(script) as mock:
-        async with troupe_serve(data, work, mock.base_url) as serve:
+        async with troupe_serve(data, work, mock.base_url, store) as serve:
             token = (data / "token").read_text().strip()
             async with connect(serve.url, token) as client:
                 session = await new_session(client)
@@ -189,7 +199,7 @@ async def test_a_rewind_survives_sigkill_of_the_server(tmp_path: Path) -> None:
                 await serve.process.wait()
 
         async with (
-            troupe_serve(data, work, mock.base_url) as serve,
+            troupe_serve(data, work, mock.base_url, store) as serve,
             connect(serve.url, token) as client,
         ):
             detail = await client.request(GetSession, session=session)
