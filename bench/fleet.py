@@ -53,12 +53,7 @@ import trio
 import trio.lowlevel
 
 ROOT = Path(__file__).resolve().parents[1]
-if sys.path and Path(sys.path[0]).resolve() == ROOT / "bench":
-    # Run as a script: bench/concurrent.py would hide the standard library's
-    # concurrent package, which psycopg imports.
-    sys.path[0] = str(ROOT)
-else:
-    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))
 
 from actors.store import open_store  # noqa: E402 (after the path is set)
 from bench.report import Figure, compare, emit, parse_args, ratios, sample_figures  # noqa: E402

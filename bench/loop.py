@@ -18,7 +18,7 @@ the session's client CPU over the raw loop's, per repeat, min and median. Then a
 MCP tool round (the SDK-built fixture server over stdio) against the same round with
 a native tool, in the same run (``bench/mcp_round.py`` alone measures only that).
 
-Then many short sessions at once (``bench/concurrent.py``): 50 sessions x 20 rounds
+Then many short sessions at once (``bench/many_sessions.py``): 50 sessions x 20 rounds
 against 50 raw loops at the same concurrency, each side in a fresh process: client
 CPU per round and memory growth, session over raw.
 
@@ -55,7 +55,7 @@ from actors.session.profiles import (
     gemini_profile,
     openai_profile,
 )
-from bench import concurrent, policy_cost
+from bench import many_sessions, policy_cost
 from bench.mcp_round import mcp_round_figures
 from bench.mock_provider import NOOP_TOOL, start_mock_llm
 from bench.report import Figure, emit, parse_args
@@ -419,7 +419,7 @@ def main() -> None:
                 "x",
             ),
         ]
-    figures += concurrent.figures(*((20, 10, 2) if args.quick else (50, 20, 5)))
+    figures += many_sessions.figures(*((20, 10, 2) if args.quick else (50, 20, 5)))
     figures += mcp_round_figures(*((10, 2) if args.quick else (50, 4)))
     figures += policy_figures(*((100, 3) if args.quick else (300, 9)))
     title = "Troupe agentic loop, per wire (text calls, an MCP tool round, the policy's cost)"

@@ -1,7 +1,7 @@
 """Many short sessions at once: the fixed cost of a round (issue #36).
 
-    python bench/concurrent.py          # a table (also part of bench/loop.py)
-    python bench/concurrent.py --quick  # fewer sessions and repeats
+    python bench/many_sessions.py          # a table (also part of bench/loop.py)
+    python bench/many_sessions.py --quick  # fewer sessions and repeats
 
 ``SESSIONS`` real sessions (one runtime, one gateway, one local environment, the
 OpenAI Responses wire) each do ``ROUNDS`` tool rounds of a trivial tool, all at
