@@ -52,20 +52,19 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
         max_frame_bytes=args.max_frame,
         telemetry=host_telemetry(settings),
         store=store,
-        fleet=fleet_settings(args, settings),
+        fleet=fleet_settings(args),
     )
 
 
-def fleet_settings(args: argparse.Namespace, settings: dict[str, object]) -> FleetSettings:
-    """``--node-id``, ``--lease-ttl`` and ``--lease-renew`` (or ``node_id``,
-    ``lease_ttl``, ``lease_renew`` in the config file): used with a PostgreSQL store."""
+def fleet_settings(args: argparse.Namespace) -> FleetSettings:
+    """``--node-id``, ``--lease-ttl`` and ``--lease-renew``: used with a PostgreSQL store."""
 
     def flag(name: str) -> str:
         return name.replace("_", "-")
 
     def number(name: str, default: float) -> float:
         given = getattr(args, name, None)
-        value = given if given is not None else settings.get(name, default)
+        value = given if given is not None else default
         try:
             found = float(value)  # type: ignore[arg-type]
         except (TypeError, ValueError):
@@ -78,7 +77,7 @@ def fleet_settings(args: argparse.Namespace, settings: dict[str, object]) -> Fle
     renew = number("lease_renew", min(DEFAULT_RENEW, ttl / 3))
     if renew >= ttl:
         raise CommandError("--lease-renew must be shorter than --lease-ttl", EXIT_BAD_INPUT)
-    node_id = str(getattr(args, "node_id", None) or settings.get("node_id") or "")
+    node_id = str(getattr(args, "node_id", None) or "")
     return FleetSettings(node_id=node_id, lease_ttl=ttl, lease_renew=renew)
 
 

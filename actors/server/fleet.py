@@ -192,6 +192,9 @@ class Fleet:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
             await nursery.start(self._listen)
+            ended = await trio.to_thread.run_sync(self.ownership.restarted)
+            if ended:
+                log.warning("node %s restarted: taking its %d sessions over", self.node_id, ended)
             await self._seen()
             await self._take_over()
             nursery.start_soon(self._renewing)

@@ -181,6 +181,19 @@ class Ownership:
 
     # -- nodes ---------------------------------------------------------------
 
+    def restarted(self) -> int:
+        """A node starting: leases its id still holds are its previous process's
+        (dead: node ids are unique among live nodes); they end now, so this
+        process takes those sessions over like any other node would (with a new
+        epoch). Returns how many there were."""
+        with self.backend.connection() as connection:
+            rows = connection.execute(
+                "UPDATE session_leases SET expires_at = clock_timestamp()"
+                " WHERE node_id = %s AND expires_at > clock_timestamp() RETURNING session_id",
+                (self.node_id,),
+            ).fetchall()
+        return len(rows)
+
     def seen(self, url: str, draining: bool = False) -> None:
         """This node is alive and answers at ``url`` (``troupe nodes`` lists it)."""
         with self.backend.connection() as connection:
