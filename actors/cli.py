@@ -375,6 +375,15 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
     _data_dir_option(sessions)
     _client_options(sessions)
 
+    nodes = _command(
+        commands,
+        "nodes",
+        "list the nodes of a fleet on PostgreSQL, the sessions each owns, and lease ages",
+        env=(ENV_CONFIG,),
+    )
+    nodes.add_argument("--store", metavar="URL", help="the fleet's postgresql:// URL")
+    nodes.add_argument("--json", action="store_true", help="one JSON object per line")
+
     _add_rewind_fork(commands)
 
     audit = _command(

@@ -59,7 +59,7 @@ def op_session(op: Op) -> str | None:
 
 _RENEW_ALL = """
 UPDATE session_leases AS held
-SET expires_at = clock_timestamp() + make_interval(secs => %s)
+SET expires_at = clock_timestamp() + make_interval(secs => %s), renewed = clock_timestamp()
 FROM unnest(%s::text[], %s::bigint[]) AS mine(session_id, epoch)
 WHERE held.session_id = mine.session_id AND held.epoch = mine.epoch AND held.node_id = %s
 RETURNING held.session_id, extract(epoch FROM held.expires_at)

@@ -136,11 +136,13 @@ CREATE TABLE inbox (
     reply BYTEA,
     created TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
 );
-CREATE INDEX inbox_waiting ON inbox(session_id) WHERE reply IS NULL
+CREATE INDEX inbox_waiting ON inbox(session_id) WHERE reply IS NULL;
+ALTER TABLE session_leases ADD COLUMN renewed TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
 """
 """Version 3: the nodes of a fleet (where each answers, when it was last seen)
 and the inbox of requests one node hands another's session (the message is the
-row; a ``NOTIFY`` only rings the bell: :mod:`actors.store.ownership`)."""
+row; a ``NOTIFY`` only rings the bell: :mod:`actors.store.ownership`), and when
+each lease was last renewed (``troupe nodes`` shows its age)."""
 
 MIGRATIONS = (V1, V2, V3)
 
