@@ -94,6 +94,7 @@ async def _follow_once(
     args: argparse.Namespace, url: str, cursor: int, again: bool
 ) -> tuple[bool, Outcome, int]:
     detached = False
+    result: tuple[Outcome, int] | None = None
     # A reconnection has a deadline until the session answers (then none).
     waiting = trio.CancelScope(deadline=trio.current_time() + RECONNECT_WAIT if again else math.inf)
     with waiting, trio.open_signal_receiver(signal.SIGINT) as signals:
@@ -121,7 +122,9 @@ async def _follow_once(
                         f"attached to {args.session} on {url}: type to {verb} it (Ctrl-C detaches)"
                     )
                 outcome = await follower.run(None, after_seq=cursor, interactive=sys.stdin.isatty())
+                result = outcome, follower.cursor
                 nursery.cancel_scope.cancel()
     if waiting.cancelled_caught:
         raise trio.TooSlowError
-    return detached, outcome, follower.cursor
+    assert result is not None  # the block ran to its end, or raised
+    return detached, *result

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import trio
@@ -43,7 +43,6 @@ from protocol.wire import (
     SteerSession,
     SubmitInput,
     UpdateSessionConfig,
-    encode_client,
 )
 
 log = logging.getLogger("troupe.fleet")
@@ -92,7 +91,7 @@ async def forward_if_elsewhere(
 
 async def _forward(fleet: Fleet, key: str, owner: str, request: Request) -> Any:
     ownership = fleet.ownership
-    body = encode_client(request, "msgpack")  # type: ignore[arg-type]
+    body = msgspec.msgpack.encode(request)  # as a client sends it, in msgpack
     row = await trio.to_thread.run_sync(ownership.post, key, body)
     while True:
         await fleet.inbox.wait(f"reply:{row}", POLL)
@@ -130,7 +129,7 @@ async def serve_inbox(fleet: Fleet, answer: Answer) -> None:
                     log.exception("forwarded request failed")
                     reply = ErrorReply(request.id, "internal", f"{type(error).__name__}")
                 try:
-                    encoded = _requests.encode(reply)
+                    encoded = cast(bytes, _requests.encode(reply))  # msgpack: bytes
                     await trio.to_thread.run_sync(ownership.reply, row, encoded)
                 except Exception as error:
                     log.warning("cannot write the reply to a forwarded request: %s", error)
