@@ -140,6 +140,7 @@ class Follower:
     start: int = 0
     received: list[Event] = field(default_factory=list)
     reconnects: int = 0
+    last_error: str = ""
     changed: trio.Event = field(default_factory=trio.Event)
 
     @property
@@ -163,8 +164,8 @@ class Follower:
                         SubscribeSession, session=self.session, after_seq=self.cursor
                     )
                     await self._read(client)
-            except Exception:  # the node went away: the next one, from the cursor
-                pass
+            except Exception as error:  # the node went away: the next one, from the cursor
+                self.last_error = f"{node.name}: {type(error).__name__}: {error}"
             self.reconnects += 1
             await trio.sleep(0.05)
 
@@ -176,9 +177,14 @@ class Follower:
             changed.set()
 
     async def wait_for(self, predicate: Any, what: str) -> None:
-        with trio.fail_after(HANG_GUARD):
+        with trio.move_on_after(HANG_GUARD):
             while not predicate(self):
                 await self.changed.wait()
+        assert predicate(self), (
+            f"gave up waiting for {what} in {self.session} ({self.encoding}): saw "
+            f"{[e.kind for e in self.received][-12:]}, {self.reconnects} reconnects, "
+            f"last error {self.last_error!r}"
+        )
 
 
 def kinds_after(events: list[Event], seq: int) -> list[str]:

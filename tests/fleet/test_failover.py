@@ -37,15 +37,16 @@ seconds on a 2-core machine); ``TROUPE_FLEET_ROUNDS=20`` runs the acceptance's
 twenty, each on a fresh database with a random victim at a random moment."""
 
 
-def slow_script(steps: int = 20) -> Script:
-    """Each input: several model turns (each a little slow to answer), then text."""
-    turns: list[dict[str, object]] = [
+def slow_script(steps: int = 20, inputs: int = 3) -> Script:
+    """Each input: several model turns (each a little slow to answer), then text;
+    counted per session (a conversation), so sessions and rounds never share turns."""
+    one: list[dict[str, object]] = [
         {"tool_calls": [{"name": "shell", "arguments": {"command": f"echo step {n}"}}],
          "delay": 0.1}
         for n in range(steps)
     ]  # fmt: skip
-    turns.append({"text": "Done with this input.", "delay": 0.1})
-    return msgspec.convert({"turns": turns, "repeat": True}, Script)
+    one.append({"text": "Done with this input.", "delay": 0.1})
+    return msgspec.convert({"conversations": [{"match": "", "turns": one * inputs}]}, Script)
 
 
 def _state(url: str, nodes: list[Node]) -> str:
