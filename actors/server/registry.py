@@ -152,7 +152,8 @@ class SessionRegistry:
         assert self.fleet is not None
         with self.fleet.pin(session_id):
             record = await self.claim(session_id)
-            log.warning("session %s taken over by this node", session_id)
+            if record.row.state not in ("idle", "closed"):  # else another node was first
+                log.warning("session %s taken over by this node", session_id)
             if record.resumed is not None:
                 await self._resume_round(session_id)
                 return

@@ -173,11 +173,41 @@ class SessionSubscription:
         fleet = self.registry.fleet
         assert fleet is not None and self.session_id is not None
         session_id = self.session_id
+        await self._resend_pending_from_store(session_id)
         while True:
             ended = await self._send_stored_until_end(session_id)
             if ended:
                 return
             await fleet.events.wait(session_id)
+
+    async def _resend_pending_from_store(self, session_id: str) -> None:
+        """The approval requests still open, as the store has them, sent again to a
+        subscriber already past them (its node may not run the session: a restart
+        or a take-over reopened them elsewhere)."""
+        try:
+            marks = await self.store.events_of_kinds(
+                session_id, "approval_request", "approval_resolved", "processing_end",
+                "session_end",
+            )  # fmt: skip
+        except StoreUnavailable:
+            return
+        open_requests: dict[str, Any] = {}
+        for row in marks:
+            if row.kind in ("processing_end", "session_end"):
+                open_requests.clear()
+                continue
+            data = _data.decode(row.data)
+            request_id = str(data.get("request_id", ""))
+            if row.kind == "approval_request":
+                open_requests[request_id] = (row, data)
+            else:
+                open_requests.pop(request_id, None)
+        for row, data in open_requests.values():
+            if row.seq <= self.cursor:
+                await self.send(
+                    Event(self.session, row.session_id, row.seq, row.timestamp, row.kind, data,
+                          True)
+                )  # fmt: skip
 
     async def _send_stored_until_end(self, session_id: str) -> bool:
         """Like :meth:`_send_stored`; True once ``session_end`` was sent."""
