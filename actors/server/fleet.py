@@ -238,6 +238,8 @@ class Fleet:
         for session_id in found:
             if self.claim is None or self.draining:
                 return
+            if self.is_live(session_id):  # its lease lapsed under it (an outage): renewed
+                continue
             try:
                 await self.claim(session_id)
             except OwnedElsewhere:

@@ -150,12 +150,14 @@ class Ownership:
                 _RENEW_ALL, (self.settings.ttl, ids, epochs, self.node_id)
             ).fetchall()
         renewed = {row[0] for row in rows}
-        lost = [s for s in ids if s not in renewed]
+        lost = []
         with self._lock:
-            for session_id in lost:
-                if self._held.get(session_id) == held[session_id]:
+            for session_id in ids:
+                # a lease taken again meanwhile (a new epoch) is not the one lost
+                if session_id not in renewed and self._held.get(session_id) == held[session_id]:
                     del self._held[session_id]
                     self._gone.add(session_id)
+                    lost.append(session_id)
         return lost
 
     def claimable(self) -> list[str]:
