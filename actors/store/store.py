@@ -315,11 +315,13 @@ class Store:
         """A batch was refused: ``session_id`` is another node's now. Its queued
         writes go (never acknowledged to anyone), the rest is tried again."""
         assert self.fence is not None
-        dropped = [op for op in self._queue if (s := _session_of(op)) and self.fence.drops(s)]
-        self._queue = [op for op in self._queue if op not in dropped]
+        fence = self.fence
+        kept = [op for op in self._queue if (s := _session_of(op)) is None or not fence.drops(s)]
+        dropped = len(self._queue) - len(kept)
+        self._queue = kept
         log.warning(
             "session %s was taken over by another node: %d writes of it dropped",
-            session_id, len(dropped),
+            session_id, dropped,
         )  # fmt: skip
         progress, self._progress = self._progress, trio.Event()
         progress.set()  # its waiters learn it moved
