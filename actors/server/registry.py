@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from actors.server.fleet import Fleet
 
 _config = msgspec.json.Decoder(SessionConfig)
+STOP_WAIT = 30.0
+"""Seconds a claim waits for this node's old actor of the session to stop."""
 log = logging.getLogger("troupe.server")
 
 
@@ -81,6 +83,7 @@ class SessionRegistry:
         self.fenced_paths: tuple[str, ...] = ()
         """Troupe's own directories as this host has them (:func:`own_paths`), denied
         to every session it creates."""
+        self._claims: dict[str, trio.Lock] = {}
         self.fleet: Fleet | None = None
         """On a fleet (PostgreSQL): a session's actor runs here only while this
         node holds its lease (:mod:`actors.server.fleet`)."""
@@ -121,8 +124,8 @@ class SessionRegistry:
         await self._load_summary(record, await self.store.summary(row.id))
         record.spend = await self.store.ledger(row.id)
         record.forked_from = await stored_fork_origin(self.store, row.id)
-        self.records[row.id] = record
         await self._recover_subagents(row.id)
+        self.records[row.id] = record  # published whole
         return record
 
     async def claim(self, session_id: str) -> Record:
@@ -141,22 +144,26 @@ class SessionRegistry:
             old = self.records.get(session_id)
             if old is not None and old.live:
                 return old  # running here already (claimed by another task)
-            record = await self._recovered(row)
-            if old is not None:
-                record.starting = old.starting
-            return record
+            return await self._recovered(row)
 
     async def take_over(self, session_id: str) -> None:
         """A session whose owner stopped renewing: claimed, recovered, and resumed
         here if its tool round waits for an approval; else given back at rest."""
         assert self.fleet is not None
         with self.fleet.pin(session_id):
-            record = await self.claim(session_id)
-            if record.row.state not in ("idle", "closed"):  # else another node was first
-                log.warning("session %s taken over by this node", session_id)
-            if record.resumed is not None:
-                await self._resume_round(session_id)
-                return
+            async with self._claim_lock(session_id):
+                existing = self.records.get(session_id)
+                if existing is not None and existing.live:
+                    return
+                record = await self.claim(session_id)
+                if record.row.state not in ("idle", "closed"):  # else another node was first
+                    log.warning("session %s taken over by this node", session_id)
+                if record.resumed is not None:  # back awaiting its approval
+                    try:
+                        await self._start(record)
+                    except Rejection as exc:  # no model key or host now: a subscriber retries
+                        log.warning("session %s cannot resume its round yet: %s", session_id, exc)
+                    return
         if not record.live:
             await self.store.flush()
             await self.fleet.release(session_id)
@@ -361,17 +368,45 @@ class SessionRegistry:
     async def live(self, session: str) -> Record:
         """The session's record with its actor running (a stored session is resumed)."""
         record = self.record(session)
+        if self.fleet is not None:
+            return await self._live_on_fleet(record.row.id)
         async with record.starting:
-            record = self.record(session)  # a claim may have replaced it
             if record.live or record.state == "closed":
                 return record
-            if self.fleet is not None and not self.fleet.ownership.holds(record.row.id):
-                with self.fleet.pin(record.row.id):
-                    record = await self.claim(record.row.id)
+            return await self._start(record)
+
+    async def _live_on_fleet(self, session_id: str) -> Record:
+        """On a fleet: claimed first (read fresh, what its last owner left open
+        closed) unless this node holds it; one claim or start at a time per session."""
+        assert self.fleet is not None
+        with self.fleet.pin(session_id):
+            async with self._claim_lock(session_id):
+                record = self.record(session_id)
+                if record.live or record.state == "closed":
+                    return record
+                if not self.fleet.ownership.holds(session_id):
+                    stopping = record.ref  # an actor of it here that lost its lease
+                    record = await self.claim(session_id)
                     if record.live or record.state == "closed":
                         return record
-                    return await self._start(record)
-            return await self._start(record)
+                    if stopping is not None:  # its address is free once it has stopped
+                        with trio.move_on_after(STOP_WAIT):
+                            await stopping.wait_stopped()
+                return await self._start(record)
+
+    @contextlib.asynccontextmanager
+    async def _claim_lock(self, session_id: str) -> AsyncIterator[None]:
+        """Claims and starts of one session take turns (a subscriber, a request and
+        the take-over loop may all reach for it at once); the lock goes once idle."""
+        lock = self._claims.get(session_id)
+        if lock is None:
+            lock = self._claims[session_id] = trio.Lock()
+        try:
+            async with lock:
+                yield
+        finally:
+            if not lock.locked() and lock.statistics().tasks_waiting == 0:
+                self._claims.pop(session_id, None)
 
     async def _start(self, record: Record) -> Record:
         """Start a stored session's actor (its lease held, on a fleet)."""
