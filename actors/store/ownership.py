@@ -78,10 +78,6 @@ ON CONFLICT (node_id) DO UPDATE SET url = excluded.url, seen = excluded.seen,
 """
 
 
-class NodeRow(tuple[str, str, float, float, bool]):
-    """(node id, url, started, last seen, draining), times in the database's seconds."""
-
-
 class Ownership:
     """The leases this node holds and the fenced write of its batches. Every
     method blocks: call it from a worker thread, as the store does."""
