@@ -331,6 +331,12 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
     serve.add_argument("--store", metavar="URL",
                        help="where sessions are kept: sqlite (default: troupe.db in the data "
                             "dir) or postgresql://user@host/db (docs/deploy.md)")  # fmt: skip
+    serve.add_argument("--node-id", help="this node's id in a fleet on PostgreSQL "
+                       "(default: one made once and kept in the data dir)")  # fmt: skip
+    serve.add_argument("--lease-ttl", type=float, metavar="SECONDS",
+                       help="a lease lapses this long unrenewed (default 10)")  # fmt: skip
+    serve.add_argument("--lease-renew", type=float, metavar="SECONDS",
+                       help="how often a node renews its leases (default 3)")  # fmt: skip
     _data_dir_option(serve)
     _model_options(serve)
 
@@ -370,6 +376,15 @@ def _add_server_commands(commands: argparse._SubParsersAction) -> None:  # type:
     sessions.add_argument("--json", action="store_true", help="one JSON object per line")
     _data_dir_option(sessions)
     _client_options(sessions)
+
+    nodes = _command(
+        commands,
+        "nodes",
+        "list the nodes of a fleet on PostgreSQL, the sessions each owns, and lease ages",
+        env=(ENV_CONFIG,),
+    )
+    nodes.add_argument("--store", metavar="URL", help="the fleet's postgresql:// URL")
+    nodes.add_argument("--json", action="store_true", help="one JSON object per line")
 
     _add_rewind_fork(commands)
 

@@ -9,6 +9,7 @@ answered yes, always, no or a reason. Ends when the session ends; Ctrl-C detache
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 from typing import cast
@@ -24,7 +25,8 @@ from actors.commands.errors import (
     CommandError,
 )
 from actors.commands.interact import Follower
-from protocol.wire import GetSession, SessionDetail
+from actors.commands.tally import Outcome
+from protocol.wire import Event, GetSession, SessionDetail
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,15 +39,73 @@ def run(args: argparse.Namespace) -> int:
     return trio.run(_attach, args, url)
 
 
+RECONNECT_FOR = 60.0
+"""Seconds ``attach`` keeps trying to reconnect once its connection is lost (its
+server restarting, or a fleet node gone behind a load balancer: another node
+answers the same URL)."""
+
+
+RECONNECT_WAIT = 10.0
+"""Seconds one attempt to reconnect may take (a node that is going away may still
+take the connection and never answer it)."""
+
+
+class _Resuming(Follower):
+    """A follower that remembers the last event it showed, to resume after it."""
+
+    cursor = 0
+
+    def take(self, event: Event) -> bool:
+        if event.seq > self.cursor and self.session in (event.session, event.session_id):
+            self.cursor = event.seq
+        return super().take(event)
+
+
 async def _attach(args: argparse.Namespace, url: str) -> int:
+    """Follow the session; when the connection is lost (its node died), connect
+    again (the same URL: a fleet's load balancer sends it to a live node) and
+    resume after the last event shown: nothing shown twice, nothing missed."""
+    cursor = args.after_seq
+    lost_at: float | None = None
+    while True:
+        try:
+            detached, outcome, cursor = await _follow_once(args, url, cursor, lost_at is not None)
+        except (CommandError, trio.TooSlowError):
+            if lost_at is None or trio.current_time() - lost_at > RECONNECT_FOR:
+                raise
+            await trio.sleep(0.2)
+            continue
+        if detached or outcome.status != "disconnected":
+            break
+        lost_at = trio.current_time()  # each loss gets its own window to reconnect in
+        print(
+            f"troupe attach: lost the connection to {url}; reconnecting (the session goes on)",
+            file=sys.stderr, flush=True,
+        )  # fmt: skip
+    if detached:
+        raise CommandError(
+            f"detached; session {args.session} keeps running (troupe attach {args.session})",
+            EXIT_INTERRUPTED,
+        )
+    return EXIT_OK if outcome.status in ("closed", "done", "stopped") else EXIT_ERROR
+
+
+async def _follow_once(
+    args: argparse.Namespace, url: str, cursor: int, again: bool
+) -> tuple[bool, Outcome, int]:
     detached = False
-    with trio.open_signal_receiver(signal.SIGINT) as signals:
+    result: tuple[Outcome, int] | None = None
+    # A reconnection has a deadline until the session answers (then none).
+    waiting = trio.CancelScope(deadline=trio.current_time() + RECONNECT_WAIT if again else math.inf)
+    with waiting, trio.open_signal_receiver(signal.SIGINT) as signals:
         async with connect_to(url, read_token(args)) as client:
             detail = cast(SessionDetail, await client.request(GetSession, session=args.session))
-            follower = Follower(client, args.session, "text", until=("session_end",))
+            waiting.deadline = math.inf
+            follower = _Resuming(client, args.session, "text", until=("session_end",))
+            follower.cursor = cursor
             follower.renderer.verbose = bool(getattr(args, "verbose", False))
             follower.state = detail.session.state
-            follower.known_until = detail.session.last_seq
+            follower.known_until = max(cursor, detail.session.last_seq)
 
             async def on_interrupt() -> None:
                 nonlocal detached
@@ -57,18 +117,14 @@ async def _attach(args: argparse.Namespace, url: str) -> int:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(on_interrupt)
                 verb = "steer" if follower.state == "processing" else "continue"
-                follower.renderer.note(
-                    f"attached to {args.session} on {url}: type to {verb} it (Ctrl-C detaches)"
-                )
-                outcome = await follower.run(
-                    None, after_seq=args.after_seq, interactive=sys.stdin.isatty()
-                )
+                if not again:
+                    follower.renderer.note(
+                        f"attached to {args.session} on {url}: type to {verb} it (Ctrl-C detaches)"
+                    )
+                outcome = await follower.run(None, after_seq=cursor, interactive=sys.stdin.isatty())
+                result = outcome, follower.cursor
                 nursery.cancel_scope.cancel()
-    if detached:
-        raise CommandError(
-            f"detached; session {args.session} keeps running (troupe attach {args.session})",
-            EXIT_INTERRUPTED,
-        )
-    if outcome.status == "disconnected":
-        raise CommandError(f"lost the connection to the server at {url}", EXIT_ERROR)
-    return EXIT_OK if outcome.status in ("closed", "done", "stopped") else EXIT_ERROR
+    if waiting.cancelled_caught:
+        raise trio.TooSlowError
+    assert result is not None  # the block ran to its end, or raised
+    return detached, *result

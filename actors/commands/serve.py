@@ -20,9 +20,14 @@ from actors.commands.run import check_policy, settings_for
 from actors.commands.session_host import model_settings
 from actors.commands.telemetry_host import host_telemetry
 from actors.server.collector import collector_tuned_for_many_sessions
+from actors.server.fleet import DEFAULT_RENEW, DEFAULT_TTL, FleetSettings
 from actors.server.server import ServerConfig, run_server
 from actors.store.health import StoreUnavailable
 from actors.store.setting import check_store_setting
+
+DRAIN_LIMIT = 90.0
+"""Seconds a drain may take before the node stops anyway (what is left resumes
+elsewhere once its lease lapses)."""
 
 
 def config_from(args: argparse.Namespace) -> ServerConfig:
@@ -47,7 +52,33 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
         max_frame_bytes=args.max_frame,
         telemetry=host_telemetry(settings),
         store=store,
+        fleet=fleet_settings(args),
     )
+
+
+def fleet_settings(args: argparse.Namespace) -> FleetSettings:
+    """``--node-id``, ``--lease-ttl`` and ``--lease-renew``: used with a PostgreSQL store."""
+
+    def flag(name: str) -> str:
+        return name.replace("_", "-")
+
+    def number(name: str, default: float) -> float:
+        given = getattr(args, name, None)
+        value = given if given is not None else default
+        try:
+            found = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise CommandError(f"--{flag(name)}: not a number", EXIT_BAD_INPUT) from None
+        if found <= 0:
+            raise CommandError(f"--{flag(name)}: must be above 0", EXIT_BAD_INPUT)
+        return found
+
+    ttl = number("lease_ttl", DEFAULT_TTL)
+    renew = number("lease_renew", min(DEFAULT_RENEW, ttl / 3))
+    if renew >= ttl:
+        raise CommandError("--lease-renew must be shorter than --lease-ttl", EXIT_BAD_INPUT)
+    node_id = str(getattr(args, "node_id", None) or "")
+    return FleetSettings(node_id=node_id, lease_ttl=ttl, lease_renew=renew)
 
 
 async def _open_browser(url: str) -> None:
@@ -74,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
                     opened = server.login_url()
                     nursery.start_soon(_open_browser, opened)
                 async for _ in signals:  # stop gracefully: sessions resume next time
+                    if server.fleet is not None:  # hand the sessions to the other nodes
+                        print("troupe serve: draining", file=sys.stderr, flush=True)
+                        with trio.move_on_after(DRAIN_LIMIT):
+                            await server.drain()
                     print("troupe serve: stopping", file=sys.stderr, flush=True)
                     server.stop()
                     break

@@ -28,6 +28,7 @@ from actors.kernel import (
 )
 from actors.server.environments import Environments
 from actors.server.forks import fork_session
+from actors.server.inbox import forward_if_elsewhere
 from actors.server.options import server_options
 from actors.server.registry import SessionRegistry
 from actors.server.reply_history import without_image_bytes
@@ -135,6 +136,9 @@ async def answer(
             await services.registry.load(session)
         if peer is not None and isinstance(request, ResolveApproval | UpdateSessionConfig):
             await _refuse_from_inside(services, request, peer)
+        forwarded = await forward_if_elsewhere(services.registry, request)
+        if forwarded is not None:  # another node runs the session: its answer
+            return forwarded
         return await _answer(services, request, serving)
     except Exception as error:
         return error_reply(request.id, error)

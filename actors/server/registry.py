@@ -9,9 +9,11 @@ last stored one.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
 
 import msgspec
 import trio
@@ -35,7 +37,12 @@ from protocol.session import SessionConfig, Turn
 from protocol.wire import SessionInfo
 from protocol.wire_client_calls import ClientOperation
 
+if TYPE_CHECKING:
+    from actors.server.fleet import Fleet
+
 _config = msgspec.json.Decoder(SessionConfig)
+STOP_WAIT = 30.0
+"""Seconds a claim waits for this node's old actor of the session to stop."""
 log = logging.getLogger("troupe.server")
 
 
@@ -76,6 +83,10 @@ class SessionRegistry:
         self.fenced_paths: tuple[str, ...] = ()
         """Troupe's own directories as this host has them (:func:`own_paths`), denied
         to every session it creates."""
+        self._claims: dict[str, trio.Lock] = {}
+        self.fleet: Fleet | None = None
+        """On a fleet (PostgreSQL): a session's actor runs here only while this
+        node holds its lease (:mod:`actors.server.fleet`)."""
         self.local_shadow_base: str | None = None
         """Where sessions on this machine keep their working-tree snapshots (the data
         directory's ``shadow/``, fenced off like the rest of it); sessions elsewhere
@@ -91,23 +102,71 @@ class SessionRegistry:
         (:meth:`refresh`), so a start costs the same with ten or ten thousand old
         sessions (:attr:`recovered` names the visited ones)."""
         self.recovered = []
+        if self.fleet is not None:  # the fleet takes over what no node holds
+            return
         for row in await self.store.sessions_not_at_rest():
-            self.recovered.append(row.id)
-            mark = await self.store.seq_mark(row.id)
-            issued = max(mark, await self.store.max_seq(row.id))
-            last_seq, interrupted, resumed = await recover_stored_session(self.store, row, issued)
-            state = "processing" if resumed is not None else "idle"
-            record = Record(row, _config.decode(row.config), last_seq, state=state)
-            record.seq_mark = mark
-            record.interrupted = interrupted or row.interrupted
-            record.resumed = resumed
-            await self._load_summary(record, await self.store.summary(row.id))
-            record.spend = await self.store.ledger(row.id)
-            record.forked_from = await stored_fork_origin(self.store, row.id)
-            self.records[row.id] = record
-            await self._recover_subagents(row.id)
-            if resumed is not None:  # back awaiting its approval, with or without a client
+            record = await self._recovered(row)
+            if record.resumed is not None:  # back awaiting its approval, with or without a client
                 self._nursery.start_soon(self._resume_round, row.id)
+
+    async def _recovered(self, row: SessionRow) -> Record:
+        """The record of a stored session, with what a crash left open closed."""
+        self.recovered.append(row.id)
+        mark = await self.store.seq_mark(row.id)
+        issued = max(mark, await self.store.max_seq(row.id))
+        last_seq, interrupted, resumed = await recover_stored_session(self.store, row, issued)
+        state = "processing" if resumed is not None else "idle"
+        state = "closed" if row.state == "closed" else state
+        record = Record(row, _config.decode(row.config), last_seq, state=state)
+        record.seq_mark = mark
+        record.interrupted = interrupted or row.interrupted
+        record.resumed = resumed
+        await self._load_summary(record, await self.store.summary(row.id))
+        record.spend = await self.store.ledger(row.id)
+        record.forked_from = await stored_fork_origin(self.store, row.id)
+        await self._recover_subagents(row.id)
+        self.records[row.id] = record  # published whole
+        return record
+
+    async def claim(self, session_id: str) -> Record:
+        """On a fleet: own the session (its lease; :class:`OwnedElsewhere` if
+        another node does) and read it fresh from the store, closing what its
+        last owner left open, as a restart does (the running input interrupted,
+        an approval it waited for asked again)."""
+        assert self.fleet is not None
+        fleet = self.fleet
+        with fleet.pin(session_id):
+            await fleet.acquire(session_id)
+            row = await self.store.session(session_id)
+            if row is None:
+                await fleet.release(session_id)
+                raise SessionNotFound(f"no session {session_id}")
+            old = self.records.get(session_id)
+            if old is not None and old.live:
+                return old  # running here already (claimed by another task)
+            return await self._recovered(row)
+
+    async def take_over(self, session_id: str) -> None:
+        """A session whose owner stopped renewing: claimed, recovered, and resumed
+        here if its tool round waits for an approval; else given back at rest."""
+        assert self.fleet is not None
+        with self.fleet.pin(session_id):
+            async with self._claim_lock(session_id):
+                existing = self.records.get(session_id)
+                if existing is not None and existing.live:
+                    return
+                record = await self.claim(session_id)
+                if record.row.state not in ("idle", "closed"):  # else another node was first
+                    log.warning("session %s taken over by this node", session_id)
+                if record.resumed is not None:  # back awaiting its approval
+                    try:
+                        await self._start(record)
+                    except Rejection as exc:  # no model key or host now: a subscriber retries
+                        log.warning("session %s cannot resume its round yet: %s", session_id, exc)
+                    return
+        if not record.live:
+            await self.store.flush()
+            await self.fleet.release(session_id)
 
     async def load(self, session: str) -> None:
         """Make a stored session known by its id or address (a subagent's address
@@ -276,6 +335,10 @@ class SessionRegistry:
             served.session_id = actor.id
             self.client_environments[actor.id] = session_env
             actor.hub.add_sink(lambda event: self._client_session_event(actor.id, event))
+        pinned = contextlib.ExitStack()
+        if self.fleet is not None:
+            pinned.enter_context(self.fleet.pin(actor.id))
+            await self.fleet.acquire(actor.id)  # epoch 1: its first write is fenced
         now = time.time()
         row = SessionRow(
             actor.id, profile.id, config.model or profile.model, env.address,
@@ -290,7 +353,8 @@ class SessionRegistry:
         record.forked_from = fork_origin(origin)
         self.records[row.id] = record
         self._subagents_read.add(row.id)  # new: it has none stored
-        await self._spawn(record, actor)
+        with pinned:
+            await self._spawn(record, actor)
         return record
 
     def _client_session_event(self, session_id: str, event: SessionEvent) -> None:
@@ -304,34 +368,73 @@ class SessionRegistry:
     async def live(self, session: str) -> Record:
         """The session's record with its actor running (a stored session is resumed)."""
         record = self.record(session)
+        if self.fleet is not None:
+            return await self._live_on_fleet(record.row.id)
         async with record.starting:
             if record.live or record.state == "closed":
                 return record
-            row = record.row
-            profile = self.models.profile(row.profile)
-            serving = self.client_environments.get(row.id)
-            if serving is not None and serving.address in self.runtime.addresses():
-                env = serving
-            elif row.environment.startswith("/environments/local"):
-                env = await self.environments.local(row.working_dir)
-            else:
-                env = self.environments.resolve(row.environment)
-            gateway = await self.models.routes(profile)
-            await self._load_subagents(row.id)  # new subagents are numbered above them
-            history = await self.store.history(row.id)
-            resumed, record.resumed = record.resumed, None
-            repaired = [] if resumed is not None else repair_history(history)
-            if repaired:
-                self.store.put_history(row.id, len(history), repaired)
-                history += repaired
-            actor = SessionActor(
-                profile, env, gateway, record.config, row.id, history, record.last_seq + 1,
-                resumed=resumed, first_agent_number=self._next_agent_number(row.id),
-                snapshots=self.snapshots,
-            )  # fmt: skip
-            if record.spend is not None:  # subagents' spend is not in the history
-                actor.loop.cost.carry_over(record.spend)
-            await self._spawn(record, actor)
+            return await self._start(record)
+
+    async def _live_on_fleet(self, session_id: str) -> Record:
+        """On a fleet: claimed first (read fresh, what its last owner left open
+        closed) unless this node holds it; one claim or start at a time per session."""
+        assert self.fleet is not None
+        with self.fleet.pin(session_id):
+            async with self._claim_lock(session_id):
+                record = self.record(session_id)
+                if record.live or record.state == "closed":
+                    return record
+                if not self.fleet.ownership.holds(session_id):
+                    stopping = record.ref  # an actor of it here that lost its lease
+                    record = await self.claim(session_id)
+                    if record.live or record.state == "closed":
+                        return record
+                    if stopping is not None:  # its address is free once it has stopped
+                        with trio.move_on_after(STOP_WAIT):
+                            await stopping.wait_stopped()
+                return await self._start(record)
+
+    @contextlib.asynccontextmanager
+    async def _claim_lock(self, session_id: str) -> AsyncIterator[None]:
+        """Claims and starts of one session take turns (a subscriber, a request and
+        the take-over loop may all reach for it at once); the lock goes once idle."""
+        lock = self._claims.get(session_id)
+        if lock is None:
+            lock = self._claims[session_id] = trio.Lock()
+        try:
+            async with lock:
+                yield
+        finally:
+            if not lock.locked() and lock.statistics().tasks_waiting == 0:
+                self._claims.pop(session_id, None)
+
+    async def _start(self, record: Record) -> Record:
+        """Start a stored session's actor (its lease held, on a fleet)."""
+        row = record.row
+        profile = self.models.profile(row.profile)
+        serving = self.client_environments.get(row.id)
+        if serving is not None and serving.address in self.runtime.addresses():
+            env = serving
+        elif row.environment.startswith("/environments/local"):
+            env = await self.environments.local(row.working_dir)
+        else:
+            env = self.environments.resolve(row.environment)
+        gateway = await self.models.routes(profile)
+        await self._load_subagents(row.id)  # new subagents are numbered above them
+        history = await self.store.history(row.id)
+        resumed, record.resumed = record.resumed, None
+        repaired = [] if resumed is not None else repair_history(history)
+        if repaired:
+            self.store.put_history(row.id, len(history), repaired)
+            history += repaired
+        actor = SessionActor(
+            profile, env, gateway, record.config, row.id, history, record.last_seq + 1,
+            resumed=resumed, first_agent_number=self._next_agent_number(row.id),
+            snapshots=self.snapshots,
+        )  # fmt: skip
+        if record.spend is not None:  # subagents' spend is not in the history
+            actor.loop.cost.carry_over(record.spend)
+        await self._spawn(record, actor)
         return record
 
     async def _spawn(self, record: Record, actor: SessionActor) -> None:

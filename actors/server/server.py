@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -21,10 +22,12 @@ from actors.access.auth import Origins, load_or_create_token, token_path
 from actors.access.peers import Peer
 from actors.kernel import Runtime
 from actors.server.connection import Connection
-from actors.server.dispatch import Services
+from actors.server.dispatch import Services, answer
 from actors.server.environments import Environments
 from actors.server.fence import own_paths
+from actors.server.fleet import Fleet, FleetSettings, node_id_for
 from actors.server.handshake import Policy, Refused, read_hello, upgrade
+from actors.server.inbox import serve_inbox
 from actors.server.leftovers import end_leftover_groups, process_ledger
 from actors.server.models import Models, ModelSettings
 from actors.server.registry import SessionRegistry
@@ -73,6 +76,9 @@ class ServerConfig(msgspec.Struct, frozen=True):
     """Where sessions are kept: "" or ``sqlite`` for ``troupe.db`` in ``data_dir``,
     or a ``postgresql://`` URL (the token, process ledger and ``server.json`` stay
     in ``data_dir`` either way: they are this machine's)."""
+    fleet: FleetSettings = FleetSettings()
+    """With PostgreSQL, this server is one node of a fleet: its id and leases
+    (:mod:`actors.server.fleet`)."""
 
 
 class RunningServer:
@@ -88,6 +94,7 @@ class RunningServer:
         self.port = 0
         self.token = ""
         self.pages: WebPages | None = None
+        self.fleet: Fleet | None = None
         self._stop = trio.Event()
 
     @property
@@ -112,6 +119,21 @@ class RunningServer:
 
     def stop(self) -> None:
         self._stop.set()
+
+    async def drain(self) -> None:
+        """On a fleet: hand every session to the other nodes (idle ones at once,
+        running ones as their input ends), then stop. Elsewhere: stop."""
+        if self.fleet is not None:
+            registry = self.registry
+
+            def running() -> list[str]:
+                return [
+                    r.row.id for r in registry.records.values()
+                    if r.live and r.state == "processing"
+                ]  # fmt: skip
+
+            await self.fleet.drain(running)
+        self.stop()
 
     def unready_because(self) -> str | None:
         """Why new work should go elsewhere now (``/readyz``), or None."""
@@ -143,6 +165,7 @@ async def run_server(
         registry.replay_buffer_bytes = config.replay_buffer_bytes
         registry.fenced_paths = own_paths(config.data_dir)
         registry.local_shadow_base = str(config.data_dir / "shadow")
+        fleet = _fleet(config, store, registry, runtime, nursery)
         if telemetry is not None:
             registry.observers.append(telemetry)
         await environments.local()  # /environments/local, the server's directory
@@ -152,6 +175,7 @@ async def run_server(
         nursery.start_soon(interrupt_on_store_faults, registry, store)
         server = RunningServer(config, runtime, store, registry)
         server.token = token
+        server.fleet = fleet
         services = Services(registry, environments, store)
         # Bound first: the server's own origin includes its port, known only now.
         listeners = await trio.open_tcp_listeners(config.port, host=config.host)
@@ -159,6 +183,10 @@ async def run_server(
         origins = Origins.serving(config.host, server.port, config.origins)
         gateway = Gateway(runtime, services, Policy(token, origins), config)
         server.pages = WebPages(token, origins, server.http_url, server.unready_because)
+        if fleet is not None:  # the node's URL is known now; it takes over what lapsed
+            fleet.url = server.url
+            await nursery.start(fleet.run)
+            nursery.start_soon(serve_inbox, fleet, partial(answer, services))
         listener = DualListener(
             gateway.handle, server.pages.handle,
             max_message_size=config.max_frame_bytes, message_queue_size=4,
@@ -178,6 +206,51 @@ async def run_server(
             # The runtime suspends its sessions on the way down (no session_end):
             # what they emit while stopping is stored, and they resume next time.
             nursery.cancel_scope.cancel()
+
+
+def _fleet(
+    config: ServerConfig,
+    store: Store,
+    registry: SessionRegistry,
+    runtime: Runtime,
+    nursery: trio.Nursery,
+) -> Fleet | None:
+    """With a PostgreSQL store, this server is a node of a fleet: every write is
+    fenced by its leases, and a session lost to another node stops here."""
+    from actors.store.postgres import PostgresBackend
+
+    if not isinstance(store.backend, PostgresBackend):
+        return None
+    from actors.store.leases import LeaseSettings
+    from actors.store.ownership import Ownership
+
+    settings = config.fleet
+    lease = LeaseSettings(
+        settings.node_id or node_id_for(config.data_dir), settings.lease_ttl, settings.lease_renew
+    )
+    ownership = Ownership(store.backend, lease)
+    fleet = Fleet(ownership)
+    store.fence = ownership
+    store.on_fenced = lambda session_id: nursery.start_soon(fleet.lost, session_id)
+    registry.fleet = fleet
+
+    async def stop_local(session_id: str) -> None:
+        record = registry.records.get(session_id)
+        if record is not None and record.live and record.ref is not None:
+            if record.actor is not None:
+                record.actor.suspend_on_stop = True  # not ended: it goes on elsewhere
+            await runtime.stop(record.ref)
+        with trio.move_on_after(10):
+            await store.flush()
+
+    def is_live(session_id: str) -> bool:
+        record = registry.records.get(session_id)
+        return record is not None and (record.live or record.starting.locked())
+
+    fleet.stop_local = stop_local
+    fleet.is_live = is_live
+    fleet.claim = registry.take_over
+    return fleet
 
 
 async def _advertise(server: RunningServer) -> None:

@@ -24,9 +24,10 @@ import msgspec
 import trio
 
 from actors.kernel import Rejection
+from actors.server.fleet import OwnedElsewhere
 from actors.server.registry import SessionNotFound, SessionRegistry
 from actors.store import Store
-from actors.store.health import StoreUnavailable
+from actors.store.health import SessionMoved, StoreUnavailable
 from protocol.events import (
     EventData,
     EventsMissedEvent,
@@ -79,6 +80,9 @@ class SessionSubscription:
         self.catch_up = catch_up
         self.session_id: str | None = None
         self._live: EventStream | None = None
+        self._tail = False
+        """On a fleet: the session runs on another node (or none now): its events
+        are read from the store as they are committed (:meth:`_follow_store`)."""
         self._last_seq = 0
         self._told_since = 0.0
         """When the outage this subscriber was told of began; 0 if none was told."""
@@ -93,15 +97,23 @@ class SessionSubscription:
         live = self._live
         await self.send(Subscribed(request_id, self.session, self._last_seq))
         try:
+            if live is None and self._tail:
+                await self._follow_store()
+                return
             if live is None:
                 await self._replay(self._last_seq)
                 await self._resend_pending()
                 return
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._tell_store_faults)
-                await self._replay(self._last_seq)
-                await self._resend_pending()
-                await self._follow(live)
+                try:
+                    await self._replay(self._last_seq)
+                    await self._resend_pending()
+                    await self._follow(live)
+                except SessionMoved:
+                    pass
+                if self.registry.fleet is not None and not self._ended():
+                    await self._follow_store()  # its actor stopped here: it goes on elsewhere
                 nursery.cancel_scope.cancel()
         finally:
             if live is not None:
@@ -117,6 +129,9 @@ class SessionSubscription:
         if record.state != "closed" and not record.live and self.store.health.available:
             try:
                 record = await registry.live(key)
+            except OwnedElsewhere:  # it runs on another node: followed through the store
+                self._tail = True
+                return None, record.last_seq
             except Rejection:  # cannot resume now (no model key, SSH host gone): replay only
                 return None, record.last_seq
         if not record.live:
@@ -145,6 +160,78 @@ class SessionSubscription:
         self.session_id = stored.id
         live = await ref.ask(Subscribe(LIVE_BUFFER, buffer_bytes=LIVE_BUFFER_BYTES))
         return live, stored.last_seq
+
+    def _ended(self) -> bool:
+        record = self.registry.records.get(self.session_id or "")
+        return record is not None and record.state == "closed" and record.live is False
+
+    async def _follow_store(self) -> None:
+        """Send the session's durable events from the store as they are committed,
+        whichever node writes them, from the cursor on: the doorbell
+        (``NOTIFY``) wakes this at once; without it, the next poll reads anyway.
+        Ends with the session (``session_end``) or when cancelled."""
+        fleet = self.registry.fleet
+        assert fleet is not None and self.session_id is not None
+        session_id = self.session_id
+        await self._resend_pending_from_store(session_id)
+        while True:
+            ended = await self._send_stored_until_end(session_id)
+            if ended:
+                return
+            await fleet.events.wait(session_id)
+
+    async def _resend_pending_from_store(self, session_id: str) -> None:
+        """The approval requests still open, as the store has them, sent again to a
+        subscriber already past them (its node may not run the session: a restart
+        or a take-over reopened them elsewhere)."""
+        try:
+            marks = await self.store.events_of_kinds(
+                session_id, "approval_request", "approval_resolved", "processing_end",
+                "session_end",
+            )  # fmt: skip
+        except StoreUnavailable:
+            return
+        open_requests: dict[str, Any] = {}
+        for row in marks:
+            if row.kind in ("processing_end", "session_end"):
+                open_requests.clear()
+                continue
+            data = _data.decode(row.data)
+            request_id = str(data.get("request_id", ""))
+            if row.kind == "approval_request":
+                open_requests[request_id] = (row, data)
+            else:
+                open_requests.pop(request_id, None)
+        for row, data in open_requests.values():
+            if row.seq <= self.cursor:
+                await self.send(
+                    Event(self.session, row.session_id, row.seq, row.timestamp, row.kind, data,
+                          True)
+                )  # fmt: skip
+
+    async def _send_stored_until_end(self, session_id: str) -> bool:
+        """Like :meth:`_send_stored`; True once ``session_end`` was sent."""
+        failures = 0
+        while True:
+            try:
+                rows = await self.store.events_after(session_id, self.cursor)
+            except StoreUnavailable as error:
+                await self._wait_readable(error, failures)
+                failures += 1
+                continue
+            if failures:
+                failures = 0
+                await self._tell_available()
+            if not rows:
+                return False
+            for row in rows:
+                await self.send(
+                    Event(self.session, row.session_id, row.seq, row.timestamp, row.kind,
+                          _data.decode(row.data))
+                )  # fmt: skip
+                self.cursor = row.seq
+                if row.kind == "session_end":
+                    return True
 
     async def _replay(self, upto: int) -> None:
         """Send stored events after the cursor, at least up to ``upto``."""

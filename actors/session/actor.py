@@ -208,6 +208,9 @@ class SessionActor(Actor):
         self.origin: ForkedFromEvent | None = None
         """A fork's origin, set by the host before it starts: its first event after
         ``session_start``."""
+        self.suspend_on_stop = False
+        """Stopped on its own, only suspend (no ``session_end``): a fleet node
+        handing the session to another node (issue 37)."""
         if resumed is not None:
             self.approvals.reopen(resumed.request, resumed.call_id)
             self.loop.resumed = resumed
@@ -321,7 +324,7 @@ class SessionActor(Actor):
         because the whole runtime is going down, it is only suspended: the input in
         progress is interrupted but no ``session_end`` is emitted, so a host with a
         store resumes it next time."""
-        if self.ctx.runtime.closing:
+        if self.ctx.runtime.closing or self.suspend_on_stop:
             await self._suspend()
         else:
             await self._close("the session was stopped")

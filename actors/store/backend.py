@@ -24,6 +24,16 @@ class SchemaTooNew(Exception):
     """The database was migrated by a newer Troupe: this one must not write it."""
 
 
+class FencedOut(Exception):
+    """A write batch refused because this node lost the lease of a session in it
+    (another node took the session over): that session's writes are dropped, the
+    rest of the batch is tried again (:mod:`actors.store.ownership`)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session {session_id} is owned by another node now")
+        self.session_id = session_id
+
+
 class StoreBackend(Protocol):
     """A database holding the store's tables. Every method runs in a worker thread."""
 

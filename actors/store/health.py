@@ -27,6 +27,13 @@ class StoreUnavailable(Rejection):
     code = STORE_UNAVAILABLE
 
 
+class SessionMoved(StoreUnavailable):
+    """This node no longer owns the session (another node of the fleet took it
+    over): what it still had queued for it is not written here."""
+
+    code = "session_moved"
+
+
 class StoreCannotOpen(StoreUnavailable, OSError):
     """The store could not be opened at all (no database, no server): still the
     typed store fault for ``troupe serve``'s one line, and an ``OSError`` for an

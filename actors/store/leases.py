@@ -98,12 +98,14 @@ ON CONFLICT (session_id) DO UPDATE SET
     node_id = excluded.node_id,
     epoch = CASE WHEN held.node_id = excluded.node_id AND held.expires_at > clock_timestamp()
                  THEN held.epoch ELSE held.epoch + 1 END,
-    expires_at = excluded.expires_at
+    expires_at = excluded.expires_at,
+    renewed = clock_timestamp()
 WHERE held.node_id = excluded.node_id OR held.expires_at <= clock_timestamp()
 RETURNING epoch, extract(epoch FROM expires_at)
 """
 _RENEW = """
-UPDATE session_leases SET expires_at = clock_timestamp() + make_interval(secs => %s)
+UPDATE session_leases SET expires_at = clock_timestamp() + make_interval(secs => %s),
+    renewed = clock_timestamp()
 WHERE session_id = %s AND node_id = %s AND epoch = %s
 RETURNING extract(epoch FROM expires_at)
 """

@@ -120,7 +120,31 @@ CREATE INDEX session_leases_by_node ON session_leases(node_id)
 """Version 2: who owns each live session (:mod:`actors.store.leases`). A row is
 never deleted, so a session's epoch only ever grows."""
 
-MIGRATIONS = (V1, V2)
+V3 = """
+CREATE TABLE nodes (
+    node_id TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    started TIMESTAMPTZ NOT NULL,
+    seen TIMESTAMPTZ NOT NULL,
+    draining BOOLEAN NOT NULL DEFAULT false
+);
+CREATE TABLE inbox (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    request BYTEA NOT NULL,
+    taken_by TEXT,
+    reply BYTEA,
+    created TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX inbox_waiting ON inbox(session_id) WHERE reply IS NULL;
+ALTER TABLE session_leases ADD COLUMN renewed TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+"""
+"""Version 3: the nodes of a fleet (where each answers, when it was last seen)
+and the inbox of requests one node hands another's session (the message is the
+row; a ``NOTIFY`` only rings the bell: :mod:`actors.store.ownership`), and when
+each lease was last renewed (``troupe nodes`` shows its age)."""
+
+MIGRATIONS = (V1, V2, V3)
 
 BAD_ROW = (OverflowError, ValueError, TypeError, psycopg.DataError, psycopg.IntegrityError)
 """Errors of one row's content: that row is dropped (with an error in the log)."""

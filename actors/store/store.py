@@ -30,13 +30,13 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 import trio
 
-from actors.store.backend import SchemaTooNew, StoreBackend
-from actors.store.health import StoreCannotOpen, StoreHealth, StoreUnavailable
+from actors.store.backend import FencedOut, SchemaTooNew, StoreBackend
+from actors.store.health import SessionMoved, StoreCannotOpen, StoreHealth, StoreUnavailable
 from actors.store.paths import default_data_dir as default_data_dir
 from actors.store.rows import EnvironmentRow, EventRow, Op, SessionRow, SubagentRow, SummaryRow
 from actors.store.setting import check_store_setting, is_postgres
@@ -72,6 +72,13 @@ def _session_of(op: Op) -> str | None:
     return None if index is None else op.args[index]
 
 
+class Fence(Protocol):
+    """What fences a fleet node's writes (:class:`actors.store.ownership.Ownership`)."""
+
+    def apply(self, batch: list[Op]) -> None: ...
+    def drops(self, session_id: str) -> bool: ...
+
+
 class Store:
     """The store, used from trio, on one backend. Create it with :func:`open_store`."""
 
@@ -93,6 +100,11 @@ class Store:
         self._closed = False
         self._writer_running = False
         self.events_written = 0
+        self.fence: Fence | None = None
+        """On a fleet (PostgreSQL): every batch goes through this node's leases,
+        and writes of sessions it no longer owns are dropped (issue 37)."""
+        self.on_fenced: Any = None
+        """Told (with the session id) when a batch was refused: the session moved."""
 
     # -- writes (never wait, never raise) ------------------------------------
 
@@ -160,6 +172,10 @@ class Store:
         if self._closed:
             log.warning("store closed; dropping %s write", op.kind)
             return False
+        if self.fence is not None:
+            owner = _session_of(op)
+            if owner is not None and self.fence.drops(owner):
+                return False  # another node owns the session now: never written here
         self._queue.append(op)
         self._wake.set()
         if not self.health.available:
@@ -179,6 +195,7 @@ class Store:
         :class:`StoreUnavailable` if the store closed before it could write them."""
         target = min(seq, self._queued_seq.get(session_id, 0))
         while self._committed.get(session_id, 0) < target:
+            self._check_moved(session_id)
             if not await self._await_progress():
                 raise StoreUnavailable(f"the store closed before event {seq} was written")
 
@@ -186,8 +203,13 @@ class Store:
         """Return once ``seq`` is at or below a high-water mark that is on disk."""
         target = min(seq, self._queued_mark.get(session_id, 0))
         while self._committed_mark.get(session_id, 0) < target:
+            self._check_moved(session_id)
             if not await self._await_progress():
                 raise StoreUnavailable(f"the store closed before seq {seq} was reserved")
+
+    def _check_moved(self, session_id: str) -> None:
+        if self.fence is not None and self.fence.drops(session_id):
+            raise SessionMoved(f"session {session_id} is owned by another node now")
 
     async def flush(self) -> None:
         """Return once everything queued so far is committed."""
@@ -265,6 +287,9 @@ class Store:
                 return True
             try:
                 await trio.to_thread.run_sync(self._apply, batch)
+            except FencedOut as out:
+                self._drop_moved(out.session_id)
+                return True
             except self.backend.faults as error:
                 self._fault(error)
                 return False
@@ -285,6 +310,23 @@ class Store:
         progress, self._progress = self._progress, trio.Event()
         progress.set()
         return True
+
+    def _drop_moved(self, session_id: str) -> None:
+        """A batch was refused: ``session_id`` is another node's now. Its queued
+        writes go (never acknowledged to anyone), the rest is tried again."""
+        assert self.fence is not None
+        fence = self.fence
+        kept = [op for op in self._queue if (s := _session_of(op)) is None or not fence.drops(s)]
+        dropped = len(self._queue) - len(kept)
+        self._queue = kept
+        log.warning(
+            "session %s was taken over by another node: %d writes of it dropped",
+            session_id, dropped,
+        )  # fmt: skip
+        progress, self._progress = self._progress, trio.Event()
+        progress.set()  # its waiters learn it moved
+        if self.on_fenced is not None:
+            self.on_fenced(session_id)
 
     async def _probe(self) -> bool:
         """Whether the store can write again (nothing queued to try it with)."""
@@ -311,7 +353,10 @@ class Store:
         """In the worker thread: after a fault, let the backend reconnect first."""
         if not self.health.available:
             self.backend.recover()
-        self.backend.apply(batch)
+        if self.fence is not None:
+            self.fence.apply(batch)
+        else:
+            self.backend.apply(batch)
 
     def _fault(self, error: BaseException) -> None:
         reason = " ".join(str(error).split()) or type(error).__name__  # one line

@@ -1,0 +1,70 @@
+"""The store's writer on a fleet node (issue 37): a batch refused for one session
+that another node took over drops that session's writes only; the rest of the
+batch goes in, a waiter on the moved session is told it moved, and nothing
+queued for it afterwards reaches the database."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+import trio
+
+from actors.store.health import SessionMoved
+from actors.store.leases import Leases, LeaseSettings
+from actors.store.ownership import Ownership
+from actors.store.postgres import PostgresBackend
+from actors.store.store import open_store
+from protocol.events import SessionEvent, WarningEvent
+
+
+def _stored(url: str, session: str) -> list[int]:
+    with psycopg.connect(url) as connection:
+        rows = connection.execute(
+            "SELECT seq FROM troupe.events WHERE session_id=%s ORDER BY seq", (session,)
+        ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
+def _event(session: str, seq: int) -> SessionEvent:
+    return SessionEvent(session, seq, time.time(), WarningEvent("x"))
+
+
+async def test_a_moved_session_s_writes_go_the_rest_stay(tmp_path: Path, postgres_url: str) -> None:
+    async with open_store(tmp_path, postgres_url) as store:
+        backend = store.backend
+        assert isinstance(backend, PostgresBackend)
+        ownership = Ownership(backend, LeaseSettings("node-a", ttl=30))
+        store.fence = ownership
+        moved: list[str] = []
+        store.on_fenced = moved.append
+        for session in ("s-kept", "s-moved"):
+            await trio.to_thread.run_sync(ownership.acquire, session)
+        store.append_event(_event("s-kept", 1))
+        store.append_event(_event("s-moved", 1))
+        store.append_event(_event("s-moved.a-1", 1))  # its subagent: the same fence
+        await store.flush()
+        assert _stored(postgres_url, "s-moved.a-1") == [1]
+
+        # Another node takes s-moved over (its lease released here, taken there).
+        other = Leases(backend.connection, LeaseSettings("node-b", ttl=30))
+        held = ownership.held()["s-moved"]
+        await trio.to_thread.run_sync(ownership.leases.release, held)  # as if it lapsed
+        taken = await trio.to_thread.run_sync(other.acquire, "s-moved")
+        assert taken.epoch == held.epoch + 1
+
+        store.append_event(_event("s-moved", 2))
+        store.append_event(_event("s-kept", 2))
+        store.append_event(_event("s-moved.a-1", 2))
+        with pytest.raises(SessionMoved):
+            await store.wait_committed("s-moved", 2)
+        await store.wait_committed("s-kept", 2)
+        assert moved == ["s-moved"]
+        store.append_event(_event("s-moved", 3))  # after: dropped before the database
+        store.append_event(_event("s-kept", 3))
+        await store.flush()
+    assert _stored(postgres_url, "s-kept") == [1, 2, 3]
+    assert _stored(postgres_url, "s-moved") == [1]
+    assert _stored(postgres_url, "s-moved.a-1") == [1]
