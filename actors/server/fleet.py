@@ -48,6 +48,8 @@ POLL = 1.0
 """Seconds a store subscriber waits for the doorbell before it reads anyway."""
 DRAIN_TIMEOUT = 60.0
 """How long a drain waits for running inputs to end before it suspends them."""
+TAKE_OVER_EVERY = 1.0
+"""The longest wait between two looks for sessions whose lease lapsed."""
 
 
 DEFAULT_TTL = 10.0
@@ -224,8 +226,11 @@ class Fleet:
                 await self.release(session_id)  # owned = running here
 
     async def _taking_over(self) -> None:
+        # Looked for at least every second, not once per renewal: a lease lapses at
+        # any moment of a period, and a wait of a whole period on top of the TTL
+        # would put the take-over past TTL + 2 s (the query is one indexed read).
         while True:
-            await trio.sleep(self.settings.renew_every)
+            await trio.sleep(min(self.settings.renew_every, TAKE_OVER_EVERY))
             if not self.draining:
                 await self._take_over()
 
