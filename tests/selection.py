@@ -1,0 +1,89 @@
+"""How the suite is run, decided in one place (tests/conftest.py calls it):
+
+- ``style``: ruff and pyright (tests/test_style.py) are a CI step of their own
+  (``pytest -m style``, see .ci/run), so the main run leaves them out unless its
+  ``-m`` names them or a path names their file.
+- ``slow``: tests that boot something heavy (a dockerd, chromium, PostgreSQL, the
+  security corpus, a ``troupe`` process) or that take long by what they check.
+  ``pytest -m "not slow"`` is the inner loop; the full run keeps every test.
+- ``xdist_group``: tests that read one expensive session-wide run (the security
+  corpus, the private dockerd) stay on one pytest-xdist worker, which then does that
+  run once instead of once per worker (run with ``--dist loadgroup``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+STYLE_FILE = "tests/test_style.py"
+
+SHARED_RUNS = {
+    "default_run": "security-corpus",
+    "sandbox_off_run": "security-corpus",
+    "docker": "docker",
+}
+"""Session fixtures whose one run is shared by many tests: the worker group that keeps
+those tests together."""
+
+SLOW_FIXTURES = frozenset(
+    {"docker", "browser", "default_run", "sandbox_off_run", "postgres", "postgres_url"}
+)
+"""Fixtures that boot a daemon, a browser or a whole corpus run."""
+
+SLOW_PARAMS = {"env": {"docker", "ssh-root", "ssh-user"}, "store_setting": {"postgresql"}}
+"""Parametrized fixtures whose value reaches for the same heavy parts at run time
+(``request.getfixturevalue``, which ``item.fixturenames`` cannot see)."""
+
+SLOW_PATHS: tuple[str, ...] = ()
+"""Test files (or directories) whose tests are slow by what they do, from
+``--durations`` (each test here takes seconds: a real process, a real kill)."""
+
+
+def _wants_style(config: pytest.Config) -> bool:
+    markexpr = config.option.markexpr or ""
+    if "style" in markexpr:
+        return True
+    return any(STYLE_FILE in os.path.abspath(arg).replace(os.sep, "/") for arg in config.args)
+
+
+def _uses(item: pytest.Item) -> set[str]:
+    """The fixtures an item reaches for, including those chosen by a parameter."""
+    used = set(getattr(item, "fixturenames", ()))
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None:
+        for name, values in SLOW_PARAMS.items():
+            value = callspec.params.get(name)
+            if value in values:
+                used.add(f"{name}={value}")
+        if callspec.params.get("env") == "docker":
+            used.add("docker")
+    return used
+
+
+def _is_slow(item: pytest.Item, used: set[str]) -> bool:
+    if used & SLOW_FIXTURES or any("=" in name for name in used):
+        return True
+    return item.nodeid.startswith(SLOW_PATHS) if SLOW_PATHS else False
+
+
+def mark_and_select(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``slow`` and worker groups, and leave the style checks out of a main run."""
+    wants_style = _wants_style(config)
+    kept: list[pytest.Item] = []
+    deselected: list[pytest.Item] = []
+    for item in items:
+        if item.get_closest_marker("style") is not None and not wants_style:
+            deselected.append(item)
+            continue
+        used = _uses(item)
+        if _is_slow(item, used):
+            item.add_marker(pytest.mark.slow)
+        groups = {SHARED_RUNS[name] for name in used if name in SHARED_RUNS}
+        if groups and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(sorted(groups)[0]))
+        kept.append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
