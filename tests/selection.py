@@ -8,7 +8,9 @@
   ``pytest -m "not slow"`` is the inner loop; the full run keeps every test.
 - ``xdist_group``: tests that read one expensive session-wide run (the security
   corpus, the private dockerd) stay on one pytest-xdist worker, which then does that
-  run once instead of once per worker (run with ``--dist loadgroup``).
+  run once instead of once per worker; so do the tests of a module with a
+  module-scoped fixture (every doc block run at once, the codex differential), which
+  would otherwise be set up again on each worker (run with ``--dist loadgroup``).
 """
 
 from __future__ import annotations
@@ -62,6 +64,14 @@ def _uses(item: pytest.Item) -> set[str]:
     return used
 
 
+def _module_scoped(item: pytest.Item) -> bool:
+    """Whether the item uses a fixture set up once per module."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(defs and defs[-1].scope == "module" for defs in info.name2fixturedefs.values())
+
+
 def _is_slow(item: pytest.Item, used: set[str]) -> bool:
     if used & SLOW_FIXTURES or any("=" in name for name in used):
         return True
@@ -81,6 +91,8 @@ def mark_and_select(config: pytest.Config, items: list[pytest.Item]) -> None:
         if _is_slow(item, used):
             item.add_marker(pytest.mark.slow)
         groups = {SHARED_RUNS[name] for name in used if name in SHARED_RUNS}
+        if not groups and _module_scoped(item):
+            groups = {item.nodeid.split("::", 1)[0]}
         if groups and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(sorted(groups)[0]))
         kept.append(item)

@@ -25,6 +25,7 @@ from protocol.client import TroupeClient, connect
 from protocol.wire import Event, SubscribeSession
 from tests.environments.helpers import command_group
 from tests.event_schema import check_event_frame
+from tests.waiting import TEST_KILL_GRACE
 
 HANG_GUARD = 30
 REPO = str(Path(__file__).resolve().parents[2])
@@ -80,6 +81,7 @@ def start_stack(tmp_path: Path, store: str) -> StartStack:
         async with serve_mock_llm(parsed) as mock, trio.open_nursery() as nursery:
             settings = ModelSettings("openai", mock.base_url, "test-key", fallbacks=fallbacks)
             config.setdefault("store", store)
+            config.setdefault("kill_grace", TEST_KILL_GRACE)
             server_config = ServerConfig(
                 data_dir=data_dir, port=0, working_dir=work, models=settings, **config
             )
