@@ -6,11 +6,11 @@
 - ``slow``: tests that boot something heavy (a dockerd, chromium, PostgreSQL, the
   security corpus, a ``troupe`` process) or that take long by what they check.
   ``pytest -m "not slow"`` is the inner loop; the full run keeps every test.
-- ``xdist_group``: tests that read one expensive session-wide run (the security
-  corpus, the private dockerd) stay on one pytest-xdist worker, which then does that
-  run once instead of once per worker; so do the tests of a module with a
-  module-scoped fixture (every doc block run at once, the codex differential), which
-  would otherwise be set up again on each worker (run with ``--dist loadgroup``).
+- pytest-xdist runs with ``--dist loadfile``: the tests of one file stay on one
+  worker, so a module-scoped fixture (every doc block run at once, the codex
+  differential) or the session's security corpus run is set up once, not on each
+  worker. (``loadgroup`` would group finer, but xdist 3.8 writes the group into a
+  node id pytest 9.2 no longer reads, so its groups are silently ignored.)
 """
 
 from __future__ import annotations
@@ -20,14 +20,6 @@ import os
 import pytest
 
 STYLE_FILE = "tests/test_style.py"
-
-SHARED_RUNS = {
-    "default_run": "security-corpus",
-    "sandbox_off_run": "security-corpus",
-    "docker": "docker",
-}
-"""Session fixtures whose one run is shared by many tests: the worker group that keeps
-those tests together."""
 
 SLOW_FIXTURES = frozenset(
     {"docker", "browser", "default_run", "sandbox_off_run", "postgres", "postgres_url"}
@@ -64,14 +56,6 @@ def _uses(item: pytest.Item) -> set[str]:
     return used
 
 
-def _module_scoped(item: pytest.Item) -> bool:
-    """Whether the item uses a fixture set up once per module."""
-    info = getattr(item, "_fixtureinfo", None)
-    if info is None:
-        return False
-    return any(defs and defs[-1].scope == "module" for defs in info.name2fixturedefs.values())
-
-
 def _is_slow(item: pytest.Item, used: set[str]) -> bool:
     if used & SLOW_FIXTURES or any("=" in name for name in used):
         return True
@@ -79,7 +63,7 @@ def _is_slow(item: pytest.Item, used: set[str]) -> bool:
 
 
 def mark_and_select(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark ``slow`` and worker groups, and leave the style checks out of a main run."""
+    """Mark ``slow``, and leave the style checks out of a main run."""
     wants_style = _wants_style(config)
     kept: list[pytest.Item] = []
     deselected: list[pytest.Item] = []
@@ -90,11 +74,6 @@ def mark_and_select(config: pytest.Config, items: list[pytest.Item]) -> None:
         used = _uses(item)
         if _is_slow(item, used):
             item.add_marker(pytest.mark.slow)
-        groups = {SHARED_RUNS[name] for name in used if name in SHARED_RUNS}
-        if not groups and _module_scoped(item):
-            groups = {item.nodeid.split("::", 1)[0]}
-        if groups and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(sorted(groups)[0]))
         kept.append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)
