@@ -22,17 +22,32 @@ import pytest
 STYLE_FILE = "tests/test_style.py"
 
 SLOW_FIXTURES = frozenset(
-    {"docker", "browser", "default_run", "sandbox_off_run", "postgres", "postgres_url"}
-)
-"""Fixtures that boot a daemon, a browser or a whole corpus run."""
+    {
+        "docker", "browser", "page", "start_web", "default_run", "sandbox_off_run",
+        "postgres", "postgres_url", "sshd", "sshd_with", "home", "troupe_serve",
+    }
+)  # fmt: skip
+"""Fixtures that boot a daemon, a browser, an sshd, PostgreSQL, a corpus run, or that
+run ``troupe`` as a process (``home``: tests/cli/conftest.py)."""
 
 SLOW_PARAMS = {"env": {"docker", "ssh-root", "ssh-user"}, "store_setting": {"postgresql"}}
 """Parametrized fixtures whose value reaches for the same heavy parts at run time
 (``request.getfixturevalue``, which ``item.fixturenames`` cannot see)."""
 
-SLOW_PATHS: tuple[str, ...] = ()
-"""Test files (or directories) whose tests are slow by what they do, from
-``--durations`` (each test here takes seconds: a real process, a real kill)."""
+SLOW_PATHS = (
+    "tests/acp/",  # the official ACP client on Node.js driving `troupe acp`
+    "tests/embed/",  # asyncio hosts, `troupe serve` and `troupe mock-llm` processes
+    "tests/web/",  # chromium
+    "tests/security/",  # the corpus and its worlds, through the real sandbox
+    "tests/fuzz/",  # hypothesis against a real server
+    "tests/harness/",  # batch runs of `troupe run`
+    "tests/cli/",  # `troupe` as a process
+    "tests/tools/test_apply_patch_differential.py",  # the real codex
+    "tests/test_demo.py",  # `troupe demo`
+    "tests/test_selection.py",  # pytest --collect-only as a process
+)
+"""Files and directories whose tests each take seconds by what they do (from
+``--durations``): a process started per test, a browser, a real kill."""
 
 
 def _wants_style(config: pytest.Config) -> bool:
@@ -59,7 +74,7 @@ def _uses(item: pytest.Item) -> set[str]:
 def _is_slow(item: pytest.Item, used: set[str]) -> bool:
     if used & SLOW_FIXTURES or any("=" in name for name in used):
         return True
-    return item.nodeid.startswith(SLOW_PATHS) if SLOW_PATHS else False
+    return item.nodeid.startswith(SLOW_PATHS)
 
 
 def mark_and_select(config: pytest.Config, items: list[pytest.Item]) -> None:
