@@ -59,7 +59,7 @@ def _wants_style(config: pytest.Config) -> bool:
 
 def _uses(item: pytest.Item) -> set[str]:
     """The fixtures an item reaches for, including those chosen by a parameter."""
-    used = set(getattr(item, "fixturenames", ()))
+    used: set[str] = set(getattr(item, "fixturenames", ()))
     callspec = getattr(item, "callspec", None)
     if callspec is not None:
         for name, values in SLOW_PARAMS.items():

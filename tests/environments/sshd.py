@@ -115,33 +115,11 @@ def start_sshd(
     users = tuple(u for u in ("root", ensure_test_user()) if u)
     config = directory / "sshd_config"
     log = directory / "sshd.log"
-    for attempt in range(PORT_ATTEMPTS):
-        port = _free_port()
-        config.write_text(
-            f"""Port {port}
-ListenAddress 127.0.0.1
-HostKey {host_key}
-PidFile {directory / "sshd.pid"}
-AuthorizedKeysFile {authorized}
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin prohibit-password
-StrictModes no
-UsePAM no
-MaxSessions {max_sessions}
-MaxStartups {max_startups}
-SetEnv {REMOTE_SECRET}
-Subsystem sftp internal-sftp
-LogLevel {log_level}
-"""
-        )
-        try:
-            process = _listening_sshd(sshd, config, log, port)
-            break
-        except _PortTaken:
-            if attempt == PORT_ATTEMPTS - 1:
-                raise SSHDUnavailable(f"no free port after {PORT_ATTEMPTS} tries") from None
+    settings = {
+        "HostKey": host_key, "PidFile": directory / "sshd.pid", "AuthorizedKeysFile": authorized,
+        "MaxSessions": max_sessions, "MaxStartups": max_startups, "LogLevel": log_level,
+    }  # fmt: skip
+    process, port = _start_on_a_free_port(sshd, config, log, settings)
     key_type, key_data = host_key.with_suffix(".pub").read_text().split()[:2]
     known_hosts = directory / "known_hosts"
     known_hosts.write_text(f"[127.0.0.1]:{port} {key_type} {key_data}\n")
@@ -155,6 +133,38 @@ LogLevel {log_level}
         config=config,
         log=log,
     )
+
+
+def _start_on_a_free_port(
+    sshd: str, config: Path, log: Path, settings: dict[str, object]
+) -> tuple[subprocess.Popen[bytes], int]:
+    """sshd listening with ``settings`` on a free loopback port, and that port."""
+    for _ in range(PORT_ATTEMPTS):
+        port = _free_port()
+        config.write_text(
+            f"""Port {port}
+ListenAddress 127.0.0.1
+HostKey {settings["HostKey"]}
+PidFile {settings["PidFile"]}
+AuthorizedKeysFile {settings["AuthorizedKeysFile"]}
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+StrictModes no
+UsePAM no
+MaxSessions {settings["MaxSessions"]}
+MaxStartups {settings["MaxStartups"]}
+SetEnv {REMOTE_SECRET}
+Subsystem sftp internal-sftp
+LogLevel {settings["LogLevel"]}
+"""
+        )
+        try:
+            return _listening_sshd(sshd, config, log, port), port
+        except _PortTaken:
+            continue
+    raise SSHDUnavailable(f"no free port after {PORT_ATTEMPTS} tries")
 
 
 class _PortTaken(Exception):

@@ -25,9 +25,10 @@ from protocol.client import TroupeClient, connect
 from protocol.wire import Event, SubscribeSession
 from tests.environments.helpers import command_group
 from tests.event_schema import check_event_frame
-from tests.waiting import TEST_KILL_GRACE
+from tests.waiting import TEST_KILL_GRACE, workers_per_cpu
 
-HANG_GUARD = 30
+HANG_GUARD = round(30 * workers_per_cpu())
+"""Seconds: 30 with a CPU to itself, more when xdist workers share the CPUs."""
 REPO = str(Path(__file__).resolve().parents[2])
 
 
