@@ -1,6 +1,8 @@
 """Fixtures every test directory may use: a real PostgreSQL (tests/postgres.py) and
 the store the servers of ``start_stack`` (tests/wire/conftest.py) keep their sessions
-in, wherever a test imports that fixture."""
+in, wherever a test imports that fixture. And how the suite is run (tests/selection.py):
+the ``style`` checks apart from the main run, the ``slow`` tests the inner loop leaves
+out, and the tests that share one expensive run kept on one pytest-xdist worker."""
 
 from __future__ import annotations
 
@@ -10,6 +12,20 @@ from collections.abc import Iterator
 import pytest
 
 from tests.postgres import PostgresCluster, PostgresUnavailable, remove_cluster, start_cluster
+from tests.selection import mark_and_select
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's -m filter and xdist's grouping read marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    mark_and_select(config, items)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: twice the CPUs, at least four (most tests wait on processes and
+    sockets, not on a CPU); ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return max(4, 2 * (os.cpu_count() or 1))
 
 
 @pytest.fixture(scope="session")

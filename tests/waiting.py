@@ -7,6 +7,7 @@ and fails with a clear message only past a generous hang guard.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
@@ -14,7 +15,15 @@ import trio
 
 from tests.environments.helpers import alive, running_in, survivors
 
-HANG_GUARD = 30.0
+
+def workers_per_cpu() -> float:
+    """How many pytest-xdist workers share each CPU (at least 1): a hang guard set for
+    a test that has a CPU of its own stretches by this much when it has less."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    return max(1.0, workers / (os.cpu_count() or 1))
+
+
+HANG_GUARD = 30.0 * workers_per_cpu()
 """Seconds past which a wait is a hang, not a slow machine."""
 
 TEST_KILL_GRACE = 0.3

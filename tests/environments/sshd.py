@@ -9,6 +9,7 @@ filtering must hide. It lets the tests log in as root and as an unprivileged use
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pwd
 import shutil
@@ -21,6 +22,10 @@ from pathlib import Path
 TEST_USER = "troupe-test"
 REMOTE_SECRET = "FOO_API_KEY=sk-remote-secret"
 SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd")
+USER_LOCK = "/tmp/troupe-test-user.lock"
+PORT_ATTEMPTS = 5
+"""A free port can be taken between choosing it and sshd binding it (parallel workers
+start servers too): sshd then exits at start, and another port is tried."""
 
 
 @dataclass(frozen=True)
@@ -55,21 +60,32 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def ensure_test_user() -> str | None:
-    """The unprivileged login, created when missing and we may; None if impossible."""
+def _user_exists() -> bool:
     try:
         pwd.getpwnam(TEST_USER)
-        return TEST_USER
     except KeyError:
-        pass
+        return False
+    return True
+
+
+def ensure_test_user() -> str | None:
+    """The unprivileged login, created when missing and we may; None if impossible.
+    Parallel test workers each start an sshd: a lock file makes one of them create
+    the account and the others find it."""
+    if _user_exists():
+        return TEST_USER
     if os.geteuid() != 0 or shutil.which("useradd") is None:
         return None
-    # Password "*": no password can match, yet the account is not locked ("!"),
-    # which sshd without PAM would refuse even for key logins.
-    subprocess.run(
-        ["useradd", "--create-home", "--shell", "/bin/bash", "--password", "*", TEST_USER],
-        check=True,
-    )
+    with open(USER_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _user_exists():
+            return TEST_USER
+        # Password "*": no password can match, yet the account is not locked ("!"),
+        # which sshd without PAM would refuse even for key logins.
+        subprocess.run(
+            ["useradd", "--create-home", "--shell", "/bin/bash", "--password", "*", TEST_USER],
+            check=True,
+        )
     return TEST_USER
 
 
@@ -97,47 +113,13 @@ def start_sshd(
     authorized.chmod(0o644)
     directory.chmod(0o755)
     users = tuple(u for u in ("root", ensure_test_user()) if u)
-    port = _free_port()
     config = directory / "sshd_config"
-    config.write_text(
-        f"""Port {port}
-ListenAddress 127.0.0.1
-HostKey {host_key}
-PidFile {directory / "sshd.pid"}
-AuthorizedKeysFile {authorized}
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin prohibit-password
-StrictModes no
-UsePAM no
-MaxSessions {max_sessions}
-MaxStartups {max_startups}
-SetEnv {REMOTE_SECRET}
-Subsystem sftp internal-sftp
-LogLevel {log_level}
-"""
-    )
     log = directory / "sshd.log"
-    process = subprocess.Popen(
-        [sshd, "-D", "-E", str(log), "-f", str(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 15
-    while True:
-        if process.poll() is not None:
-            error = process.stderr.read().decode() if process.stderr else ""
-            error += log.read_text(errors="replace") if log.exists() else ""
-            raise SSHDUnavailable(f"sshd exited at start: {error.strip()}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                process.kill()
-                raise SSHDUnavailable("sshd did not start listening within 15 s") from None
-            time.sleep(0.05)
+    settings = {
+        "HostKey": host_key, "PidFile": directory / "sshd.pid", "AuthorizedKeysFile": authorized,
+        "MaxSessions": max_sessions, "MaxStartups": max_startups, "LogLevel": log_level,
+    }  # fmt: skip
+    process, port = _start_on_a_free_port(sshd, config, log, settings)
     key_type, key_data = host_key.with_suffix(".pub").read_text().split()[:2]
     known_hosts = directory / "known_hosts"
     known_hosts.write_text(f"[127.0.0.1]:{port} {key_type} {key_data}\n")
@@ -151,6 +133,68 @@ LogLevel {log_level}
         config=config,
         log=log,
     )
+
+
+def _start_on_a_free_port(
+    sshd: str, config: Path, log: Path, settings: dict[str, object]
+) -> tuple[subprocess.Popen[bytes], int]:
+    """sshd listening with ``settings`` on a free loopback port, and that port."""
+    for _ in range(PORT_ATTEMPTS):
+        port = _free_port()
+        config.write_text(
+            f"""Port {port}
+ListenAddress 127.0.0.1
+HostKey {settings["HostKey"]}
+PidFile {settings["PidFile"]}
+AuthorizedKeysFile {settings["AuthorizedKeysFile"]}
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+StrictModes no
+UsePAM no
+MaxSessions {settings["MaxSessions"]}
+MaxStartups {settings["MaxStartups"]}
+SetEnv {REMOTE_SECRET}
+Subsystem sftp internal-sftp
+LogLevel {settings["LogLevel"]}
+"""
+        )
+        try:
+            return _listening_sshd(sshd, config, log, port), port
+        except _PortTaken:
+            continue
+    raise SSHDUnavailable(f"no free port after {PORT_ATTEMPTS} tries")
+
+
+class _PortTaken(Exception):
+    """sshd could not bind the port chosen for it (someone took it meanwhile)."""
+
+
+def _listening_sshd(sshd: str, config: Path, log: Path, port: int) -> subprocess.Popen[bytes]:
+    """Start sshd with ``config`` and wait until it accepts on ``port``."""
+    log.unlink(missing_ok=True)
+    process = subprocess.Popen(
+        [sshd, "-D", "-E", str(log), "-f", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 15
+    while True:
+        if process.poll() is not None:
+            error = process.stderr.read().decode() if process.stderr else ""
+            error += log.read_text(errors="replace") if log.exists() else ""
+            if "Address already in use" in error or "Cannot bind any address" in error:
+                raise _PortTaken(error)
+            raise SSHDUnavailable(f"sshd exited at start: {error.strip()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return process
+        except OSError:
+            if time.monotonic() > deadline:
+                process.kill()
+                raise SSHDUnavailable("sshd did not start listening within 15 s") from None
+            time.sleep(0.05)
 
 
 def connection_processes(server: SSHServer) -> list[int]:

@@ -23,6 +23,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from actors.mockllm import MockLLMServer, Script, serve_mock_llm
 from actors.server.models import ModelSettings
 from actors.server.server import RunningServer, ServerConfig, run_server
+from tests.waiting import TEST_KILL_GRACE
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -87,6 +88,7 @@ class TrioThread:
                 config = ServerConfig(
                     data_dir=self._data_dir, port=0, working_dir=self._work,
                     models=ModelSettings("openai", mock.base_url, "test-key"),
+                    kill_grace=TEST_KILL_GRACE,
                 )  # fmt: skip
                 self.server = await nursery.start(run_server, config)
             self._ready.set()

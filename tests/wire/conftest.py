@@ -25,8 +25,10 @@ from protocol.client import TroupeClient, connect
 from protocol.wire import Event, SubscribeSession
 from tests.environments.helpers import command_group
 from tests.event_schema import check_event_frame
+from tests.waiting import TEST_KILL_GRACE, workers_per_cpu
 
-HANG_GUARD = 30
+HANG_GUARD = round(30 * workers_per_cpu())
+"""Seconds: 30 with a CPU to itself, more when xdist workers share the CPUs."""
 REPO = str(Path(__file__).resolve().parents[2])
 
 BOTH_STORES = pytest.mark.parametrize("store", ["sqlite", "postgresql"], indirect=True)
@@ -85,6 +87,7 @@ def start_stack(tmp_path: Path, store: str) -> StartStack:
         async with serve_mock_llm(parsed) as mock, trio.open_nursery() as nursery:
             settings = ModelSettings("openai", mock.base_url, "test-key", fallbacks=fallbacks)
             config.setdefault("store", store)
+            config.setdefault("kill_grace", TEST_KILL_GRACE)
             server_config = ServerConfig(
                 data_dir=data_dir, port=0, working_dir=work, models=settings, **config
             )
