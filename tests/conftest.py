@@ -20,6 +20,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     mark_and_select(config, items)
 
 
+@pytest.hookimpl(optionalhook=True)  # a venv without pytest-xdist still runs the suite
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto``: twice the CPUs, at least four (most tests wait on processes and
     sockets, not on a CPU); ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set."""
