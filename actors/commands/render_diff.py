@@ -14,12 +14,8 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from actors.tools.builtin import BUILTIN_TOOLS, builtin_tool
-
 DiffLine = tuple[str, str]
 
-EDIT_TOOLS = frozenset(name for name, tool in BUILTIN_TOOLS.items() if tool.diff is not None)
-"""Troupe's tools whose calls show as a diff (each declares which arguments: ``Tool.diff``)."""
 DIFF_LINES = 40
 """A diff longer than this shows its head and a count (``--verbose``: all of it)."""
 
@@ -32,6 +28,10 @@ def _path(arguments: dict[str, Any], declared: str) -> str:
 def call_diff(tool: str, arguments: dict[str, Any]) -> list[DiffLine] | None:
     """The diff a file-changing call makes, from the arguments its tool declares
     (:class:`~actors.tools.tool.DiffFields`); None for others."""
+    # Imported at the first call: the catalogue imports every tool (and the actor
+    # kernel under them), which a run through a server that shows no edit never needs.
+    from actors.tools.builtin import builtin_tool
+
     found = builtin_tool(tool)
     fields = found.diff if found is not None else None
     if fields is None:
@@ -88,4 +88,4 @@ def collapsed(lines: list[DiffLine], limit: int = DIFF_LINES) -> tuple[list[Diff
     return lines[:limit], len(lines) - limit
 
 
-__all__ = ["DIFF_LINES", "EDIT_TOOLS", "DiffLine", "call_diff", "collapsed", "text_diff"]
+__all__ = ["DIFF_LINES", "DiffLine", "call_diff", "collapsed", "text_diff"]
