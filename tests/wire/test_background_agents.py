@@ -22,7 +22,7 @@ from protocol.client import connect
 from protocol.wire import CreateSession, Event, SubmitInput
 from tests.environments.helpers import running_in
 from tests.session.scripts import body_text, call
-from tests.waiting import wait_until
+from tests.waiting import wait_until, wait_until_nothing_runs_in
 from tests.wire.conftest import BOTH_STORES, HANG_GUARD, events_until, subscribe, troupe_serve
 
 LONG = 600_000
@@ -116,6 +116,9 @@ async def test_three_background_results_come_back_while_the_parent_goes_on(
             await wait_until_commands_run(work, "bg4", "bg5")
             await client.request(SubmitInput, session=session, text="second input")
             await parent.until("subagent_closed", agent_id="a-4")
+            # The cancel ends a-4's command: its kill ladder may still be running when
+            # subagent_closed arrives (seen under pytest-xdist), so wait for the end.
+            await wait_until_nothing_runs_in(work / "bg4")
             assert running_in(work / "bg4") == [], "the cancel killed a-4's command"
             ended = await parent.until("processing_end")
             assert ended.data["background_agents"] == ["a-1", "a-2", "a-3", "a-5"]
