@@ -3,7 +3,11 @@ behind a load balancer (a TCP proxy to the first live node), the page loses
 its WebSocket, reconnects to the same origin, lands on another node, which
 accepts its login cookie (the fleet shares one token), and resumes from its
 cursor: the input shows as interrupted, nothing is doubled, and the session
-takes a new input from the page, on the node that is left."""
+takes a new input from the page, on the node that is left.
+
+It lives with the web tests so that it shares their one Playwright per package: a
+second sync Playwright alive in the same thread (a pytest-xdist worker running a
+web file, this one, then another web file) makes the next one refuse to start."""
 
 from __future__ import annotations
 
@@ -22,8 +26,6 @@ from playwright.sync_api import Browser, expect
 from tests.fleet.conftest import RENEW, TOKEN, TTL
 from tests.fleet.test_failover import slow_script
 from tests.web.conftest import HANG_GUARD, TrioThread, free_port, start_serve
-from tests.web.conftest import browser as browser
-from tests.web.conftest import start_web as start_web
 from tests.web.test_resume import open_logged_in, start_session
 
 
