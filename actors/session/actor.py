@@ -383,6 +383,8 @@ class SessionActor(Actor):
         once the session is closing; the runtime's shutdown stops it too)."""
         if self.loop.state == "closed" or self.ctx.runtime.closing:
             return
+        if not self.agents.delivery_pending(message.agent_id, message.text):
+            return  # collected by the model while this was on its way
         await self.follow_up(FollowUp(message.text))
 
     @handler
@@ -619,6 +621,10 @@ class SessionActor(Actor):
             return
         message = BackgroundResult(agent_id, text)
         self.ctx.nursery.start_soon(self._tell_self, message)
+
+    def withdraw(self, text: str) -> None:
+        with contextlib.suppress(ValueError):  # already started, or never queued
+            self.loop.follow_ups.remove(text)
 
     async def _tell_self(self, message: BackgroundResult) -> None:
         with contextlib.suppress(ActorError):  # stopping: nothing is delivered any more

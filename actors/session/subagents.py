@@ -109,6 +109,10 @@ class ParentSession(Protocol):
         (dropped when the session is closing)."""
         ...
 
+    def withdraw(self, text: str) -> None:
+        """Drop a delivered follow-up still waiting for its turn (gone if not)."""
+        ...
+
 
 class BackgroundResult(msgspec.Struct, frozen=True):
     """A background subagent's result on its way to its parent's mailbox, where it
@@ -145,6 +149,9 @@ class SubAgent:
     """Being closed on purpose: its end is no result to deliver."""
     workspace: Workspace | None = None
     """Its own worktree or container (``isolation``), undone when it is closed."""
+    delivery: str | None = None
+    """The follow-up that brings its result, on its way: the parent's model may
+    still collect the result first (a wait that ends as the child does)."""
 
     def kept_after_input(self) -> bool:
         """A background child still working, or with a result not taken in yet."""
@@ -284,7 +291,8 @@ class AgentManager:
         elif agent.background and not agent.cancelled and self.parent.agent_depth == 0:
             # (A subagent gathers its own before its input ends: gather_background.)
             agent.taken = True
-            self.parent.deliver(agent.id, self._follow_up_text(agent))
+            agent.delivery = self._follow_up_text(agent)
+            self.parent.deliver(agent.id, agent.delivery)
         agent.finished.set()
 
     def _follow_up_text(self, agent: SubAgent) -> str:
@@ -335,7 +343,21 @@ class AgentManager:
         for agent in agents:
             if agent.status != "running":
                 agent.taken = True
+                self._withdraw_delivery(agent)
         return [self.result_of(agent) for agent in agents]
+
+    def _withdraw_delivery(self, agent: SubAgent) -> None:
+        """The model has the result from this wait: a follow-up bringing it that
+        has not started yet would give it a second time."""
+        if agent.delivery is not None:
+            self.parent.withdraw(agent.delivery)
+            agent.delivery = None
+
+    def delivery_pending(self, agent_id: str, text: str) -> bool:
+        """Whether the follow-up ``text`` of ``agent_id`` is still to be given (no
+        wait of the parent's has taken its result since it was sent)."""
+        agent = self.agents.get(agent_id)
+        return agent is not None and agent.delivery == text
 
     async def gather_background(self) -> list[str]:
         """Wait for the background subagents still working; their results as

@@ -96,6 +96,37 @@ async def test_a_collected_result_is_not_delivered_again(start_agent: StartAgent
         assert len(agent.of(UserInputEvent)) == 1, "no follow-up for a collected result"
 
 
+async def test_a_result_collected_after_it_was_sent_as_a_follow_up_comes_once(
+    start_agent: StartAgent,
+) -> None:
+    """The child ends while the parent is busy (its result is sent as a follow-up
+    that waits for the parent's input to end), then the parent's model collects
+    it: the model has it, and the waiting follow-up is withdrawn, not given again."""
+    hold = "while [ ! -e proceed ]; do sleep 0.05; done; echo proceeding"
+    script = conversations(
+        [
+            [call("spawn_agent", task="RACED job", background=True)],
+            [call("shell", command=f"touch go; {hold}", timeout_ms=600_000)],
+            [call("collect_agent", agent_id="a-1", timeout_ms=60_000)],
+            "Collected it myself.",
+            "Nothing else.",
+        ],
+        RACED=[waits_for("go"), "raced output"],
+    )
+    first, second = "PARENT: collect a background job", "PARENT: anything else?"
+    async with start_agent("anthropic", script) as agent:
+        await agent.ref.tell(Submit(first))
+        with trio.fail_after(HANG_GUARD):
+            await agent.drain_until("subagent_completed")
+        (agent.workdir / "proceed").touch()
+        with trio.fail_after(HANG_GUARD):
+            await agent.drain_until("processing_end")
+        assert output_of(agent, "collect_agent").endswith("raced output")
+        await agent.run(second)  # a follow-up still queued would have come first
+        inputs = [event.content for event in agent.of(UserInputEvent)]
+        assert inputs == [first, second], "the collected result came again"
+
+
 async def test_cancel_kills_its_command_and_delivers_nothing(start_agent: StartAgent) -> None:
     script = conversations(
         [
