@@ -37,6 +37,11 @@ def test_the_list_is_whole_after_sigkill_and_restart(
             expect(page.locator(".timeline .assistant").last).to_contain_text("Answered.")
             page.get_by_role("link", name="Sessions", exact=True).click()
             row = _row(page, "remember this task")
+            expect(row.locator("span.state")).to_have_text("idle")
+            # Read as the restarted server will be read: a list fetched fresh once the
+            # input has ended (one fetched mid-input can miss its last update).
+            page.goto(login)
+            expect(page.locator("#link")).to_have_text("connected")
             expect(row.locator("td.num").first).to_have_text("1")
             tokens = row.locator("td.num").nth(1).inner_text()
             updated = row.locator("td.when time").get_attribute("datetime")
