@@ -93,7 +93,9 @@ async def test_an_embedded_run_imports_no_mcp_acp_ssh_or_markdown(home: Home) ->
 def test_the_preset_names_are_the_presets() -> None:
     """``--policy`` is checked against the names alone (the presets import the
     policy engine); the two lists must not drift."""
-    from actors.policy.preset_names import PRESET_NAMES
+    from actors.policy.preset_names import PRESET_NAMES, UNSANDBOXED_PRESETS
     from actors.policy.presets import POLICY_PRESETS
 
     assert set(POLICY_PRESETS) == PRESET_NAMES
+    off = {name for name, preset in POLICY_PRESETS.items() if preset.sandbox == "off"}
+    assert off == UNSANDBOXED_PRESETS
