@@ -11,7 +11,6 @@ context) and its text; the renderer colours them and makes the text visible.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 import msgspec
@@ -59,6 +58,8 @@ def call_diff(fields: DiffFields | None, arguments: dict[str, Any]) -> list[Diff
             return None
         path = _path(arguments, fields.path)
         lines: list[DiffLine] = [("@", f"--- {path}"), ("@", f"+++ {path}")]
+        import difflib  # here: it compiles patterns on import, and most runs show no edit
+
         changes = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=3)
         for line in list(changes)[2:]:  # its own ---/+++ header names no file
             lines.append(_signed(line))
