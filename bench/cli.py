@@ -49,7 +49,10 @@ installed wheel's are, and the children may write bytecode: without it (with
 runtime's sources again and pays for it.
 
 Other processes share this machine (other benchmarks and test runs): medians of
-alternating runs and ratios matter, single figures less.
+alternating runs and ratios matter, single figures less. Where valgrind is
+installed (and not with ``--quick``), the embedded run, its floors and ``python -c
+pass`` are also counted in instructions (callgrind, one run each): a count the
+machine's load does not move.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from __future__ import annotations
 import compileall
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -107,6 +111,7 @@ client.close()
 """The least a run through a server can do: the blocking client alone, one
 session with one input, no command, no configuration, no output."""
 TIMEOUT = 120
+VALGRIND = shutil.which("valgrind")
 TIME = shutil.which("time") or "/usr/bin/time"
 """GNU time, for each child's peak memory."""
 
@@ -148,6 +153,20 @@ def run_to_end(argv: list[str], env: dict[str, str], into: Measured, check: str 
     into.seconds.append(elapsed)
     into.peaks.append(int(kib) * 1024)
     return elapsed
+
+
+def instructions(argv: list[str], env: dict[str, str]) -> int:
+    """The instructions the process executes, as callgrind counts them (a script's
+    interpreter followed): unlike its wall time, not moved by other processes."""
+    assert VALGRIND is not None
+    done = subprocess.run(
+        [VALGRIND, "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+        env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT * 10,
+    )  # fmt: skip
+    found = re.search(rb"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise RuntimeError(f"{argv} under callgrind failed ({done.returncode})")
+    return int(found.group(1))
 
 
 def _hwm(pid: int) -> int:
@@ -352,6 +371,26 @@ def main() -> None:
                 figures.append(
                     Figure("bare_peak_mb", "python -c pass: peak memory", max(b.peaks) / 1e6, "MB")
                 )
+
+        if VALGRIND is not None and not args.quick:
+            counted = {
+                "bare": BARE,
+                "floor_request": [PYTHON, "-c", FLOOR_REQUEST, url],
+                "floor_runtime": FLOOR_RUNTIME,
+                "run": [*TROUPE, *run_embedded],
+            }
+            count = {key: instructions(argv, env["empty"]) for key, argv in counted.items()}
+            for key, label in (("bare", "python -c pass"),
+                               ("floor_request", "floor: trio.run + one httpx request"),
+                               ("floor_runtime", "the embedded run's modules, imported"),
+                               ("run", "troupe run -p (embedded)")):  # fmt: skip
+                figures.append(
+                    Figure(f"{key}_instructions_m", f"{label}: instructions",
+                           count[key] / 1e6, "M"))  # fmt: skip
+                if key != "bare":
+                    figures.append(
+                        Figure(f"{key}_instructions_ratio", f"{label} / python -c pass: "
+                               "instructions", count[key] / count["bare"], "x"))  # fmt: skip
 
         # Through a running server: the command finds it in its data directory.
         serve = subprocess.Popen(

@@ -13,8 +13,9 @@ docs/environment-kinds.md.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+
+import msgspec
 
 from actors.kernel import ActorRef, Rejection, Runtime
 from actors.kernel.processes import GroupRecord, ProcessLedger
@@ -35,8 +36,7 @@ class SpecRefused(Rejection):
     code = "invalid_request"
 
 
-@dataclass(frozen=True)
-class KindContext:
+class KindContext(msgspec.Struct, frozen=True):
     """What a kind may use to start an environment: the runtime, the process
     ledger (commands' groups, ended after a crash), the owner label of what it
     creates outside this process, and a check that a directory of this machine
@@ -58,8 +58,7 @@ def _no_check(spec: Any) -> None:
     return None
 
 
-@dataclass(frozen=True)
-class Kind(Generic[S]):
+class Kind(msgspec.Struct, Generic[S], frozen=True):
     """One kind of environment."""
 
     spec: type[S]
@@ -88,8 +87,7 @@ class Kind(Generic[S]):
         return self.prefixes[0] + name
 
 
-@dataclass(frozen=True)
-class MachineEntry(Generic[S]):
+class MachineEntry(msgspec.Struct, Generic[S], frozen=True):
     """How the server starts environments for directories of its own machine."""
 
     address: str

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from protocol.diff_fields import DiffFields
 from protocol.llm import Usage
 from protocol.session import LoopState, SessionState, Spend
 
@@ -146,6 +147,11 @@ class ToolCallStartEvent(EventBody, frozen=True):
     tool_kind: str = ""
     """What the tool does, as it declares (ACP's kinds: read, edit, delete, move,
     search, execute, think, fetch, other); "" in events stored before it was sent."""
+    diff: DiffFields | msgspec.UnsetType | None = msgspec.UNSET
+    """Which of the arguments show the call as a diff, as its tool declares (None:
+    a call that changes no file, or a tool that declares none): a client draws the
+    diff without a catalogue of the tools. Absent from events stored before it was
+    sent."""
 
 
 class ToolCallOutputDeltaEvent(EventBody, frozen=True):

@@ -34,11 +34,16 @@ def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
-def diff_of(name: str, arguments: dict[str, Any], cwd: str) -> dict[str, Any] | None:
+def diff_of(data: ToolCallStartEvent, cwd: str) -> dict[str, Any] | None:
     """ACP diff content for a file-editing call, from the call's own arguments, as
-    its tool declares them (:class:`~actors.tools.tool.DiffFields`)."""
-    tool = builtin_tool(name)
-    fields = tool.diff if tool is not None else None
+    its tool declares them (:class:`~protocol.diff_fields.DiffFields`): carried by
+    the event; for an event stored before it was, Troupe's own tool of that name."""
+    arguments = data.arguments
+    if isinstance(data.diff, msgspec.UnsetType):
+        tool = builtin_tool(data.tool_name)
+        fields = tool.diff if tool is not None else None
+    else:
+        fields = data.diff
     if fields is None or fields.patch is not None:  # ACP shows a diff of one file
         return None
     path = arguments.get(fields.path)
@@ -84,7 +89,7 @@ def update_of(data: EventData, cwd: str, replay: bool = False) -> dict[str, Any]
         case ToolCallEndEvent() if data.tool_name == UPDATE_PLAN.name and not data.is_error:
             return None  # its start was the plan
         case ToolCallStartEvent():
-            diff = diff_of(data.tool_name, data.arguments, cwd)
+            diff = diff_of(data, cwd)
             return {
                 "sessionUpdate": "tool_call",
                 "toolCallId": data.call_id,

@@ -28,7 +28,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from actors.commands.render_calls import call_text, result_lines, short, subagent_report
-from actors.commands.render_diff import DiffLine, call_diff, collapsed
+from actors.commands.render_diff import DiffLine, call_diff, collapsed, diff_fields
 from actors.commands.visible import has_hidden, visible
 from protocol.events import (
     AgenticEndEvent,
@@ -70,6 +70,7 @@ if TYPE_CHECKING:  # rich is imported only for a terminal that shows colour
     from rich.console import Console
 
     from actors.commands.render_live import WorkingIndicator
+    from protocol.diff_fields import DiffFields
 
 STYLES = MappingProxyType(
     {
@@ -128,9 +129,10 @@ class TextRenderer:
         self.labelled = labelled
         self.verbose = verbose
         """Diffs in full (else collapsed beyond :data:`DIFF_LINES` lines)."""
-        self.edits: list[tuple[str, dict[str, Any]]] = []
-        """The file-changing calls that succeeded, in order (for ``/diff``)."""
-        self._edit_calls: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
+        self.edits: list[tuple[DiffFields, dict[str, Any]]] = []
+        """The file-changing calls that succeeded, in order (for ``/diff``): which
+        arguments show each as a diff, and the arguments."""
+        self._edit_calls: dict[tuple[str, str], tuple[DiffFields, dict[str, Any]]] = {}
         self._labels: dict[tuple[str, str], str] = {}
         """(session, call id) -> the running call in words, for its spinner."""
         self.started = time.monotonic()
@@ -236,10 +238,11 @@ class TextRenderer:
                 pass
 
     def _call_diff(self, data: ToolCallStartEvent, who: str) -> None:
-        lines = call_diff(data.tool_name, data.arguments)
-        if lines is None:
+        fields = diff_fields(data)
+        lines = call_diff(fields, data.arguments)
+        if fields is None or lines is None:
             return
-        self._edit_calls[(who, data.call_id)] = (data.tool_name, data.arguments)
+        self._edit_calls[(who, data.call_id)] = (fields, data.arguments)
         self.diff(lines, who)
 
     def diff(self, lines: list[DiffLine], who: str = "", indent: str = "    ") -> None:

@@ -11,8 +11,12 @@ context) and its text; the renderer colours them and makes the text visible.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
+
+import msgspec
+
+from protocol.diff_fields import DiffFields
+from protocol.events import ToolCallStartEvent
 
 DiffLine = tuple[str, str]
 
@@ -25,15 +29,22 @@ def _path(arguments: dict[str, Any], declared: str) -> str:
     return path if isinstance(path, str) else ""
 
 
-def call_diff(tool: str, arguments: dict[str, Any]) -> list[DiffLine] | None:
-    """The diff a file-changing call makes, from the arguments its tool declares
-    (:class:`~actors.tools.tool.DiffFields`); None for others."""
-    # Imported at the first call: the catalogue imports every tool (and the actor
-    # kernel under them), which a run through a server that shows no edit never needs.
+def diff_fields(data: ToolCallStartEvent) -> DiffFields | None:
+    """Which arguments of the call show it as a diff, as its tool declares: the
+    event carries them; for an event stored before it did, Troupe's own tool of
+    that name says (imported then only: the catalogue imports every tool, and the
+    actor kernel under them, which a run through a server never needs otherwise)."""
+    if not isinstance(data.diff, msgspec.UnsetType):
+        return data.diff
     from actors.tools.builtin import builtin_tool
 
-    found = builtin_tool(tool)
-    fields = found.diff if found is not None else None
+    found = builtin_tool(data.tool_name)
+    return found.diff if found is not None else None
+
+
+def call_diff(fields: DiffFields | None, arguments: dict[str, Any]) -> list[DiffLine] | None:
+    """The diff a file-changing call makes, from its arguments named by ``fields``
+    (:func:`diff_fields`); None for other calls."""
     if fields is None:
         return None
     if fields.patch is not None:
@@ -47,6 +58,8 @@ def call_diff(tool: str, arguments: dict[str, Any]) -> list[DiffLine] | None:
             return None
         path = _path(arguments, fields.path)
         lines: list[DiffLine] = [("@", f"--- {path}"), ("@", f"+++ {path}")]
+        import difflib  # here: it compiles patterns on import, and most runs show no edit
+
         changes = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=3)
         for line in list(changes)[2:]:  # its own ---/+++ header names no file
             lines.append(_signed(line))
@@ -88,4 +101,4 @@ def collapsed(lines: list[DiffLine], limit: int = DIFF_LINES) -> tuple[list[Diff
     return lines[:limit], len(lines) - limit
 
 
-__all__ = ["DIFF_LINES", "DiffLine", "call_diff", "collapsed", "text_diff"]
+__all__ = ["DIFF_LINES", "DiffLine", "call_diff", "collapsed", "diff_fields", "text_diff"]

@@ -37,11 +37,19 @@ if TYPE_CHECKING:  # the trio client and the runtime are imported only by the pa
 def unsandboxed(args: argparse.Namespace) -> str:
     """The header's word when commands run without the OS sandbox by choice (the
     same words in ``troupe run`` and the interactive conversation)."""
-    from actors.policy.presets import policy_preset
+    from actors.policy.preset_names import PRESET_NAMES, UNSANDBOXED_PRESETS
 
     name = getattr(args, "policy", None) or "interactive"
-    chosen = getattr(args, "sandbox", None) or policy_preset(name).sandbox
-    return "; sandbox off: commands are only classified" if chosen == "off" else ""
+    chosen = getattr(args, "sandbox", None)
+    if chosen is not None:
+        off = chosen == "off"
+    elif name in PRESET_NAMES:  # a preset's setting, without building the presets
+        off = name in UNSANDBOXED_PRESETS
+    else:
+        from actors.policy.presets import policy_preset
+
+        off = policy_preset(name).sandbox == "off"
+    return "; sandbox off: commands are only classified" if off else ""
 
 
 PIPED_HEADER = "Input piped on stdin:"

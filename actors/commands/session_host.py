@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -34,8 +33,7 @@ if TYPE_CHECKING:  # the server's stack is imported only by a command that runs 
 ENDPOINT_FLAGS = ("base_url", "api_key", "wire")
 
 
-@dataclass(frozen=True)
-class Host:
+class Host(msgspec.Struct, frozen=True):
     """Where the session runs, in words for the header line."""
 
     client: TroupeClient

@@ -320,8 +320,8 @@ class SlashCommands:
         if lines is None:
             lines = [
                 line
-                for tool, arguments in renderer.edits
-                for line in (call_diff(tool, arguments) or [])
+                for fields, arguments in renderer.edits
+                for line in (call_diff(fields, arguments) or [])
             ]
             source = "the session's edits in this conversation"
         else:

@@ -4,9 +4,16 @@ mean" (Python 3.11's argparse has none)."""
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
 from typing import NoReturn
+
+
+def _close_matches(word: str, possibilities: list[str], n: int, cutoff: float) -> list[str]:
+    """:func:`difflib.get_close_matches`, imported only when a word is wrong (it
+    compiles patterns on import, which every command would pay)."""
+    import difflib
+
+    return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -28,14 +35,14 @@ def suggestion(parser: argparse.ArgumentParser, message: str) -> str | None:
     choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
     if choice is not None:
         names = re.findall(r"'([^']*)'", choice.group(2))
-        close = difflib.get_close_matches(choice.group(1), names, n=1, cutoff=0.5)
+        close = _close_matches(choice.group(1), names, n=1, cutoff=0.5)
         if not close:
             return None
         return f"troupe {close[0]}" if "COMMAND" in message else close[0]
     unknown = re.search(r"unrecognized arguments: (\S+)", message)
     if unknown is not None and unknown.group(1).startswith("-"):
         flag = unknown.group(1).split("=", 1)[0]
-        close = difflib.get_close_matches(flag, sorted(_options(parser)), n=1, cutoff=0.6)
+        close = _close_matches(flag, sorted(_options(parser)), n=1, cutoff=0.6)
         return close[0] if close else None
     return None
 

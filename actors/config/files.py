@@ -43,7 +43,6 @@ is reported instead of silently ignored)::
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -170,6 +169,8 @@ def project_config_path(start: Path) -> Path | None:
 
 def load_config(path: Path) -> ConfigFile:
     """One file, checked; a missing file is an empty config."""
+    import tomllib  # here: its parser compiles its patterns on import, and most runs have no file
+
     try:
         raw = tomllib.loads(path.read_text())
     except FileNotFoundError:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from typing import Any, Literal, get_args
 
 import msgspec
@@ -86,6 +85,8 @@ def parse_hooks_text(text: str, origin: str, user: bool) -> tuple[HookSet, list[
     """The hooks a file declares (JSON, or TOML when ``origin`` ends in ``.toml``),
     and a warning for each part that is skipped. A file that is not readable at
     all raises :class:`HookError`."""
+    import tomllib  # here: its parser compiles its patterns on import, and most runs have no file
+
     try:
         raw: Any = tomllib.loads(text) if origin.endswith(".toml") else json.loads(text or "{}")
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:

@@ -15,3 +15,7 @@ PRESET_NAMES = frozenset(
         "permissive",
     }
 )
+
+UNSANDBOXED_PRESETS = frozenset({"permissive"})
+"""The presets whose commands run without the OS sandbox (``sandbox = "off"``): the
+header of ``troupe run`` says so without building the presets."""

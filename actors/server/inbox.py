@@ -17,6 +17,7 @@ the store (:meth:`actors.server.subscription.SessionSubscription._follow_store`)
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
@@ -54,8 +55,15 @@ FORWARDED = (
 )  # fmt: skip
 """Requests that need the session's running actor: answered by its owner."""
 
-_requests = Codec("msgpack")
-_replies = ServerDecoder("msgpack")
+
+@functools.cache
+def _codecs() -> tuple[Codec, ServerDecoder]:
+    """The msgpack codecs of forwarded requests and replies, built at the first use:
+    a decoder of every request and reply kind costs about half an interpreter's
+    start (issue 36), which a process that never forwards (an embedded run, a lone
+    node) does not pay."""
+    return Codec("msgpack"), ServerDecoder("msgpack")
+
 
 Answer = Callable[[Request], Awaitable[Reply | ErrorReply]]
 
@@ -97,7 +105,7 @@ async def _forward(fleet: Fleet, key: str, owner: str, request: Request) -> Any:
         await fleet.inbox.wait(f"reply:{row}", POLL)
         reply, taken = await trio.to_thread.run_sync(ownership.collect, row)
         if reply is not None:
-            return _replies.decode(reply)
+            return _codecs()[1].decode(reply)
         found = await trio.to_thread.run_sync(ownership.owner, key)
         still = found is not None and found[2] and found[0].node_id == owner
         if still:
@@ -129,7 +137,7 @@ async def serve_inbox(fleet: Fleet, answer: Answer) -> None:
                     log.exception("forwarded request failed")
                     reply = ErrorReply(request.id, "internal", f"{type(error).__name__}")
                 try:
-                    encoded = cast(bytes, _requests.encode(reply))  # msgpack: bytes
+                    encoded = cast(bytes, _codecs()[0].encode(reply))  # msgpack: bytes
                     await trio.to_thread.run_sync(ownership.reply, row, encoded)
                 except Exception as error:
                     log.warning("cannot write the reply to a forwarded request: %s", error)
@@ -144,7 +152,7 @@ async def serve_inbox(fleet: Fleet, answer: Answer) -> None:
                 continue
             for row, session_id, body in rows:
                 try:
-                    request = _requests.decode(body)
+                    request = _codecs()[0].decode(body)
                 except Exception as error:
                     log.warning("an unreadable forwarded request: %s", error)
                     continue

@@ -31,6 +31,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+import msgspec
 import trio
 
 from actors.kernel import Actor, ActorRef
@@ -105,8 +106,7 @@ class Workspace:
         return f"no changes (worktree and branch {self.branch} removed)"
 
 
-@dataclass(frozen=True)
-class Closed:
+class Closed(msgspec.Struct, frozen=True):
     """What closing a workspace did: ``state`` as in ``SubagentWorkspaceEvent``."""
 
     state: str

@@ -19,8 +19,8 @@ import time
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
 
+import msgspec
 import trio
 
 from actors.hooks import SessionHooks
@@ -87,8 +87,7 @@ _ENDED_AS: dict[StopReason, LoopState] = {
 __all__ = ["INTERRUPTED_RESULT", "AgenticLoop", "LoopParts", "NothingToExtend"]
 
 
-@dataclass(frozen=True)
-class LoopParts:
+class LoopParts(msgspec.Struct, frozen=True):
     """What the loop needs once the session has started: the model, the tool
     runner in the session's environment, and the environment's snapshot."""
 

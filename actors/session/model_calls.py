@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from actors.models.client.catalog import get_model_info, usage_cost
 from actors.models.errors import (
@@ -37,8 +38,7 @@ from protocol.llm import Message, Request, Response, ToolChoice
 from protocol.session import AssistantTurn, SessionConfig, Turn
 
 
-@dataclass(frozen=True)
-class ModelFailure:
+class ModelFailure(msgspec.Struct, frozen=True):
     """No answer: ``error`` says why; ``fatal`` when no retry can fix it (the key
     or the access), so the session must close."""
 

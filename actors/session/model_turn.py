@@ -10,7 +10,6 @@ from actors.models.errors import ModelError, StreamError
 from actors.models.fallback import FallbackModel
 from actors.models.session import ModelSession
 from actors.session.events import EventHub
-from actors.session.text_calls import CallWatch
 from actors.session.text_calls.calling import (
     ToolCalling,
     Translations,
@@ -18,6 +17,7 @@ from actors.session.text_calls.calling import (
     text_request,
     text_response,
 )
+from actors.session.text_calls.stream import CallWatch
 from protocol.events import (
     AssistantReasoningDeltaEvent,
     AssistantTextDeltaEvent,

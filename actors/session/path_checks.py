@@ -17,7 +17,7 @@ unless one of those names is in a denied path, which is refused outright.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
 
 from actors.kernel import ActorRef
 from actors.policy.engine import Policy
@@ -27,15 +27,14 @@ from protocol.environment import ResolvedPath, ResolvePath
 RESOLVE_TIMEOUT_S = 30.0
 
 
-@dataclass(frozen=True)
-class PathVerdict:
+class PathVerdict(msgspec.Struct, frozen=True):
     """What the judge found: a refusal, or each path's resolved form and the paths
     that are hard links (their counts) for the gate to ask about."""
 
     refusal: str | None = None
-    resolved: dict[str, str] = field(default_factory=dict[str, str])
-    hard_links: dict[str, int] = field(default_factory=dict[str, int])
-    entries: dict[str, str] = field(default_factory=dict[str, str])
+    resolved: dict[str, str] = msgspec.field(default_factory=dict[str, str])
+    hard_links: dict[str, int] = msgspec.field(default_factory=dict[str, int])
+    entries: dict[str, str] = msgspec.field(default_factory=dict[str, str])
     """Each path's directory entry (parent resolved, name kept): what a delete removes."""
 
     def describe_hard_links(self) -> str:

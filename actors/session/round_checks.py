@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+
+import msgspec
 
 from actors.session.repeated_errors import (
     RepeatedErrors,
@@ -31,12 +32,11 @@ def limit_warning(rounds: int, limit: int) -> str:
     )
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(msgspec.Struct, frozen=True):
     """After a round: messages for the model (with their warning kind), and
     ``stop_text`` when the input ends here (``await_user``: waiting for an answer)."""
 
-    notes: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[tuple[str, str]] = msgspec.field(default_factory=list)
     stop_text: str | None = None
     await_user: bool = False
 

@@ -11,8 +11,9 @@ result. Pure bookkeeping: the loop emits the events and ends the input.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Literal
+
+import msgspec
 
 from actors.provider_wires import of_provider
 from protocol.llm import Usage
@@ -46,8 +47,7 @@ def budget_stop_message(name: BudgetName, used: int, budget: int) -> str:
     return f"Stopped: token budget exceeded ({used:,} of {budget:,} tokens for {_SCOPE[name]})."
 
 
-@dataclass(frozen=True)
-class Exceeded:
+class Exceeded(msgspec.Struct, frozen=True):
     """The budget an input stopped at, and how far it went."""
 
     name: BudgetName

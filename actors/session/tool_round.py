@@ -113,8 +113,8 @@ class ToolRunner:
             terminal=self.terminal,
         )
         declared = profile.registry.get(call.name)  # its facts: kind, limits (actors.tools.tool)
-        kind = declared.kind if declared is not None else ""
-        self.hub.emit(ToolCallStartEvent(call.id, call.name, call.arguments, kind))
+        kind, diff = (declared.kind, declared.diff) if declared is not None else ("", None)
+        self.hub.emit(ToolCallStartEvent(call.id, call.name, call.arguments, kind, diff))
         hooks = self.hooks or None
         hint: str | None = None
         notes: list[str] = []

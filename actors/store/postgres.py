@@ -281,6 +281,16 @@ def _session_row(row: tuple[Any, ...]) -> SessionRow:
     )  # fmt: skip
 
 
+NOT_AT_REST = (
+    "SELECT * FROM sessions WHERE state < 'closed' OR (state > 'closed' AND state < 'idle')"
+    " OR state > 'idle' ORDER BY created"
+)
+"""Every state but ``idle`` and ``closed`` as the three ranges around them, as
+SQLite's store asks it: ``NOT IN`` (``<>``) is no index condition for PostgreSQL
+either, so it read every session row on each start; the ranges are a bitmap scan of
+``sessions_by_state``."""
+
+
 class PostgresBackend:
     """The store's tables in a PostgreSQL database. Open it with :func:`open_postgres`."""
 
@@ -355,9 +365,7 @@ class PostgresBackend:
         return _session_row(found[0]) if found else None
 
     def sessions_not_at_rest(self) -> list[SessionRow]:
-        found = self._rows(
-            "SELECT * FROM sessions WHERE state NOT IN ('idle', 'closed') ORDER BY created"
-        )
+        found = self._rows(NOT_AT_REST)
         return [_session_row(row) for row in found]
 
     def summary(self, session_id: str) -> SummaryRow | None:

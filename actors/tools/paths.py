@@ -15,14 +15,14 @@ environment opens exactly that path (no link followed on the way).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from protocol.environment import PathGuard
 
 
-@dataclass(frozen=True)
-class PathDeclaration:
+class PathDeclaration(msgspec.Struct, frozen=True):
     """The paths a call names. ``parameters`` hold a path or a list of paths;
     ``extract`` finds paths inside another value (a patch); ``confined``: every
     path must be inside the working directory, whatever the policy allows (a
@@ -32,7 +32,7 @@ class PathDeclaration:
     parameters: tuple[str, ...] = ()
     extract: Callable[[Mapping[str, Any]], list[str]] | None = None
     confined: bool = False
-    defaults: Mapping[str, str] = field(default_factory=dict[str, str])
+    defaults: Mapping[str, str] = msgspec.field(default_factory=dict[str, str])
 
     def of(self, arguments: Mapping[str, Any]) -> list[str]:
         found: list[str] = []
@@ -56,15 +56,14 @@ class UncheckedPath(Exception):
     """A tool used a path its declaration did not name (a bug in the tool): refused."""
 
 
-@dataclass(frozen=True)
-class Clearance:
+class Clearance(msgspec.Struct, frozen=True):
     """The policy's answer for one call: each declared path as the model wrote it,
     mapped to the resolved path that was judged; ``hard_links``: the user approved
     files with more than one hard link."""
 
-    resolved: Mapping[str, str] = field(default_factory=dict[str, str])
+    resolved: Mapping[str, str] = msgspec.field(default_factory=dict[str, str])
     hard_links: bool = False
-    entries: Mapping[str, str] = field(default_factory=dict[str, str])
+    entries: Mapping[str, str] = msgspec.field(default_factory=dict[str, str])
     """Each path's directory entry (its parent resolved, its name kept): a delete
     removes a symlink itself, not what it points to."""
 

@@ -8,7 +8,6 @@ to; it never ends the loop. A whole round of calls is the session's job
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -100,7 +99,7 @@ class ToolRegistry:
             if isinstance(verdict, str):
                 return _error(call, verdict)
             if verdict is not None:
-                context = dataclasses.replace(context, clearance=verdict)
+                context = msgspec.structs.replace(context, clearance=verdict)
         try:
             output = await tool.execute(arguments, context)
         except ToolFailure as failure:

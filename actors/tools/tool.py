@@ -19,6 +19,7 @@ import msgspec
 from actors.policy.categories import Category
 from actors.tools.paths import NO_PATHS, PathDeclaration
 from actors.tools.schema import check_against_schema, parse_arguments, schema_of
+from protocol.diff_fields import DiffFields  # declared here, carried by the events
 from protocol.llm import ToolDefinition
 
 if TYPE_CHECKING:
@@ -54,18 +55,6 @@ class OutputLimits(msgspec.Struct, frozen=True):
 
 DEFAULT_LIMITS = OutputLimits()
 """For a tool that declares none (a custom or MCP tool)."""
-
-
-class DiffFields(msgspec.Struct, frozen=True, kw_only=True):
-    """Which arguments show a call as a diff (an editor's or the terminal's view):
-    the file's ``path``, the ``new`` text and the text it replaces (``old``; None:
-    the new text is the whole file); or ``patch``, an argument that is already a
-    diff of its own (then the others are not used)."""
-
-    path: str = ""
-    new: str = ""
-    old: str | None = None
-    patch: str | None = None
 
 
 @dataclass(frozen=True)

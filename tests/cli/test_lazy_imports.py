@@ -22,12 +22,15 @@ NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.
                           "asyncssh", "bashlex", "rich.markdown", "yaml", "actors.web",
                           "actors.server.server", "actors.server.connection",
                           "actors.server.handshake", "trio_websocket", "wsproto",
-                          "rich", "click", "pygments")  # fmt: skip
+                          "rich", "click", "pygments", "tomllib", "difflib",
+                          "actors.session.text_calls.parser")  # fmt: skip
 """What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
 json output and no shell command does not use: its runtime is answered by calls
 (:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
 web page stay out too; rich only draws on a colour terminal, and httpx's own
-command-line client (click, pygments, rich) is never imported."""
+command-line client (click, pygments, rich) is never imported; with no config file
+TOML's parser is not needed, nor difflib without an edit to show or a typo, nor
+the text-call parser for a model with native tool calls."""
 
 
 def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
@@ -93,7 +96,9 @@ async def test_an_embedded_run_imports_no_mcp_acp_ssh_or_markdown(home: Home) ->
 def test_the_preset_names_are_the_presets() -> None:
     """``--policy`` is checked against the names alone (the presets import the
     policy engine); the two lists must not drift."""
-    from actors.policy.preset_names import PRESET_NAMES
+    from actors.policy.preset_names import PRESET_NAMES, UNSANDBOXED_PRESETS
     from actors.policy.presets import POLICY_PRESETS
 
     assert set(POLICY_PRESETS) == PRESET_NAMES
+    off = {name for name, preset in POLICY_PRESETS.items() if preset.sandbox == "off"}
+    assert off == UNSANDBOXED_PRESETS

@@ -66,6 +66,27 @@ async def test_a_run_through_a_server_imports_no_event_loop(home: Home) -> None:
     assert _loaded(modules, NOT_IN_A_RUN_THROUGH_A_SERVER) == []
 
 
+async def test_an_edit_through_a_server_is_drawn_without_the_tool_catalogue(home: Home) -> None:
+    """The event names the arguments that show the call as a diff, so the terminal
+    draws it without importing the tools (and the kernel and trio under them)."""
+    record = home.root / "modules.json"
+    write = {"name": "write_file", "arguments": {"file_path": "new.txt", "content": "a\nb\n"}}
+    async with served(home, {"turns": [{"tool_calls": [write]}, {"text": "Written."}]}):
+        with trio.fail_after(HANG_GUARD):
+            done = await trio.run_process(
+                [sys.executable, "-c", _RUN_AND_RECORD, str(record), "run", "write it"],
+                capture_stdout=True, capture_stderr=True, check=False,
+                cwd=home.work, env=home.env,
+            )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    shown = done.stdout.decode()
+    assert "+++ new.txt (written, 2 lines)" in shown and "    +b" in shown, shown
+    assert (home.work / "new.txt").read_text() == "a\nb\n"
+    modules = json.loads(record.read_text())
+    assert "protocol.client_blocking" in modules
+    assert _loaded(modules, ("actors.tools", *NOT_IN_A_RUN_THROUGH_A_SERVER)) == []
+
+
 async def test_json_text_stream_json_and_the_last_message(home: Home) -> None:
     turns = shell_then_text("echo from-tool", final="The final answer.", usage={"input": 7})
     script = {"turns": turns["turns"] * 3 + turns["turns"][:1]}  # a call, an answer; thrice

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from actors.models.adapter import result_text
 from actors.models.errors import InvalidRequestError, ModelError
 from actors.provider_wires import of_provider
-from actors.session.text_calls.parser import parse_text_calls
 from actors.session.text_calls.prompt import render_call, render_result, tools_prompt
 from protocol.llm import (
     FinishReason,
@@ -152,6 +151,8 @@ def text_response(
         for d in definitions
         if len(d.parameters.get("required") or ()) == 1
     }
+    from actors.session.text_calls.parser import parse_text_calls  # a text-calling model's only
+
     parsed = parse_text_calls(text, [d.name for d in definitions], sole)
     content: list[Part] = []
     prose = parsed.text.strip()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+import msgspec
+
 from actors.kernel import ActorRef
 from actors.tools.paths import Clearance
 from protocol.environment import (
@@ -61,8 +63,7 @@ class TerminalSlot:
     open: bool = False
 
 
-@dataclass(frozen=True)
-class ToolContext:
+class ToolContext(msgspec.Struct, frozen=True):
     """The environment tools act on, and the settings they obey.
 
     ``working_dir`` is the environment's working directory (for messages that show
