@@ -178,6 +178,14 @@ class Fleet:
             url = found[1] if found is not None else ""
             raise OwnedElsewhere(session_id, held.owner, url) from None
 
+    def adopt(self, session_id: str) -> None:
+        """Own a new session: its lease (epoch 1) is written by the store's writer
+        with its first rows, so a start waits for no round trip (the caller queues
+        the ``lease`` op before them: :meth:`actors.store.Store.put_lease`)."""
+        if self.draining:
+            raise OwnedElsewhere(session_id, self.node_id + " (draining)", "")
+        self.ownership.adopt(session_id)
+
     async def release(self, session_id: str) -> None:
         with contextlib.suppress(Exception):  # a fault: the lease lapses by itself
             await trio.to_thread.run_sync(self.ownership.release, session_id)

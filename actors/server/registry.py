@@ -338,7 +338,8 @@ class SessionRegistry:
         pinned = contextlib.ExitStack()
         if self.fleet is not None:
             pinned.enter_context(self.fleet.pin(actor.id))
-            await self.fleet.acquire(actor.id)  # epoch 1: its first write is fenced
+            self.fleet.adopt(actor.id)  # epoch 1: its first write is fenced
+            self.store.put_lease(actor.id)  # written with its first rows, before them
         now = time.time()
         row = SessionRow(
             actor.id, profile.id, config.model or profile.model, env.address,

@@ -16,8 +16,12 @@ fenced write in flight to commit, and every write after it sees the new epoch
 and fails: a node that was paused (SIGSTOP) or cut off past its lease can never
 write again, whatever it believes.
 
-This module is the mechanism only; the server does not use it yet (taking over
-sessions, routing between nodes and draining come next).
+A new session's lease needs no round trip of its own: its id is new, so the
+lease is epoch 1 by construction; :func:`write_new` writes the leases of many
+new sessions in one statement, inside the fenced write of the batch that holds
+their first rows (:mod:`actors.store.ownership`), as events are batched.
+
+This module is the mechanism; :mod:`actors.store.ownership` is a node's use of it.
 """
 
 from __future__ import annotations
@@ -103,11 +107,21 @@ ON CONFLICT (session_id) DO UPDATE SET
 WHERE held.node_id = excluded.node_id OR held.expires_at <= clock_timestamp()
 RETURNING epoch, extract(epoch FROM expires_at)
 """
-_RENEW = """
-UPDATE session_leases SET expires_at = clock_timestamp() + make_interval(secs => %s),
+_ACQUIRE_NEW = """
+INSERT INTO session_leases AS held (session_id, node_id, epoch, expires_at)
+SELECT id, %(node)s, 1, clock_timestamp() + make_interval(secs => %(ttl)s)
+FROM unnest(%(ids)s::text[]) AS id
+ON CONFLICT (session_id) DO UPDATE SET expires_at = excluded.expires_at,
     renewed = clock_timestamp()
-WHERE session_id = %s AND node_id = %s AND epoch = %s
-RETURNING extract(epoch FROM expires_at)
+WHERE held.node_id = excluded.node_id AND held.epoch = 1
+RETURNING session_id
+"""
+_RENEW = """
+UPDATE session_leases AS held
+SET expires_at = clock_timestamp() + make_interval(secs => %s), renewed = clock_timestamp()
+FROM unnest(%s::text[], %s::bigint[]) AS mine(session_id, epoch)
+WHERE held.session_id = mine.session_id AND held.epoch = mine.epoch AND held.node_id = %s
+RETURNING held.session_id, extract(epoch FROM held.expires_at)
 """
 _RELEASE = """
 UPDATE session_leases SET expires_at = clock_timestamp()
@@ -145,12 +159,10 @@ class Leases:
         """Extend ``lease`` by the TTL. Raises :class:`LeaseLost` if another node
         took the session (a lapsed lease nobody took is still this node's)."""
         with self._connect() as connection:
-            row = connection.execute(
-                _RENEW, (self.settings.ttl, lease.session_id, lease.node_id, lease.epoch)
-            ).fetchone()
-        if row is None:
+            renewed = renew_many(connection, self.settings.ttl, lease.node_id, [lease])
+        if lease.session_id not in renewed:
             raise LeaseLost(lease)
-        return msgspec.structs.replace(lease, expires_at=float(row[0]))
+        return msgspec.structs.replace(lease, expires_at=renewed[lease.session_id])
 
     def release(self, lease: Lease) -> None:
         """Hand the session over now (a graceful drain): the lease ends, its row and
@@ -190,21 +202,61 @@ class Leases:
             write_fenced(connection, list(fences), ops)
 
 
-def write_fenced(connection: psycopg.Connection[Any], fences: list[Lease], ops: list[Op]) -> None:
+def renew_many(
+    connection: psycopg.Connection[Any], ttl: float, node_id: str, leases: Iterable[Lease]
+) -> dict[str, float]:
+    """Extend every lease in ``leases`` (all ``node_id``'s) by ``ttl``, in one
+    statement: the sessions still held, with their new expiry. One missing was
+    taken by another node (its epoch moved on)."""
+    held = list(leases)
+    if not held:
+        return {}
+    ids, epochs = [lease.session_id for lease in held], [lease.epoch for lease in held]
+    rows = connection.execute(_RENEW, (ttl, ids, epochs, node_id)).fetchall()
+    return {str(row[0]): float(row[1]) for row in rows}
+
+
+def write_new(
+    cursor: psycopg.Cursor[Any], node_id: str, ttl: float, sessions: list[str]
+) -> set[str]:
+    """Take the leases of new sessions (epoch 1), in one statement inside the
+    caller's transaction; the ones written. A session missing from it has a
+    lease row of another node or epoch: its id was not new, it is not ours."""
+    if not sessions:
+        return set()
+    rows = cursor.execute(_ACQUIRE_NEW, {"node": node_id, "ttl": ttl, "ids": sessions}).fetchall()
+    return {str(row[0]) for row in rows}
+
+
+def write_fenced(
+    connection: psycopg.Connection[Any],
+    fences: list[Lease],
+    ops: list[Op],
+    new: tuple[str, float, list[str]] | None = None,
+    after: Callable[[psycopg.Cursor[Any], list[Op]], None] | None = None,
+) -> None:
     """The fenced write on one connection: the lease rows are read ``FOR SHARE``
-    in the write's transaction, so a take-over waits for it or it sees the take-over."""
+    in the write's transaction, so a take-over waits for it or it sees the take-over.
+    ``new`` (node id, TTL, session ids): leases of new sessions written first, in
+    the same transaction (their fences among ``fences``); ``after``: more done in
+    the transaction once the ops are written (the store's doorbell)."""
     with connection.transaction(), connection.cursor() as cursor:
-        wanted = sorted({lease.session_id for lease in fences})  # one lock order for all
-        rows = cursor.execute(
-            "SELECT session_id, node_id, epoch FROM session_leases"
-            " WHERE session_id = ANY(%s) ORDER BY session_id FOR SHARE",
-            (wanted,),
-        ).fetchall()
-        current = {row[0]: (row[1], int(row[2])) for row in rows}
-        for lease in fences:
-            if current.get(lease.session_id) != (lease.node_id, lease.epoch):
-                raise Fenced(lease)
+        if new is not None:
+            write_new(cursor, *new)
+        if fences:
+            wanted = sorted({lease.session_id for lease in fences})  # one lock order for all
+            rows = cursor.execute(
+                "SELECT session_id, node_id, epoch FROM session_leases"
+                " WHERE session_id = ANY(%s) ORDER BY session_id FOR SHARE",
+                (wanted,),
+            ).fetchall()
+            current = {row[0]: (row[1], int(row[2])) for row in rows}
+            for lease in fences:
+                if current.get(lease.session_id) != (lease.node_id, lease.epoch):
+                    raise Fenced(lease)
         write(cursor, ops)
+        if after is not None:
+            after(cursor, ops)
 
 
 async def keep_renewed(

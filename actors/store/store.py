@@ -63,7 +63,8 @@ CLOSING_TRIES = 6
 """Attempts at the queue when the store closes during an outage, before what is
 left (never acknowledged to anyone) is given up with an error in the log."""
 
-_SESSION_ARG = {"event": 0, "mark": 0, "session": 0, "state": 3, "summary": 0, "history": 0}
+_SESSION_ARG = {"event": 0, "mark": 0, "session": 0, "state": 3, "summary": 0, "history": 0,
+                "lease": 0}  # fmt: skip
 
 
 def _session_of(op: Op) -> str | None:
@@ -167,6 +168,11 @@ class Store:
 
     def delete_environment(self, name: str) -> None:
         self._put(Op("env_delete", (name,)))
+
+    def put_lease(self, session_id: str) -> None:
+        """On a fleet: write a new session's lease (epoch 1) before its first rows,
+        in their batch (:meth:`actors.store.ownership.Ownership.adopt`)."""
+        self._put(Op("lease", (session_id,)))
 
     def _put(self, op: Op) -> bool:
         if self._closed:

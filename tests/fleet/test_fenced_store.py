@@ -18,6 +18,7 @@ from actors.store.ownership import Ownership
 from actors.store.postgres import PostgresBackend
 from actors.store.store import open_store
 from protocol.events import SessionEvent, WarningEvent
+from protocol.session import SessionConfig
 
 
 def _stored(url: str, session: str) -> list[int]:
@@ -68,3 +69,62 @@ async def test_a_moved_session_s_writes_go_the_rest_stay(tmp_path: Path, postgre
     assert _stored(postgres_url, "s-kept") == [1, 2, 3]
     assert _stored(postgres_url, "s-moved") == [1]
     assert _stored(postgres_url, "s-moved.a-1") == [1]
+
+
+def _leases(url: str) -> dict[str, tuple[str, int]]:
+    with psycopg.connect(url) as connection:
+        rows = connection.execute("SELECT session_id, node_id, epoch FROM troupe.session_leases")
+        return {str(row[0]): (str(row[1]), int(row[2])) for row in rows.fetchall()}
+
+
+def _sessions_stored(url: str) -> set[str]:
+    with psycopg.connect(url) as connection:
+        return {str(row[0]) for row in connection.execute("SELECT id FROM troupe.sessions")}
+
+
+async def test_new_sessions_leases_go_with_their_first_rows(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """A new session's lease is written by the writer, in the batch of its first
+    rows (no round trip of its own): many of them at once, each epoch 1, renewed
+    from then on; one whose id another node already holds is fenced out, its
+    rows never stored, and the others of the batch are."""
+    async with open_store(tmp_path, postgres_url) as store:
+        backend = store.backend
+        assert isinstance(backend, PostgresBackend)
+        ownership = Ownership(backend, LeaseSettings("node-a", ttl=30))
+        store.fence = ownership
+        moved: list[str] = []
+        store.on_fenced = moved.append
+        other = Leases(backend.connection, LeaseSettings("node-b", ttl=30))
+        await trio.to_thread.run_sync(other.acquire, "s-taken")  # an id that is not new
+
+        # Before the writer runs: not in the database, and a renewal does not lose them.
+        news = [f"s-new-{n}" for n in range(40)]
+        for session in [*news, "s-taken"]:
+            ownership.adopt(session)
+        assert await trio.to_thread.run_sync(ownership.renew_all) == []
+        for session in [*news, "s-taken"]:
+            store.put_lease(session)
+            store.put_session(session, "p", "m", "/environments/local", None, SessionConfig())
+            store.append_event(_event(session, 1))
+        await store.flush()
+
+        leases = _leases(postgres_url)
+        assert {s: leases[s] for s in news} == {s: ("node-a", 1) for s in news}
+        assert leases["s-taken"] == ("node-b", 1)
+        assert moved == ["s-taken"]
+        assert _sessions_stored(postgres_url) == set(news)
+        assert _stored(postgres_url, "s-taken") == []
+        assert all(_stored(postgres_url, s) == [1] for s in news)
+        assert await trio.to_thread.run_sync(ownership.renew_all) == []
+        assert set(ownership.held()) == set(news)
+
+        # One given back before its lease was written: never written as held.
+        ownership.adopt("s-gone")
+        store.put_lease("s-gone")
+        await trio.to_thread.run_sync(ownership.release, "s-gone")
+        store.append_event(_event("s-gone", 1))
+        await store.flush()
+        assert "s-gone" not in _leases(postgres_url)
+        assert _stored(postgres_url, "s-gone") == []
