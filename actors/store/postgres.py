@@ -210,10 +210,12 @@ def write(cursor: psycopg.Cursor[Any], ops: list[Op]) -> None:
     """Apply ``ops`` inside the caller's transaction (a fenced write checks its
     lease in the same transaction first: :mod:`actors.store.leases`)."""
     events = [op.args for op in ops if op.kind == "event"]
-    for op in ops:
-        sql = _SQL.get(op.kind)
-        if sql is not None:
-            cursor.execute(sql.encode(), _args(op))
+    for kind, rows in _runs(ops):
+        sql = _SQL[kind].encode()
+        if len(rows) == 1:
+            cursor.execute(sql, rows[0])
+        else:
+            cursor.executemany(sql, rows)
     if len(events) >= COPY_FROM:
         cursor.execute(_STAGING)
         with cursor.copy("COPY events_in FROM STDIN (FORMAT BINARY)") as copy:
@@ -223,6 +225,29 @@ def write(cursor: psycopg.Cursor[Any], ops: list[Op]) -> None:
         cursor.execute("INSERT INTO events SELECT * FROM events_in ON CONFLICT DO NOTHING")
     elif events:
         cursor.executemany(_INSERT_EVENT, events)
+
+
+_TABLE = {"session": "sessions", "state": "sessions", "env_put": "environments",
+          "env_delete": "environments"}  # fmt: skip
+"""The kinds that share a table (the others each have their own)."""
+
+
+def _runs(ops: list[Op]) -> list[tuple[str, list[tuple[Any, ...]]]]:
+    """The batch's rows as few statements as keep its meaning: ops on different
+    tables commute (no table refers to another), so each table's ops are taken in
+    their order, and a run of one kind on a table is one ``executemany`` (one
+    round trip, pipelined) instead of one ``execute`` each: a burst of new
+    sessions is one statement for their rows and one for their seq marks."""
+    tables: dict[str, list[tuple[str, list[tuple[Any, ...]]]]] = {}
+    for op in ops:
+        if op.kind not in _SQL:
+            continue
+        runs = tables.setdefault(_TABLE.get(op.kind, op.kind), [])
+        if runs and runs[-1][0] == op.kind:
+            runs[-1][1].append(_args(op))
+        else:
+            runs.append((op.kind, [_args(op)]))
+    return [run for runs in tables.values() for run in runs]
 
 
 def redacted(url: str) -> str:
