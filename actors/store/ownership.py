@@ -36,6 +36,7 @@ import threading
 import time
 from typing import Any
 
+import msgspec
 import psycopg
 
 from actors.store.backend import FencedOut
@@ -45,7 +46,7 @@ from actors.store.leases import (
     LeaseHeld,
     Leases,
     LeaseSettings,
-    renew_many,
+    heartbeat,
     write_fenced,
 )
 from actors.store.postgres import BAD_ROW, PostgresBackend
@@ -76,10 +77,19 @@ def op_session(op: Op) -> str | None:
 
 
 _CLAIMABLE = """
-SELECT s.id FROM sessions s LEFT JOIN session_leases l ON l.session_id = s.id
+SELECT s.id FROM sessions s LEFT JOIN leases l ON l.session_id = s.id
 WHERE s.state NOT IN ('idle', 'closed')
   AND (l.session_id IS NULL OR l.expires_at <= clock_timestamp())
 ORDER BY s.updated
+"""
+_NEXT_LAPSE = """
+SELECT extract(epoch FROM min(alive_until) - clock_timestamp()) FROM nodes
+WHERE node_id <> %s AND alive_until > clock_timestamp()
+"""
+_MINE = "SELECT count(*) FROM session_leases WHERE node_id = %s AND expires_at = 'infinity'"
+_STILL_MINE = """
+SELECT session_id, epoch FROM session_leases
+WHERE session_id = ANY(%s) AND node_id = %s AND expires_at = 'infinity'
 """
 _SEEN = """
 INSERT INTO nodes (node_id, url, started, seen, draining)
@@ -95,8 +105,8 @@ class Ownership:
 
     def __init__(self, backend: PostgresBackend, settings: LeaseSettings) -> None:
         self.backend = backend
-        self.settings = settings
-        self.leases = Leases(backend.connection, settings)
+        self.settings = msgspec.structs.replace(settings, on_node=True)
+        self.leases = Leases(backend.connection, self.settings)
         self._lock = threading.Lock()
         self._held: dict[str, Lease] = {}
         self._gone: set[str] = set()
@@ -161,14 +171,22 @@ class Ownership:
             return root in self._gone and root not in self._held
 
     def renew_all(self) -> list[str]:
-        """Renew every lease held, in one statement; the sessions whose lease was
-        lost (another node took them) are returned and marked lost."""
-        with self._lock:  # a lease not written yet is not renewed (nor lost)
+        """Renew every lease held: the node's heartbeat, one row. The sessions
+        whose lease was lost (another node took them: only possible once the
+        heartbeat lapsed) are returned and marked lost: counted in the same
+        transaction, and looked up one by one only when the count is not what
+        this node holds."""
+        with self._lock:  # a lease not written yet is not counted (nor lost)
             held = {s: lease for s, lease in self._held.items() if s not in self._unwritten}
-        if not held:
-            return []
-        with self.backend.connection() as connection:
-            renewed = renew_many(connection, self.settings.ttl, self.node_id, held.values())
+        with self.backend.connection() as connection, connection.transaction():
+            heartbeat(connection, self.node_id, self.settings.ttl)
+            if not held:
+                return []
+            row = connection.execute(_MINE, (self.node_id,)).fetchone()
+            if row is not None and int(row[0]) == len(held):
+                return []
+            rows = connection.execute(_STILL_MINE, (list(held), self.node_id)).fetchall()
+        renewed = {str(r[0]) for r in rows if int(r[1]) == held[str(r[0])].epoch}
         lost = []
         with self._lock:
             for session_id in held:
@@ -179,11 +197,16 @@ class Ownership:
                     lost.append(session_id)
         return lost
 
-    def claimable(self) -> list[str]:
+    def claimable(self) -> tuple[list[str], float | None]:
         """Sessions with an input running (or an approval open) whose lease lapsed
-        or was handed over: the ones a surviving node takes over at once."""
+        or was handed over: the ones a surviving node takes over at once; and in
+        how many seconds the next other node's heartbeat lapses if not renewed
+        (None: no other node is alive), the moment to look again."""
         with self.backend.connection() as connection:
-            return [row[0] for row in connection.execute(_CLAIMABLE).fetchall()]
+            found = [row[0] for row in connection.execute(_CLAIMABLE).fetchall()]
+            row = connection.execute(_NEXT_LAPSE, (self.node_id,)).fetchone()
+        lapse = None if row is None or row[0] is None else max(0.0, float(row[0]))
+        return found, lapse
 
     def owner(self, session_id: str) -> tuple[Lease, str, bool] | None:
         """The session's live lease and its node's URL, if another node holds it
@@ -192,7 +215,7 @@ class Ownership:
             row = connection.execute(
                 "SELECT l.node_id, l.epoch, extract(epoch FROM l.expires_at),"
                 " coalesce(n.url, ''), l.expires_at > clock_timestamp()"
-                " FROM session_leases l LEFT JOIN nodes n ON n.node_id = l.node_id"
+                " FROM leases l LEFT JOIN nodes n ON n.node_id = l.node_id"
                 " WHERE l.session_id = %s",
                 (session_id,),
             ).fetchone()
@@ -213,6 +236,7 @@ class Ownership:
                 " WHERE node_id = %s AND expires_at > clock_timestamp() RETURNING session_id",
                 (self.node_id,),
             ).fetchall()
+            heartbeat(connection, self.node_id, self.settings.ttl)
         return len(rows)
 
     def seen(self, url: str, draining: bool = False) -> None:

@@ -144,7 +144,22 @@ and the inbox of requests one node hands another's session (the message is the
 row; a ``NOTIFY`` only rings the bell: :mod:`actors.store.ownership`), and when
 each lease was last renewed (``troupe nodes`` shows its age)."""
 
-MIGRATIONS = (V1, V2, V3)
+V4 = """
+ALTER TABLE nodes ADD COLUMN alive_until TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp();
+CREATE VIEW leases AS
+SELECT l.session_id, l.node_id, l.epoch,
+       CASE WHEN l.expires_at = 'infinity' THEN coalesce(n.alive_until, l.renewed)
+            ELSE l.expires_at END AS expires_at,
+       CASE WHEN l.expires_at = 'infinity' THEN greatest(l.renewed, n.seen)
+            ELSE l.renewed END AS renewed
+FROM session_leases l LEFT JOIN nodes n ON n.node_id = l.node_id
+"""
+"""Version 4: a fleet node's leases last as long as its heartbeat (``expires_at``
+``infinity`` in the lease row: the node's ``alive_until`` decides), so a node
+renews one row per period, not one per session it holds; ``leases`` is every
+lease with the expiry that holds for it (:mod:`actors.store.leases`)."""
+
+MIGRATIONS = (V1, V2, V3, V4)
 
 BAD_ROW = (OverflowError, ValueError, TypeError, psycopg.DataError, psycopg.IntegrityError)
 """Errors of one row's content: that row is dropped (with an error in the log)."""

@@ -13,7 +13,7 @@ import pytest
 import trio
 
 from actors.store.health import SessionMoved
-from actors.store.leases import Leases, LeaseSettings
+from actors.store.leases import LeaseHeld, Leases, LeaseSettings
 from actors.store.ownership import Ownership
 from actors.store.postgres import PostgresBackend
 from actors.store.store import open_store
@@ -128,3 +128,58 @@ async def test_new_sessions_leases_go_with_their_first_rows(
         await store.flush()
         assert "s-gone" not in _leases(postgres_url)
         assert _stored(postgres_url, "s-gone") == []
+
+
+async def test_a_node_renews_its_heartbeat_not_each_lease(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """A fleet node's leases last as long as its heartbeat: a renewal writes the
+    node's row only (the lease rows stay as they are, however many), the leases
+    lapse together once it stops, and the renewal after another node took one
+    over reports that one lost."""
+    async with open_store(tmp_path, postgres_url) as store:
+        backend = store.backend
+        assert isinstance(backend, PostgresBackend)
+        ownership = Ownership(backend, LeaseSettings("node-a", ttl=30))
+        store.fence = ownership
+        store.on_fenced = lambda session_id: None
+        await trio.to_thread.run_sync(ownership.restarted)  # its heartbeat begins
+        sessions = [f"s-{n}" for n in range(30)]
+        for session in sessions:
+            ownership.adopt(session)
+            store.put_lease(session)
+        await store.flush()
+
+        def rows() -> list[tuple[object, ...]]:
+            with psycopg.connect(postgres_url) as connection:
+                return connection.execute(
+                    "SELECT session_id, node_id, epoch, expires_at::text, renewed FROM troupe.session_leases"
+                    " ORDER BY session_id"
+                ).fetchall()
+
+        def live() -> set[str]:
+            with psycopg.connect(postgres_url) as connection:
+                found = connection.execute(
+                    "SELECT session_id FROM troupe.leases WHERE expires_at > clock_timestamp()"
+                ).fetchall()
+            return {str(row[0]) for row in found}
+
+        before = rows()
+        for _ in range(3):
+            assert await trio.to_thread.run_sync(ownership.renew_all) == []
+        assert rows() == before  # not one lease row written by the renewals
+        assert live() == set(sessions)
+
+        other = Leases(backend.connection, LeaseSettings("node-b", ttl=30, on_node=True))
+        with pytest.raises(LeaseHeld):
+            await trio.to_thread.run_sync(other.acquire, "s-3")
+        with psycopg.connect(postgres_url) as connection:  # as if it stopped renewing
+            connection.execute(
+                "UPDATE troupe.nodes SET alive_until = clock_timestamp() WHERE node_id = 'node-a'"
+            )
+        assert not live()  # all lapse at once
+        taken = await trio.to_thread.run_sync(other.acquire, "s-3")
+        assert (taken.node_id, taken.epoch) == ("node-b", 2)
+        assert await trio.to_thread.run_sync(ownership.renew_all) == ["s-3"]
+        assert set(ownership.held()) == set(sessions) - {"s-3"}
+        assert live() == set(sessions) - {"s-3"}  # the others run again, on node-a
