@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
@@ -106,6 +106,10 @@ class Store:
         and writes of sessions it no longer owns are dropped (issue 37)."""
         self.on_fenced: Any = None
         """Told (with the session id) when a batch was refused: the session moved."""
+        self.side_probes: list[Callable[[], None]] = []
+        """The small files beside the store (the server's process ledger): each
+        raises :class:`OSError` while it cannot be written. During an outage they
+        are probed with the store, so writes resume only once all can."""
 
     # -- writes (never wait, never raise) ------------------------------------
 
@@ -291,6 +295,7 @@ class Store:
             batch = self._queue[:MAX_BATCH]
             if not batch:
                 return True
+            down = not self.health.available  # then the batch probes all first
             try:
                 await trio.to_thread.run_sync(self._apply, batch)
             except FencedOut as out:
@@ -300,7 +305,7 @@ class Store:
                 self._fault(error)
                 return False
             del self._queue[: len(batch)]
-        if not self.health.available:
+        if down and not self.health.available:  # not a fault told during the batch
             log.warning("store writes again after: %s", self.health.reason)
             self.health.recover()
         for op in batch:
@@ -354,11 +359,17 @@ class Store:
     def _recover_and_probe(self) -> None:
         self.backend.recover()
         self.backend.probe()
+        self._probe_side()
+
+    def _probe_side(self) -> None:
+        for probe in self.side_probes:
+            probe()
 
     def _apply(self, batch: list[Op]) -> None:
         """In the worker thread: after a fault, let the backend reconnect first."""
         if not self.health.available:
             self.backend.recover()
+            self._probe_side()
         if self.fence is not None:
             self.fence.apply(batch)
         else:

@@ -153,8 +153,8 @@ async def test_a_node_renews_its_heartbeat_not_each_lease(
         def rows() -> list[tuple[object, ...]]:
             with psycopg.connect(postgres_url) as connection:
                 return connection.execute(
-                    "SELECT session_id, node_id, epoch, expires_at::text, renewed FROM troupe.session_leases"
-                    " ORDER BY session_id"
+                    "SELECT session_id, node_id, epoch, expires_at::text, renewed"
+                    " FROM troupe.session_leases ORDER BY session_id"
                 ).fetchall()
 
         def live() -> set[str]:
