@@ -11,6 +11,7 @@ reach hosts (:attr:`environments.kinds.Kind.end_leftovers`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 from pathlib import Path
 
@@ -69,8 +70,16 @@ class ReportingLedger(ProcessLedger):
 
 def ledger_fault(ledger: ProcessLedger, error: OSError) -> str:
     """One line saying which of the store's files cannot be written, and why."""
-    reason = error.strerror or type(error).__name__
+    reason = _REASONS.get(error.errno or 0) or error.strerror or type(error).__name__
     return f"the process ledger in {ledger.directory} cannot be written: {reason}"
+
+
+_REASONS = {
+    errno.ENOSPC: "no space left, the disk is full",
+    errno.ENOENT: "it is gone (its data directory vanished?)",
+    errno.EROFS: "the file system is read-only",
+}
+"""The store's own words for the faults both meet, so a client reads one story."""
 
 
 async def end_leftover_groups(ledger: ProcessLedger, kinds: Kinds | None = None) -> None:
