@@ -18,9 +18,10 @@ import pytest
 import trio
 
 from actors.mockllm import Script, serve_mock_llm
-from protocol.client import RequestError, connect
+from protocol.client import connect
 from protocol.wire import CreateSession, InterruptSession, SubmitInput
 from tests.wire.conftest import events_until, shell_turns, subscribe, troupe_serve
+from tests.wire.store_fault_helpers import refused
 
 
 @pytest.mark.parametrize("store_setting", ["sqlite", "postgresql"], indirect=True)
@@ -45,9 +46,7 @@ async def test_a_ledger_that_cannot_be_written_is_the_store_s_typed_fault(
             await client.request(SubmitInput, session=session, text="keep going")
             received = await events_until(client, "store_unavailable")
             assert "process ledger" in received[-1].data["message"]
-            with pytest.raises(RequestError) as refused:
-                await client.request(SubmitInput, session=session, text="more")
-            assert refused.value.code == "store_unavailable"
+            await refused(client, SubmitInput, session=session, text="more")
             assert serve.process.returncode is None
 
             ledger.unlink()
