@@ -20,6 +20,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     mark_and_select(config, items)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """A worker that crashes is not replaced (``--max-worker-restart`` 0 unless given):
+    xdist 3.8's ``loadfile`` scheduler re-runs the test that crashed the worker and
+    then waits forever for work it already handed out (pytest-xdist issues 1323,
+    1371, 1378), so one crash turned a CI run into a timeout. Now the crash is a
+    failure naming the test, and the run ends."""
+    if getattr(config.option, "maxworkerrestart", "") is None:
+        config.option.maxworkerrestart = "0"
+
+
 @pytest.hookimpl(optionalhook=True)  # a venv without pytest-xdist still runs the suite
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto``: one worker per CPU, at least two. Four on two cores was faster,

@@ -99,6 +99,9 @@ class Store:
         self._wake = trio.Event()
         self._progress = trio.Event()
         self._closed = False
+        self._connection_closed = False
+        """Set, under the lock, as the database closes: a read that comes later (a
+        task that outlived the store) gets the typed fault, not a closed handle."""
         self._writer_running = False
         self.events_written = 0
         self.fence: Fence | None = None
@@ -295,6 +298,8 @@ class Store:
             batch = self._queue[:MAX_BATCH]
             if not batch:
                 return True
+            if self._connection_closed:
+                return False  # a waiter that outlived the store: nothing can write now
             down = not self.health.available  # then the batch probes all first
             try:
                 await trio.to_thread.run_sync(self._apply, batch)
@@ -352,9 +357,15 @@ class Store:
             self.health.recover()
         return True
 
-    def close_connection(self) -> None:
-        """In a worker thread, once the writer has stopped: close the database."""
-        self.backend.close()
+    async def close_connection(self) -> None:
+        """Once the writer has stopped: close the database, after any read still in
+        its thread. Tasks outside the store's scope (a subscriber of an embedded
+        runtime) may be reading as it closes, and SQLite closed under a running
+        statement is a use-after-free that takes the whole process down."""
+        with trio.CancelScope(shield=True):
+            async with self._lock:
+                self._connection_closed = True
+                await trio.to_thread.run_sync(self.backend.close)
 
     def _recover_and_probe(self) -> None:
         self.backend.recover()
@@ -384,14 +395,20 @@ class Store:
 
     # -- reads ---------------------------------------------------------------
 
+    def _check_open(self) -> None:
+        if self._connection_closed:
+            raise StoreUnavailable("the store is closed")
+
     async def _read(self, fn: Any, *args: Any) -> Any:
         """A read of the backend's (``fn``, one of its methods); a failure of the
         database under it is the typed fault of the one request that asked, never
         the server's end. A backend on one connection reads between batches."""
         try:
             if not self.backend.serial:
+                self._check_open()
                 return await trio.to_thread.run_sync(fn, *args)
             async with self._lock:
+                self._check_open()
                 return await trio.to_thread.run_sync(fn, *args)
         except self.backend.faults as error:
             raise StoreUnavailable(f"the store cannot be read: {error}") from error
@@ -530,4 +547,4 @@ async def open_store(data_dir: Path, store: str = "") -> AsyncIterator[Store]:
                 opened.close()
                 nursery.cancel_scope.cancel()
     finally:
-        await trio.to_thread.run_sync(opened.close_connection)
+        await opened.close_connection()

@@ -10,7 +10,8 @@ from pathlib import Path
 import trio
 import trio.testing
 
-from actors.store.store import open_store
+from actors.store.health import StoreUnavailable
+from actors.store.store import Store, open_store
 from protocol.events import SessionEvent, UserInputEvent
 
 HANG_GUARD = 20
@@ -33,3 +34,39 @@ async def test_a_write_queued_after_the_writer_stopped_is_saved(tmp_path: Path) 
     async with open_store(tmp_path) as reopened:
         rows = await reopened.events_after("s-1", 0)
     assert [row.kind for row in rows] == ["user_input"]
+
+
+async def test_reads_from_tasks_that_outlive_the_store_never_touch_a_closed_database(
+    tmp_path: Path,
+) -> None:
+    """An embedded runtime's callers read from outside the store's scope, so the
+    database may close while one of their reads runs in its thread. Closing waits
+    for that read (SQLite closed under a running statement is a use-after-free that
+    took a whole test process down), and every read after it gets the typed fault."""
+    endings: list[str] = []
+
+    async def read_until_closed(store: Store, first_read: trio.Event) -> None:
+        while True:
+            try:
+                rows = await store.events_after("s-1", 0)
+            except StoreUnavailable as error:
+                endings.append(str(error))
+                return
+            assert len(rows) == 300
+            first_read.set()
+
+    for _ in range(10):
+        async with trio.open_nursery() as outside, open_store(tmp_path) as store:
+            if not await store.events_after("s-1", 0):
+                for seq in range(1, 301):
+                    content = f"input {seq} " + "x" * 200
+                    event = SessionEvent("s-1", seq, time.time(), UserInputEvent(content=content))
+                    store.append_event(event)
+                await store.flush()
+            firsts = [trio.Event() for _ in range(3)]
+            for first_read in firsts:
+                outside.start_soon(read_until_closed, store, first_read)
+            with trio.fail_after(HANG_GUARD):
+                for first_read in firsts:
+                    await first_read.wait()
+    assert endings == ["the store is closed"] * 30
