@@ -159,6 +159,8 @@ class Starts:
     postgres_cpu: float
     client_cpu: float
     bytes_per_session: list[float]
+    node_cpu: list[float]
+    """Each node's CPU seconds for its sessions."""
 
 
 @dataclass(frozen=True)
@@ -255,17 +257,19 @@ def session_starts(cluster: PostgresCluster, per_node: int) -> Starts:
             ]
             trio.run(_start_everywhere, nodes, WARM_UP)
             before = [node.rss() for node in nodes]
-            cpu = (sum(node.cpu() for node in nodes), postgres_cpu(cluster), own_cpu())
+            each = [node.cpu() for node in nodes]
+            cpu = (sum(each), postgres_cpu(cluster), own_cpu())
             seconds = trio.run(_start_everywhere, nodes, per_node)
+            node_cpu = [node.cpu() - was for node, was in zip(nodes, each, strict=True)]
             server, database, client = (
-                sum(node.cpu() for node in nodes) - cpu[0],
+                sum(node_cpu),
                 postgres_cpu(cluster) - cpu[1],
                 own_cpu() - cpu[2],
             )
             per_session = [
                 (node.rss() - rss) / per_node for node, rss in zip(nodes, before, strict=True)
             ]
-            return Starts(seconds, server, database, client, per_session)
+            return Starts(seconds, server, database, client, per_session, node_cpu)
     finally:
         cluster.drop_database(url)
 
@@ -491,8 +495,12 @@ def measure(quick: bool) -> list[Figure]:
         Figure("sessions_per_s", "  sessions started per second", started / start_seconds, "/s"),
         *[Figure(f"{side}_cpu_ms_per_session", f"  CPU per session start: {side}",
                  1000 * seconds / started, "ms") for side, seconds in cpu_ms.items()],
-        Figure("cpu_bound_start_s", f"  all that CPU spread over {CORES} cores (a floor)",
-               cpu_total / CORES, "s"),
+        *[Figure(f"node{n}_cpu_ms_per_session", f"  CPU per session start: node {n}",
+                 1000 * seconds / per_node, "ms") for n, seconds in enumerate(starts.node_cpu)],
+        Figure("cpu_bound_start_s", f"  all that CPU spread over {CORES} cores (a floor: the "
+               "wall time on an idle machine)", cpu_total / CORES, "s",
+               f"< {TARGET_START_SECONDS:g}" if full else "",
+               cpu_total / CORES < TARGET_START_SECONDS if full else None),
         *[Figure(f"node{n}_bytes_per_session", f"  node {n}: RSS growth per idle session",
                  value, "B") for n, value in enumerate(starts.bytes_per_session)],
         Figure("bytes_per_session", "  worst node: RSS growth per idle session", worst, "B",

@@ -17,13 +17,13 @@ from actors.store.setting import check_store_setting, is_postgres, redact
 _NODES = """
 SELECT n.node_id, n.url, extract(epoch FROM clock_timestamp() - n.seen), n.draining,
        count(l.session_id) FILTER (WHERE l.expires_at > clock_timestamp())
-FROM nodes n LEFT JOIN session_leases l ON l.node_id = n.node_id
+FROM nodes n LEFT JOIN leases l ON l.node_id = n.node_id
 GROUP BY n.node_id, n.url, n.seen, n.draining ORDER BY n.node_id
 """
 _LEASES = """
 SELECT l.session_id, l.node_id, l.epoch, extract(epoch FROM clock_timestamp() - l.renewed),
        extract(epoch FROM l.expires_at - clock_timestamp()), s.state
-FROM session_leases l JOIN sessions s ON s.id = l.session_id
+FROM leases l JOIN sessions s ON s.id = l.session_id
 WHERE l.expires_at > clock_timestamp() OR s.state NOT IN ('idle', 'closed')
 ORDER BY l.node_id, l.session_id
 """
@@ -35,7 +35,7 @@ def _read(url: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     from actors.store.postgres import conninfo
 
     with psycopg.connect(conninfo(url), autocommit=True) as connection:
-        found = connection.execute("SELECT to_regclass('troupe.nodes')").fetchone()
+        found = connection.execute("SELECT to_regclass('troupe.leases')").fetchone()
         if found is None or found[0] is None:
             return [], []
         connection.execute("SET search_path TO troupe")

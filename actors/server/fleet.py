@@ -50,6 +50,8 @@ DRAIN_TIMEOUT = 60.0
 """How long a drain waits for running inputs to end before it suspends them."""
 TAKE_OVER_EVERY = 1.0
 """The longest wait between two looks for sessions whose lease lapsed."""
+LAPSE_MARGIN = 0.05
+"""Seconds after another node's heartbeat would lapse that this node looks again."""
 
 
 DEFAULT_TTL = 10.0
@@ -178,6 +180,14 @@ class Fleet:
             url = found[1] if found is not None else ""
             raise OwnedElsewhere(session_id, held.owner, url) from None
 
+    def adopt(self, session_id: str) -> None:
+        """Own a new session: its lease (epoch 1) is written by the store's writer
+        with its first rows, so a start waits for no round trip (the caller queues
+        the ``lease`` op before them: :meth:`actors.store.Store.put_lease`)."""
+        if self.draining:
+            raise OwnedElsewhere(session_id, self.node_id + " (draining)", "")
+        self.ownership.adopt(session_id)
+
     async def release(self, session_id: str) -> None:
         with contextlib.suppress(Exception):  # a fault: the lease lapses by itself
             await trio.to_thread.run_sync(self.ownership.release, session_id)
@@ -198,9 +208,9 @@ class Fleet:
             if ended:
                 log.warning("node %s restarted: taking its %d sessions over", self.node_id, ended)
             await self._seen()
-            await self._take_over()
+            lapse = await self._take_over()
             nursery.start_soon(self._renewing)
-            nursery.start_soon(self._taking_over)
+            nursery.start_soon(self._taking_over, lapse)
             task_status.started()
 
     async def _seen(self) -> None:
@@ -225,24 +235,29 @@ class Fleet:
             if session_id not in self._pins and not self.is_live(session_id):
                 await self.release(session_id)  # owned = running here
 
-    async def _taking_over(self) -> None:
-        # Looked for at least every second, not once per renewal: a lease lapses at
-        # any moment of a period, and a wait of a whole period on top of the TTL
-        # would put the take-over past TTL + 2 s (the query is one indexed read).
+    async def _taking_over(self, lapse: float | None) -> None:
+        # Looked for again just after the next other node's heartbeat would lapse,
+        # and at least every second (a lease handed over lapses at any moment): a
+        # wait of a whole renewal period on top of the TTL would put the take-over
+        # past TTL + 2 s.
         while True:
-            await trio.sleep(min(self.settings.renew_every, TAKE_OVER_EVERY))
-            if not self.draining:
-                await self._take_over()
+            wait = min(self.settings.renew_every, TAKE_OVER_EVERY)
+            if lapse is not None:
+                wait = min(wait, lapse + LAPSE_MARGIN)
+            await trio.sleep(wait)
+            lapse = await self._take_over() if not self.draining else None
 
-    async def _take_over(self) -> None:
+    async def _take_over(self) -> float | None:
+        """Claim what is claimable; in how many seconds another node's heartbeat
+        lapses next (None: none is alive, or the store did not answer)."""
         try:
-            found = await trio.to_thread.run_sync(self.ownership.claimable)
+            found, lapse = await trio.to_thread.run_sync(self.ownership.claimable)
         except Exception as error:
             log.warning("cannot look for sessions to take over (%s)", error)
-            return
+            return None
         for session_id in found:
             if self.claim is None or self.draining:
-                return
+                return lapse
             if self.is_live(session_id):  # its lease lapsed under it (an outage): renewed
                 continue
             try:
@@ -251,6 +266,7 @@ class Fleet:
                 continue  # another node was quicker
             except Exception as error:
                 log.warning("cannot take session %s over: %s", session_id, error)
+        return lapse
 
     # -- the doorbell --------------------------------------------------------
 

@@ -10,12 +10,15 @@ reach hosts (:attr:`environments.kinds.Kind.end_leftovers`).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import logging
 from pathlib import Path
 
 import trio
 
-from actors.kernel.processes import ProcessLedger, end_local_leftovers
+from actors.kernel.processes import GroupRecord, ProcessLedger, end_local_leftovers
+from actors.store.health import StoreHealth
 from environments.builtin_kinds import builtin_kinds
 from environments.kinds import Kinds
 
@@ -24,6 +27,59 @@ log = logging.getLogger("troupe.server")
 
 def process_ledger(data_dir: Path) -> ProcessLedger:
     return ProcessLedger(data_dir / "process-groups")
+
+
+def reporting_ledger(data_dir: Path, health: StoreHealth) -> ReportingLedger:
+    """The server's ledger: a record that cannot be written is the store's fault."""
+    return ReportingLedger(data_dir / "process-groups", health)
+
+
+class ReportingLedger(ProcessLedger):
+    """The server's ledger: a small file beside the store, so a record that cannot
+    be written (a full disk, a read-only or vanished directory) is the store's
+    fault, not only a line in the log: the store's health fails with the typed
+    ``store_unavailable`` (running inputs stop as interrupted, new ones are
+    refused, subscribers are told), and the store's writer probes the ledger's
+    directory with its own until both can write again (``store_available``).
+    The command itself still runs: a lost record only loses the clean-up after a
+    crash, and the interruption ends it soon."""
+
+    def __init__(self, directory: Path, health: StoreHealth) -> None:
+        super().__init__(directory)
+        self._health = health
+        self._token = trio.lowlevel.current_trio_token()
+
+    def _write(self, record: GroupRecord) -> str:
+        try:
+            return super()._write(record)
+        except OSError as error:
+            # From trio's thread or the SSH bridge's: the health lives in trio's.
+            with contextlib.suppress(trio.RunFinishedError):
+                self._token.run_sync_soon(self._health.fail, ledger_fault(self, error), set())
+            raise
+
+    def probe(self) -> None:
+        """Raise :class:`OSError` unless a record can be written and removed now."""
+        temporary = self.directory / ".probe.tmp"
+        try:
+            temporary.write_bytes(b"{}")
+            temporary.unlink()
+        except OSError as error:
+            raise OSError(ledger_fault(self, error)) from error
+
+
+def ledger_fault(ledger: ProcessLedger, error: OSError) -> str:
+    """One line saying which of the store's files cannot be written, and why."""
+    reason = _REASONS.get(error.errno or 0) or error.strerror or type(error).__name__
+    return f"the process ledger in {ledger.directory} cannot be written: {reason}"
+
+
+_REASONS = {
+    errno.ENOSPC: "no space left, the disk is full",
+    errno.ENOENT: "it is gone (its data directory vanished?)",
+    errno.EROFS: "the file system is read-only",
+}
+"""The store's own words for the faults both meet, so a client reads one story."""
 
 
 async def end_leftover_groups(ledger: ProcessLedger, kinds: Kinds | None = None) -> None:

@@ -159,6 +159,7 @@ class SessionRegistry:
                 if record.row.state not in ("idle", "closed"):  # else another node was first
                     log.warning("session %s taken over by this node", session_id)
                 if record.resumed is not None:  # back awaiting its approval
+                    await self._address_free(session_id)
                     try:
                         await self._start(record)
                     except Rejection as exc:  # no model key or host now: a subscriber retries
@@ -338,7 +339,8 @@ class SessionRegistry:
         pinned = contextlib.ExitStack()
         if self.fleet is not None:
             pinned.enter_context(self.fleet.pin(actor.id))
-            await self.fleet.acquire(actor.id)  # epoch 1: its first write is fenced
+            self.fleet.adopt(actor.id)  # epoch 1: its first write is fenced
+            self.store.put_lease(actor.id)  # written with its first rows, before them
         now = time.time()
         row = SessionRow(
             actor.id, profile.id, config.model or profile.model, env.address,
@@ -385,14 +387,22 @@ class SessionRegistry:
                 if record.live or record.state == "closed":
                     return record
                 if not self.fleet.ownership.holds(session_id):
-                    stopping = record.ref  # an actor of it here that lost its lease
                     record = await self.claim(session_id)
                     if record.live or record.state == "closed":
                         return record
-                    if stopping is not None:  # its address is free once it has stopped
-                        with trio.move_on_after(STOP_WAIT):
-                            await stopping.wait_stopped()
+                    await self._address_free(session_id)
                 return await self._start(record)
+
+    async def _address_free(self, session_id: str) -> None:
+        """Wait until an actor of the session that lost its lease here has stopped
+        (its stop runs on: :meth:`Fleet.lost`): its address is free only then, and
+        a claim replaces its record, so the runtime is asked, not the record."""
+        try:
+            stopping = self.runtime.ref(f"/sessions/{session_id}")
+        except UnknownAddressError:
+            return
+        with trio.move_on_after(STOP_WAIT):
+            await stopping.wait_stopped()
 
     @contextlib.asynccontextmanager
     async def _claim_lock(self, session_id: str) -> AsyncIterator[None]:

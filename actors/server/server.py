@@ -28,7 +28,7 @@ from actors.server.fence import own_paths
 from actors.server.fleet import Fleet, FleetSettings, node_id_for
 from actors.server.handshake import Policy, Refused, read_hello, upgrade
 from actors.server.inbox import serve_inbox
-from actors.server.leftovers import end_leftover_groups, process_ledger
+from actors.server.leftovers import end_leftover_groups, reporting_ledger
 from actors.server.models import Models, ModelSettings
 from actors.server.registry import SessionRegistry
 from actors.server.restarts import report_restarts
@@ -155,9 +155,10 @@ async def run_server(
         trio.open_nursery() as nursery,
     ):
         try:
-            ledger = process_ledger(config.data_dir)
+            ledger = reporting_ledger(config.data_dir, store.health)
         except OSError as error:
             raise StoreUnavailable(f"cannot create the process ledger: {error}") from error
+        store.side_probes.append(ledger.probe)  # its faults are the store's
         nursery.start_soon(end_leftover_groups, ledger)  # what a killed predecessor left
         environments = Environments(runtime, config.working_dir, store, ledger)
         models = Models(runtime, config.models)

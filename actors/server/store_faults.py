@@ -24,20 +24,27 @@ log = logging.getLogger("troupe.server")
 
 
 async def interrupt_on_store_faults(registry: SessionRegistry, store: Store) -> None:
-    """For as long as the server runs: at each outage, interrupt the running inputs."""
+    """For as long as the server runs: during each outage, interrupt the running
+    inputs, once each; an input that began as the outage did (its first write
+    queued after the fault was told) is looked for again at each change."""
     health = store.health
     while True:
         changed = health.changed
-        if not health.available:
+        if health.available:
+            await changed.wait()
+            continue
+        interrupted: set[str] = set()
+        while not health.available:
+            changed = health.changed  # taken first: a session needing a write rings it
             async with trio.open_nursery() as nursery:
                 for record in list(registry.records.values()):
-                    if record.live and record.state == "processing" and record.ref is not None:
-                        nursery.start_soon(_interrupt, record.ref, record.row.id)
-            while not health.available:  # one interruption per outage
-                changed = health.changed
-                await changed.wait()
-            continue
-        await changed.wait()
+                    session_id = record.row.id
+                    if session_id in interrupted or record.ref is None:
+                        continue
+                    if record.live and record.state == "processing":
+                        interrupted.add(session_id)
+                        nursery.start_soon(_interrupt, record.ref, session_id)
+            await changed.wait()
 
 
 async def _interrupt(ref: ActorRef, session_id: str) -> None:

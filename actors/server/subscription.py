@@ -175,7 +175,7 @@ class SessionSubscription:
         session_id = self.session_id
         await self._resend_pending_from_store(session_id)
         while True:
-            ended = await self._send_stored_until_end(session_id)
+            ended = await self._send_stored(session_id, until_end=True)
             if ended:
                 return
             await fleet.events.wait(session_id)
@@ -209,8 +209,20 @@ class SessionSubscription:
                           True)
                 )  # fmt: skip
 
-    async def _send_stored_until_end(self, session_id: str) -> bool:
-        """Like :meth:`_send_stored`; True once ``session_end`` was sent."""
+    async def _replay(self, upto: int) -> None:
+        """Send stored events after the cursor, at least up to ``upto``."""
+        session_id = self.session_id
+        if session_id is None or self.registry.issued_seq(session_id) is None:
+            return
+        await self._send_stored(session_id)  # what is stored now, even in an outage
+        await self.store.wait_committed(session_id, upto)
+        await self._tell_available()
+        await self._send_stored(session_id)
+
+    async def _send_stored(self, session_id: str, until_end: bool = False) -> bool:
+        """Send what the store holds after the cursor, through an outage (the
+        subscriber is told, the read tried again). With ``until_end``, stop after
+        ``session_end``: True once it was sent."""
         failures = 0
         while True:
             try:
@@ -230,39 +242,8 @@ class SessionSubscription:
                           _data.decode(row.data))
                 )  # fmt: skip
                 self.cursor = row.seq
-                if row.kind == "session_end":
+                if until_end and row.kind == "session_end":
                     return True
-
-    async def _replay(self, upto: int) -> None:
-        """Send stored events after the cursor, at least up to ``upto``."""
-        session_id = self.session_id
-        if session_id is None or self.registry.issued_seq(session_id) is None:
-            return
-        await self._send_stored(session_id)  # what is stored now, even in an outage
-        await self.store.wait_committed(session_id, upto)
-        await self._tell_available()
-        await self._send_stored(session_id)
-
-    async def _send_stored(self, session_id: str) -> None:
-        failures = 0
-        while True:
-            try:
-                rows = await self.store.events_after(session_id, self.cursor)
-            except StoreUnavailable as error:
-                await self._wait_readable(error, failures)
-                failures += 1
-                continue
-            if failures:
-                failures = 0
-                await self._tell_available()
-            if not rows:
-                return
-            for row in rows:
-                await self.send(
-                    Event(self.session, row.session_id, row.seq, row.timestamp, row.kind,
-                          _data.decode(row.data))
-                )  # fmt: skip
-                self.cursor = row.seq
 
     async def _wait_readable(self, error: StoreUnavailable, failures: int) -> None:
         """The store cannot be read now (a PostgreSQL that is down: SQLite's file is

@@ -16,8 +16,19 @@ fenced write in flight to commit, and every write after it sees the new epoch
 and fails: a node that was paused (SIGSTOP) or cut off past its lease can never
 write again, whatever it believes.
 
-This module is the mechanism only; the server does not use it yet (taking over
-sessions, routing between nodes and draining come next).
+A new session's lease needs no round trip of its own: its id is new, so the
+lease is epoch 1 by construction; :func:`write_new` writes the leases of many
+new sessions in one statement, inside the fenced write of the batch that holds
+their first rows (:mod:`actors.store.ownership`), as events are batched.
+
+A fleet node's leases (``on_node``) are renewed by its heartbeat, not one by
+one: their row's expiry is ``infinity`` and the node's row in ``nodes`` says
+until when the node is alive (``alive_until``), so renewing costs one row per
+period however many sessions the node holds. Such a lease lapses when its node's
+heartbeat does, or when it is given back (its own expiry set to now). The
+``leases`` view gives every lease the expiry that holds for it.
+
+This module is the mechanism; :mod:`actors.store.ownership` is a node's use of it.
 """
 
 from __future__ import annotations
@@ -54,6 +65,9 @@ class LeaseSettings(msgspec.Struct, frozen=True):
     node_id: str
     ttl: float = DEFAULT_TTL
     renew_every: float = DEFAULT_RENEW_EVERY
+    on_node: bool = False
+    """Leases last as long as the node's heartbeat (:func:`heartbeat`), not each
+    its own TTL: a fleet node's (:class:`actors.store.ownership.Ownership`)."""
 
 
 class Lease(msgspec.Struct, frozen=True):
@@ -91,29 +105,51 @@ class Fenced(LeaseLost):
     """A durable write refused: its lease was lost; nothing of the batch is stored."""
 
 
-_ACQUIRE = """
+_HELD_UNTIL = """CASE WHEN held.expires_at = 'infinity'
+    THEN coalesce((SELECT alive_until FROM nodes WHERE nodes.node_id = held.node_id), held.renewed)
+    ELSE held.expires_at END"""
+"""When the lease row ``held`` lapses (the ``leases`` view's expiry, for one row)."""
+_ACQUIRE = f"""
 INSERT INTO session_leases AS held (session_id, node_id, epoch, expires_at)
-VALUES (%(session)s, %(node)s, 1, clock_timestamp() + make_interval(secs => %(ttl)s))
+VALUES (%(session)s, %(node)s, 1, CASE WHEN %(on_node)s THEN 'infinity'::timestamptz
+        ELSE clock_timestamp() + make_interval(secs => %(ttl)s) END)
 ON CONFLICT (session_id) DO UPDATE SET
     node_id = excluded.node_id,
-    epoch = CASE WHEN held.node_id = excluded.node_id AND held.expires_at > clock_timestamp()
+    epoch = CASE WHEN held.node_id = excluded.node_id AND {_HELD_UNTIL} > clock_timestamp()
                  THEN held.epoch ELSE held.epoch + 1 END,
     expires_at = excluded.expires_at,
     renewed = clock_timestamp()
-WHERE held.node_id = excluded.node_id OR held.expires_at <= clock_timestamp()
-RETURNING epoch, extract(epoch FROM expires_at)
+WHERE held.node_id = excluded.node_id OR {_HELD_UNTIL} <= clock_timestamp()
+RETURNING epoch, extract(epoch FROM CASE WHEN held.expires_at = 'infinity'
+    THEN clock_timestamp() + make_interval(secs => %(ttl)s) ELSE held.expires_at END)
+"""
+_ACQUIRE_NEW = """
+INSERT INTO session_leases AS held (session_id, node_id, epoch, expires_at)
+SELECT id, %(node)s, 1, 'infinity' FROM unnest(%(ids)s::text[]) AS id
+ON CONFLICT (session_id) DO UPDATE SET expires_at = excluded.expires_at,
+    renewed = clock_timestamp()
+WHERE held.node_id = excluded.node_id AND held.epoch = 1
+RETURNING session_id
 """
 _RENEW = """
-UPDATE session_leases SET expires_at = clock_timestamp() + make_interval(secs => %s),
-    renewed = clock_timestamp()
-WHERE session_id = %s AND node_id = %s AND epoch = %s
-RETURNING extract(epoch FROM expires_at)
+UPDATE session_leases AS held
+SET expires_at = clock_timestamp() + make_interval(secs => %s), renewed = clock_timestamp()
+FROM unnest(%s::text[], %s::bigint[]) AS mine(session_id, epoch)
+WHERE held.session_id = mine.session_id AND held.epoch = mine.epoch AND held.node_id = %s
+RETURNING held.session_id, extract(epoch FROM held.expires_at)
 """
 _RELEASE = """
 UPDATE session_leases SET expires_at = clock_timestamp()
 WHERE session_id = %s AND node_id = %s AND epoch = %s
 """
-_OWNER = "SELECT session_id, node_id, epoch, extract(epoch FROM expires_at) FROM session_leases"
+_OWNER = "SELECT session_id, node_id, epoch, extract(epoch FROM expires_at) FROM leases"
+_HEARTBEAT = """
+INSERT INTO nodes (node_id, url, started, seen, alive_until)
+VALUES (%(node)s, '', clock_timestamp(), clock_timestamp(),
+        clock_timestamp() + make_interval(secs => %(ttl)s))
+ON CONFLICT (node_id) DO UPDATE SET seen = excluded.seen,
+    alive_until = greatest(nodes.alive_until, excluded.alive_until)
+"""
 
 
 class Leases:
@@ -130,9 +166,8 @@ class Leases:
         :class:`LeaseHeld` while another node's lease runs."""
         node = self.settings.node_id
         with self._connect() as connection, connection.transaction():
-            row = connection.execute(
-                _ACQUIRE, {"session": session_id, "node": node, "ttl": self.settings.ttl}
-            ).fetchone()
+            settings = {"node": node, "ttl": self.settings.ttl, "on_node": self.settings.on_node}
+            row = connection.execute(_ACQUIRE, {"session": session_id, **settings}).fetchone()
             if row is None:
                 owner = connection.execute(
                     _OWNER + " WHERE session_id = %s", (session_id,)
@@ -145,12 +180,10 @@ class Leases:
         """Extend ``lease`` by the TTL. Raises :class:`LeaseLost` if another node
         took the session (a lapsed lease nobody took is still this node's)."""
         with self._connect() as connection:
-            row = connection.execute(
-                _RENEW, (self.settings.ttl, lease.session_id, lease.node_id, lease.epoch)
-            ).fetchone()
-        if row is None:
+            renewed = renew_many(connection, self.settings.ttl, lease.node_id, [lease])
+        if lease.session_id not in renewed:
             raise LeaseLost(lease)
-        return msgspec.structs.replace(lease, expires_at=float(row[0]))
+        return msgspec.structs.replace(lease, expires_at=renewed[lease.session_id])
 
     def release(self, lease: Lease) -> None:
         """Hand the session over now (a graceful drain): the lease ends, its row and
@@ -168,7 +201,7 @@ class Leases:
         """Sessions whose lease has lapsed: the ones a surviving node may take over."""
         with self._connect() as connection:
             rows = connection.execute(
-                "SELECT session_id FROM session_leases WHERE expires_at <= clock_timestamp()"
+                "SELECT session_id FROM leases WHERE expires_at <= clock_timestamp()"
                 " ORDER BY session_id"
             ).fetchall()
         return [row[0] for row in rows]
@@ -190,21 +223,71 @@ class Leases:
             write_fenced(connection, list(fences), ops)
 
 
-def write_fenced(connection: psycopg.Connection[Any], fences: list[Lease], ops: list[Op]) -> None:
+def renew_many(
+    connection: psycopg.Connection[Any], ttl: float, node_id: str, leases: Iterable[Lease]
+) -> dict[str, float]:
+    """Extend every lease in ``leases`` (all ``node_id``'s) by ``ttl``, in one
+    statement: the sessions still held, with their new expiry. One missing was
+    taken by another node (its epoch moved on)."""
+    held = list(leases)
+    if not held:
+        return {}
+    ids, epochs = [lease.session_id for lease in held], [lease.epoch for lease in held]
+    rows = connection.execute(_RENEW, (ttl, ids, epochs, node_id)).fetchall()
+    return {str(row[0]): float(row[1]) for row in rows}
+
+
+def heartbeat(
+    connection: psycopg.Connection[Any] | psycopg.Cursor[Any], node_id: str, ttl: float
+) -> None:
+    """The node is alive for ``ttl`` more seconds: every lease it holds ``on_node``
+    runs that long (never shortened: a node that writes is alive)."""
+    connection.execute(_HEARTBEAT, {"node": node_id, "ttl": ttl})
+
+
+def write_new(
+    cursor: psycopg.Cursor[Any], node_id: str, ttl: float, sessions: list[str]
+) -> set[str]:
+    """Take the leases of new sessions (epoch 1, held as long as the node's
+    heartbeat, which this renews), in the caller's transaction; the ones
+    written. A session missing from it has a lease row of another node or
+    epoch: its id was not new, it is not ours."""
+    if not sessions:
+        return set()
+    heartbeat(cursor, node_id, ttl)
+    rows = cursor.execute(_ACQUIRE_NEW, {"node": node_id, "ids": sessions}).fetchall()
+    return {str(row[0]) for row in rows}
+
+
+def write_fenced(
+    connection: psycopg.Connection[Any],
+    fences: list[Lease],
+    ops: list[Op],
+    new: tuple[str, float, list[str]] | None = None,
+    after: Callable[[psycopg.Cursor[Any], list[Op]], None] | None = None,
+) -> None:
     """The fenced write on one connection: the lease rows are read ``FOR SHARE``
-    in the write's transaction, so a take-over waits for it or it sees the take-over."""
+    in the write's transaction, so a take-over waits for it or it sees the take-over.
+    ``new`` (node id, TTL, session ids): leases of new sessions written first, in
+    the same transaction (their fences among ``fences``); ``after``: more done in
+    the transaction once the ops are written (the store's doorbell)."""
     with connection.transaction(), connection.cursor() as cursor:
-        wanted = sorted({lease.session_id for lease in fences})  # one lock order for all
-        rows = cursor.execute(
-            "SELECT session_id, node_id, epoch FROM session_leases"
-            " WHERE session_id = ANY(%s) ORDER BY session_id FOR SHARE",
-            (wanted,),
-        ).fetchall()
-        current = {row[0]: (row[1], int(row[2])) for row in rows}
-        for lease in fences:
-            if current.get(lease.session_id) != (lease.node_id, lease.epoch):
-                raise Fenced(lease)
+        if new is not None:
+            write_new(cursor, *new)
+        if fences:
+            wanted = sorted({lease.session_id for lease in fences})  # one lock order for all
+            rows = cursor.execute(
+                "SELECT session_id, node_id, epoch FROM session_leases"
+                " WHERE session_id = ANY(%s) ORDER BY session_id FOR SHARE",
+                (wanted,),
+            ).fetchall()
+            current = {row[0]: (row[1], int(row[2])) for row in rows}
+            for lease in fences:
+                if current.get(lease.session_id) != (lease.node_id, lease.epoch):
+                    raise Fenced(lease)
         write(cursor, ops)
+        if after is not None:
+            after(cursor, ops)
 
 
 async def keep_renewed(

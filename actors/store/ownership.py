@@ -12,6 +12,13 @@ lost here, the store drops its writes and tries the rest again. So a node that
 was paused or cut off past its lease never writes a byte for that session,
 whatever it still believes.
 
+A new session's lease is written by the writer too, in the transaction of the
+batch that holds its first rows (a ``lease`` op queued before them:
+:meth:`Ownership.adopt`), one statement for every new session of the batch: a
+start costs no round trip of its own to the database. Its id is new, so its
+lease is epoch 1 before it is written; nothing of it reaches the database
+before its lease, and until the lease is written it is not renewed.
+
 Writes of a session this node never owned (a stored session's summary, counted
 once when it is first listed) carry no fence; writes of one it owned and lost
 (or handed over) are dropped before they reach the database.
@@ -26,13 +33,23 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
+import msgspec
 import psycopg
 
 from actors.store.backend import FencedOut
-from actors.store.leases import Fenced, Lease, LeaseHeld, Leases, LeaseSettings
-from actors.store.postgres import BAD_ROW, PostgresBackend, write
+from actors.store.leases import (
+    Fenced,
+    Lease,
+    LeaseHeld,
+    Leases,
+    LeaseSettings,
+    heartbeat,
+    write_fenced,
+)
+from actors.store.postgres import BAD_ROW, PostgresBackend
 from actors.store.rows import Op
 
 log = logging.getLogger("troupe.fleet")
@@ -43,7 +60,9 @@ NOTIFY_MAX = 7000
 """Bytes of session ids a notification carries; past it, ``*`` (every session)."""
 
 _SESSION_ARG = {"event": 0, "mark": 0, "session": 0, "state": 3, "summary": 0, "history": 0,
-                "ledger": 0, "subagent": 1}  # fmt: skip
+                "ledger": 0, "subagent": 1, "lease": 0}  # fmt: skip
+LEASE_OP = "lease"
+"""A queued write that takes a new session's lease (its args: the session id)."""
 
 
 def root_of(session_id: str) -> str:
@@ -57,18 +76,20 @@ def op_session(op: Op) -> str | None:
     return None if index is None else root_of(str(op.args[index]))
 
 
-_RENEW_ALL = """
-UPDATE session_leases AS held
-SET expires_at = clock_timestamp() + make_interval(secs => %s), renewed = clock_timestamp()
-FROM unnest(%s::text[], %s::bigint[]) AS mine(session_id, epoch)
-WHERE held.session_id = mine.session_id AND held.epoch = mine.epoch AND held.node_id = %s
-RETURNING held.session_id, extract(epoch FROM held.expires_at)
-"""
 _CLAIMABLE = """
-SELECT s.id FROM sessions s LEFT JOIN session_leases l ON l.session_id = s.id
+SELECT s.id FROM sessions s LEFT JOIN leases l ON l.session_id = s.id
 WHERE s.state NOT IN ('idle', 'closed')
   AND (l.session_id IS NULL OR l.expires_at <= clock_timestamp())
 ORDER BY s.updated
+"""
+_NEXT_LAPSE = """
+SELECT extract(epoch FROM min(alive_until) - clock_timestamp()) FROM nodes
+WHERE node_id <> %s AND alive_until > clock_timestamp()
+"""
+_MINE = "SELECT count(*) FROM session_leases WHERE node_id = %s AND expires_at = 'infinity'"
+_STILL_MINE = """
+SELECT session_id, epoch FROM session_leases
+WHERE session_id = ANY(%s) AND node_id = %s AND expires_at = 'infinity'
 """
 _SEEN = """
 INSERT INTO nodes (node_id, url, started, seen, draining)
@@ -84,12 +105,14 @@ class Ownership:
 
     def __init__(self, backend: PostgresBackend, settings: LeaseSettings) -> None:
         self.backend = backend
-        self.settings = settings
-        self.leases = Leases(backend.connection, settings)
+        self.settings = msgspec.structs.replace(settings, on_node=True)
+        self.leases = Leases(backend.connection, self.settings)
         self._lock = threading.Lock()
         self._held: dict[str, Lease] = {}
         self._gone: set[str] = set()
         """Sessions this node owned and no longer does: their writes are dropped."""
+        self._unwritten: set[str] = set()
+        """New sessions whose lease is queued, not yet written (not renewed yet)."""
 
     @property
     def node_id(self) -> str:
@@ -113,18 +136,32 @@ class Ownership:
             self._gone.discard(session_id)
         return lease
 
+    def adopt(self, session_id: str) -> Lease:
+        """Own a new session (an id no node has seen): its lease is epoch 1, written
+        by the store's writer with the session's first rows (a ``lease`` op the
+        caller queues before them), so the start waits for no database."""
+        lease = Lease(session_id, self.node_id, 1, time.time() + self.settings.ttl)
+        with self._lock:
+            self._held[session_id] = lease
+            self._unwritten.add(session_id)
+            self._gone.discard(session_id)
+        return lease
+
     def release(self, session_id: str) -> None:
         """Hand the session over now: no write of it leaves this node after this."""
         with self._lock:
             lease = self._held.pop(session_id, None)
             self._gone.add(session_id)
-        if lease is not None:
+            unwritten = session_id in self._unwritten
+            self._unwritten.discard(session_id)
+        if lease is not None and not unwritten:
             self.leases.release(lease)
 
     def lose(self, session_id: str) -> None:
         """Another node took the session: forget the lease, drop its writes."""
         with self._lock:
             self._held.pop(session_id, None)
+            self._unwritten.discard(session_id)
             self._gone.add(session_id)
 
     def drops(self, session_id: str) -> bool:
@@ -134,21 +171,25 @@ class Ownership:
             return root in self._gone and root not in self._held
 
     def renew_all(self) -> list[str]:
-        """Renew every lease held, in one statement; the sessions whose lease was
-        lost (another node took them) are returned and marked lost."""
-        held = self.held()
-        if not held:
-            return []
-        ids = list(held)
-        epochs = [held[s].epoch for s in ids]
-        with self.backend.connection() as connection:
-            rows = connection.execute(
-                _RENEW_ALL, (self.settings.ttl, ids, epochs, self.node_id)
-            ).fetchall()
-        renewed = {row[0] for row in rows}
+        """Renew every lease held: the node's heartbeat, one row. The sessions
+        whose lease was lost (another node took them: only possible once the
+        heartbeat lapsed) are returned and marked lost: counted in the same
+        transaction, and looked up one by one only when the count is not what
+        this node holds."""
+        with self._lock:  # a lease not written yet is not counted (nor lost)
+            held = {s: lease for s, lease in self._held.items() if s not in self._unwritten}
+        with self.backend.connection() as connection, connection.transaction():
+            heartbeat(connection, self.node_id, self.settings.ttl)
+            if not held:
+                return []
+            row = connection.execute(_MINE, (self.node_id,)).fetchone()
+            if row is not None and int(row[0]) == len(held):
+                return []
+            rows = connection.execute(_STILL_MINE, (list(held), self.node_id)).fetchall()
+        renewed = {str(r[0]) for r in rows if int(r[1]) == held[str(r[0])].epoch}
         lost = []
         with self._lock:
-            for session_id in ids:
+            for session_id in held:
                 # a lease taken again meanwhile (a new epoch) is not the one lost
                 if session_id not in renewed and self._held.get(session_id) == held[session_id]:
                     del self._held[session_id]
@@ -156,11 +197,16 @@ class Ownership:
                     lost.append(session_id)
         return lost
 
-    def claimable(self) -> list[str]:
+    def claimable(self) -> tuple[list[str], float | None]:
         """Sessions with an input running (or an approval open) whose lease lapsed
-        or was handed over: the ones a surviving node takes over at once."""
+        or was handed over: the ones a surviving node takes over at once; and in
+        how many seconds the next other node's heartbeat lapses if not renewed
+        (None: no other node is alive), the moment to look again."""
         with self.backend.connection() as connection:
-            return [row[0] for row in connection.execute(_CLAIMABLE).fetchall()]
+            found = [row[0] for row in connection.execute(_CLAIMABLE).fetchall()]
+            row = connection.execute(_NEXT_LAPSE, (self.node_id,)).fetchone()
+        lapse = None if row is None or row[0] is None else max(0.0, float(row[0]))
+        return found, lapse
 
     def owner(self, session_id: str) -> tuple[Lease, str, bool] | None:
         """The session's live lease and its node's URL, if another node holds it
@@ -169,7 +215,7 @@ class Ownership:
             row = connection.execute(
                 "SELECT l.node_id, l.epoch, extract(epoch FROM l.expires_at),"
                 " coalesce(n.url, ''), l.expires_at > clock_timestamp()"
-                " FROM session_leases l LEFT JOIN nodes n ON n.node_id = l.node_id"
+                " FROM leases l LEFT JOIN nodes n ON n.node_id = l.node_id"
                 " WHERE l.session_id = %s",
                 (session_id,),
             ).fetchone()
@@ -190,6 +236,7 @@ class Ownership:
                 " WHERE node_id = %s AND expires_at > clock_timestamp() RETURNING session_id",
                 (self.node_id,),
             ).fetchall()
+            heartbeat(connection, self.node_id, self.settings.ttl)
         return len(rows)
 
     def seen(self, url: str, draining: bool = False) -> None:
@@ -275,42 +322,47 @@ class Ownership:
 
     def _apply(self, batch: list[Op]) -> None:
         batch = [op for op in batch if (s := op_session(op)) is None or not self.drops(s)]
+        new = [str(op.args[0]) for op in batch if op.kind == LEASE_OP]
+        batch = [op for op in batch if op.kind != LEASE_OP]
         held = self.held()
         fences = sorted(
-            {lease for op in batch if (s := op_session(op)) and (lease := held.get(s))},
+            {lease for s in new if (lease := held.get(s))}
+            | {lease for op in batch if (s := op_session(op)) and (lease := held.get(s))},
             key=lambda lease: lease.session_id,
         )
         with self.backend.connection() as connection:
             try:
-                _write_fenced(connection, fences, batch)
+                write_fenced(
+                    connection, fences, batch, (self.node_id, self.settings.ttl, new), _ring
+                )
             except Fenced as fenced:
                 self.lose(fenced.lease.session_id)
                 raise FencedOut(fenced.lease.session_id) from None
+        if new:
+            self._written(new)
+
+    def _written(self, new: list[str]) -> None:
+        """New leases are in the database: renewed from now on; one given back
+        while it was being written is given back there too."""
+        with self._lock:
+            self._unwritten.difference_update(new)
+            given_back = [s for s in new if s not in self._held]
+        for session_id in given_back:
+            self.leases.release(Lease(session_id, self.node_id, 1, 0.0))
 
 
-def _write_fenced(connection: psycopg.Connection[Any], fences: list[Lease], ops: list[Op]) -> None:
-    with connection.transaction(), connection.cursor() as cursor:
-        if fences:
-            rows = cursor.execute(
-                "SELECT session_id, node_id, epoch FROM session_leases"
-                " WHERE session_id = ANY(%s) ORDER BY session_id FOR SHARE",
-                ([lease.session_id for lease in fences],),
-            ).fetchall()
-            current = {row[0]: (row[1], int(row[2])) for row in rows}
-            for lease in fences:
-                if current.get(lease.session_id) != (lease.node_id, lease.epoch):
-                    raise Fenced(lease)
-        write(cursor, ops)
-        touched = sorted(
-            {str(op.args[0]) for op in ops if op.kind == "event"}
-            | {str(op.args[3]) for op in ops if op.kind == "state"}
+def _ring(cursor: psycopg.Cursor[Any], ops: list[Op]) -> None:
+    """Ring ``troupe_events`` with the sessions whose events (or state) ``ops`` hold."""
+    touched = sorted(
+        {str(op.args[0]) for op in ops if op.kind == "event"}
+        | {str(op.args[3]) for op in ops if op.kind == "state"}
+    )
+    if touched:
+        payload = ",".join(touched)
+        cursor.execute(
+            "SELECT pg_notify(%s, %s)",
+            (EVENTS_CHANNEL, payload if len(payload) < NOTIFY_MAX else "*"),
         )
-        if touched:
-            payload = ",".join(touched)
-            cursor.execute(
-                "SELECT pg_notify(%s, %s)",
-                (EVENTS_CHANNEL, payload if len(payload) < NOTIFY_MAX else "*"),
-            )
 
 
 __all__ = ["LeaseHeld", "LeaseSettings", "Ownership", "root_of"]

@@ -144,7 +144,22 @@ and the inbox of requests one node hands another's session (the message is the
 row; a ``NOTIFY`` only rings the bell: :mod:`actors.store.ownership`), and when
 each lease was last renewed (``troupe nodes`` shows its age)."""
 
-MIGRATIONS = (V1, V2, V3)
+V4 = """
+ALTER TABLE nodes ADD COLUMN alive_until TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp();
+CREATE VIEW leases AS
+SELECT l.session_id, l.node_id, l.epoch,
+       CASE WHEN l.expires_at = 'infinity' THEN coalesce(n.alive_until, l.renewed)
+            ELSE l.expires_at END AS expires_at,
+       CASE WHEN l.expires_at = 'infinity' THEN greatest(l.renewed, n.seen)
+            ELSE l.renewed END AS renewed
+FROM session_leases l LEFT JOIN nodes n ON n.node_id = l.node_id
+"""
+"""Version 4: a fleet node's leases last as long as its heartbeat (``expires_at``
+``infinity`` in the lease row: the node's ``alive_until`` decides), so a node
+renews one row per period, not one per session it holds; ``leases`` is every
+lease with the expiry that holds for it (:mod:`actors.store.leases`)."""
+
+MIGRATIONS = (V1, V2, V3, V4)
 
 BAD_ROW = (OverflowError, ValueError, TypeError, psycopg.DataError, psycopg.IntegrityError)
 """Errors of one row's content: that row is dropped (with an error in the log)."""
@@ -210,10 +225,12 @@ def write(cursor: psycopg.Cursor[Any], ops: list[Op]) -> None:
     """Apply ``ops`` inside the caller's transaction (a fenced write checks its
     lease in the same transaction first: :mod:`actors.store.leases`)."""
     events = [op.args for op in ops if op.kind == "event"]
-    for op in ops:
-        sql = _SQL.get(op.kind)
-        if sql is not None:
-            cursor.execute(sql.encode(), _args(op))
+    for kind, rows in _runs(ops):
+        sql = _SQL[kind].encode()
+        if len(rows) == 1:
+            cursor.execute(sql, rows[0])
+        else:
+            cursor.executemany(sql, rows)
     if len(events) >= COPY_FROM:
         cursor.execute(_STAGING)
         with cursor.copy("COPY events_in FROM STDIN (FORMAT BINARY)") as copy:
@@ -223,6 +240,29 @@ def write(cursor: psycopg.Cursor[Any], ops: list[Op]) -> None:
         cursor.execute("INSERT INTO events SELECT * FROM events_in ON CONFLICT DO NOTHING")
     elif events:
         cursor.executemany(_INSERT_EVENT, events)
+
+
+_TABLE = {"session": "sessions", "state": "sessions", "env_put": "environments",
+          "env_delete": "environments"}  # fmt: skip
+"""The kinds that share a table (the others each have their own)."""
+
+
+def _runs(ops: list[Op]) -> list[tuple[str, list[tuple[Any, ...]]]]:
+    """The batch's rows as few statements as keep its meaning: ops on different
+    tables commute (no table refers to another), so each table's ops are taken in
+    their order, and a run of one kind on a table is one ``executemany`` (one
+    round trip, pipelined) instead of one ``execute`` each: a burst of new
+    sessions is one statement for their rows and one for their seq marks."""
+    tables: dict[str, list[tuple[str, list[tuple[Any, ...]]]]] = {}
+    for op in ops:
+        if op.kind not in _SQL:
+            continue
+        runs = tables.setdefault(_TABLE.get(op.kind, op.kind), [])
+        if runs and runs[-1][0] == op.kind:
+            runs[-1][1].append(_args(op))
+        else:
+            runs.append((op.kind, [_args(op)]))
+    return [run for runs in tables.values() for run in runs]
 
 
 def redacted(url: str) -> str:

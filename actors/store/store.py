@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
@@ -63,7 +63,8 @@ CLOSING_TRIES = 6
 """Attempts at the queue when the store closes during an outage, before what is
 left (never acknowledged to anyone) is given up with an error in the log."""
 
-_SESSION_ARG = {"event": 0, "mark": 0, "session": 0, "state": 3, "summary": 0, "history": 0}
+_SESSION_ARG = {"event": 0, "mark": 0, "session": 0, "state": 3, "summary": 0, "history": 0,
+                "lease": 0}  # fmt: skip
 
 
 def _session_of(op: Op) -> str | None:
@@ -108,6 +109,10 @@ class Store:
         and writes of sessions it no longer owns are dropped (issue 37)."""
         self.on_fenced: Any = None
         """Told (with the session id) when a batch was refused: the session moved."""
+        self.side_probes: list[Callable[[], None]] = []
+        """The small files beside the store (the server's process ledger): each
+        raises :class:`OSError` while it cannot be written. During an outage they
+        are probed with the store, so writes resume only once all can."""
 
     # -- writes (never wait, never raise) ------------------------------------
 
@@ -170,6 +175,11 @@ class Store:
 
     def delete_environment(self, name: str) -> None:
         self._put(Op("env_delete", (name,)))
+
+    def put_lease(self, session_id: str) -> None:
+        """On a fleet: write a new session's lease (epoch 1) before its first rows,
+        in their batch (:meth:`actors.store.ownership.Ownership.adopt`)."""
+        self._put(Op("lease", (session_id,)))
 
     def _put(self, op: Op) -> bool:
         if self._closed:
@@ -290,6 +300,7 @@ class Store:
                 return True
             if self._connection_closed:
                 return False  # a waiter that outlived the store: nothing can write now
+            down = not self.health.available  # then the batch probes all first
             try:
                 await trio.to_thread.run_sync(self._apply, batch)
             except FencedOut as out:
@@ -299,7 +310,7 @@ class Store:
                 self._fault(error)
                 return False
             del self._queue[: len(batch)]
-        if not self.health.available:
+        if down and not self.health.available:  # not a fault told during the batch
             log.warning("store writes again after: %s", self.health.reason)
             self.health.recover()
         for op in batch:
@@ -359,11 +370,17 @@ class Store:
     def _recover_and_probe(self) -> None:
         self.backend.recover()
         self.backend.probe()
+        self._probe_side()
+
+    def _probe_side(self) -> None:
+        for probe in self.side_probes:
+            probe()
 
     def _apply(self, batch: list[Op]) -> None:
         """In the worker thread: after a fault, let the backend reconnect first."""
         if not self.health.available:
             self.backend.recover()
+            self._probe_side()
         if self.fence is not None:
             self.fence.apply(batch)
         else:

@@ -56,7 +56,7 @@ def _state(url: str, nodes: list[Node]) -> str:
     with psycopg.connect(url) as connection:
         leases = connection.execute(
             "SELECT l.session_id, l.node_id, l.epoch, l.expires_at - clock_timestamp(), s.state"
-            " FROM troupe.session_leases l JOIN troupe.sessions s ON s.id = l.session_id"
+            " FROM troupe.leases l JOIN troupe.sessions s ON s.id = l.session_id"
         ).fetchall()
     logs = "\n".join(f"--- {n.name}:\n{n.log_text()[-2000:]}" for n in nodes)
     return f"leases: {leases}\n{logs}"

@@ -248,3 +248,32 @@ async def test_a_row_the_database_cannot_hold_is_dropped_and_the_rest_kept(
         large = [row.seq for row in await store.events_after("s-large", 0, limit=1000)]
     assert small == [1, 2]
     assert large == list(range(1, 101))
+
+
+async def test_a_batch_of_many_kinds_keeps_each_row_s_order(
+    tmp_path: Path, store_setting: str
+) -> None:
+    """A batch's ops are grouped into as few statements as keep its meaning
+    (PostgreSQL): each row ends as the last op on it in the batch left it."""
+    config = SessionConfig()
+    async with open_store(tmp_path, store_setting) as store:
+        for n in range(20):  # interleaved kinds, several ops on one row
+            store.put_session(f"s-{n}", "p", "m-1", "local", None, config, created=float(n + 1))
+            store.reserve_seqs(f"s-{n}", 100)
+            store.put_state(f"s-{n}", "processing")
+            store.put_summary(SummaryRow(f"s-{n}", "first", 1, 1, 1, None, 1.0))
+            store.put_session(f"s-{n}", "p", "m-2", "local", None, config, created=float(n + 1))
+            store.put_summary(SummaryRow(f"s-{n}", "last", 2, 2, 2, None, 2.0))
+            store.reserve_seqs(f"s-{n}", 200)
+            if n % 2:
+                store.put_state(f"s-{n}", "closed")
+        with trio.fail_after(HANG_GUARD):
+            await store.flush()
+    async with open_store(tmp_path, store_setting) as store:
+        rows = await store.sessions()
+        assert [(row.model, row.state) for row in rows] == [
+            ("m-2", "closed" if n % 2 else "idle") for n in range(20)
+        ]
+        summaries = await store.summaries()
+        assert {summary.task for summary in summaries.values()} == {"last"}
+        assert await store.seq_marks() == {f"s-{n}": 200 for n in range(20)}

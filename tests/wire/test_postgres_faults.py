@@ -29,7 +29,6 @@ import contextlib
 import os
 import pwd
 import signal
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,11 +39,9 @@ import pytest
 import trio
 
 from actors.mockllm import Script, serve_mock_llm
-from protocol.client import RequestError, TroupeClient, connect
-from protocol.events import EPHEMERAL_KINDS
+from protocol.client import connect
 from protocol.wire import (
     CreateSession,
-    Event,
     FollowUpSession,
     GetSession,
     InterruptSession,
@@ -55,7 +52,7 @@ from protocol.wire import (
 from tests.postgres import PostgresCluster
 from tests.waiting import wait_until
 from tests.wire.conftest import HANG_GUARD, events_until, shell_turns, subscribe, troupe_serve
-from tests.wire.test_store_faults import BIG_OUTPUT
+from tests.wire.store_fault_helpers import BIG_OUTPUT, acknowledged, refused, small_tmpfs
 
 OUTAGE = 20.0
 """Seconds PostgreSQL stays down: the scenario of the issue, not a wait for an effect."""
@@ -68,17 +65,6 @@ def _stored_events(url: str, session: str) -> set[tuple[int, str]]:
             "SELECT seq, kind FROM troupe.events WHERE session_id=%s", (session,)
         ).fetchall()
     return {(int(seq), kind) for seq, kind in rows}
-
-
-def _acknowledged(events: list[Event]) -> set[tuple[int, str]]:
-    """The durable events the client was sent: each one the store had taken."""
-    return {(e.seq, e.kind) for e in events if e.seq > 0 and e.kind not in EPHEMERAL_KINDS}
-
-
-async def _refused(client: TroupeClient, kind: type, **fields: object) -> None:
-    with pytest.raises(RequestError) as refused:
-        await client.request(kind, **fields)
-    assert refused.value.code == "store_unavailable", refused.value
 
 
 async def test_postgres_stopped_then_started_server_stays_up_and_loses_nothing(
@@ -107,14 +93,14 @@ async def test_postgres_stopped_then_started_server_stays_up_and_loses_nothing(
                 assert serve.process.returncode is None
 
                 # new inputs and sessions are refused with the typed error
-                await _refused(client, SubmitInput, session=session, text="more")
-                await _refused(client, SteerSession, session=session, text="more")
-                await _refused(client, FollowUpSession, session=session, text="more")
-                await _refused(client, CreateSession)
+                await refused(client, SubmitInput, session=session, text="more")
+                await refused(client, SteerSession, session=session, text="more")
+                await refused(client, FollowUpSession, session=session, text="more")
+                await refused(client, CreateSession)
                 # what the server holds answers; what is only in the database is typed
                 listed = (await reader.request(ListSessions)).sessions
                 assert [s.session_id for s in listed] == [session]
-                await _refused(reader, GetSession, session=session)
+                await refused(reader, GetSession, session=session)
                 # a replay needs the database: the subscriber is told, and waits
                 await subscribe(reader, session)
                 told = await events_until(reader, "store_unavailable")
@@ -155,7 +141,7 @@ async def test_postgres_stopped_then_started_server_stays_up_and_loses_nothing(
         with trio.fail_after(HANG_GUARD):
             await serve.process.wait()
     stored = _stored_events(postgres_url, session)
-    missing = _acknowledged(received) - stored
+    missing = acknowledged(received) - stored
     assert not missing, f"acknowledged but not stored: {sorted(missing)}"
     seqs = sorted(seq for seq, _ in stored)
     assert seqs == sorted(set(seqs))
@@ -167,28 +153,25 @@ def small_tablespace(postgres: PostgresCluster, url: str, size: str) -> Iterator
     the default of ``url``'s database before Troupe creates its tables there.
     Dropped and unmounted on the way out, the database with it."""
     space = postgres.root / f"space-{uuid.uuid4().hex[:8]}"
-    space.mkdir()
-    options = f"size={size},mode=0700"
+    owner = ""
     if postgres.owner is not None:
         account = pwd.getpwnam(postgres.owner)
-        options += f",uid={account.pw_uid},gid={account.pw_gid}"
-    subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(space)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        owner = f",uid={account.pw_uid},gid={account.pw_gid}"
     name = f"small_{space.name[6:]}"
     database = url.split("/")[3].split("?")[0]
-    try:
-        with psycopg.connect(postgres.url(), autocommit=True) as connection:
-            connection.execute(f"CREATE TABLESPACE {name} LOCATION '{space}'".encode())
-            connection.execute(f"ALTER DATABASE {database} SET default_tablespace={name}".encode())
-        yield space
-    finally:
-        if postgres.running():
-            postgres.drop_database(url)
+    with small_tmpfs(space, size, owner):
+        try:
             with psycopg.connect(postgres.url(), autocommit=True) as connection:
-                connection.execute(f"DROP TABLESPACE IF EXISTS {name}".encode())
-        subprocess.run(["umount", "-l", str(space)], check=False, capture_output=True)
+                connection.execute(f"CREATE TABLESPACE {name} LOCATION '{space}'".encode())
+                connection.execute(
+                    f"ALTER DATABASE {database} SET default_tablespace={name}".encode()
+                )
+            yield space
+        finally:
+            if postgres.running():
+                postgres.drop_database(url)
+                with psycopg.connect(postgres.url(), autocommit=True) as connection:
+                    connection.execute(f"DROP TABLESPACE IF EXISTS {name}".encode())
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounts a tmpfs: needs root")
@@ -215,10 +198,10 @@ async def test_postgres_disk_full_then_grown_server_stays_up_and_loses_nothing(
                 assert serve.process.returncode is None
 
                 # new inputs and sessions are refused with the typed error
-                await _refused(client, SubmitInput, session=session, text="more")
-                await _refused(client, SteerSession, session=session, text="more")
-                await _refused(client, FollowUpSession, session=session, text="more")
-                await _refused(client, CreateSession)
+                await refused(client, SubmitInput, session=session, text="more")
+                await refused(client, SteerSession, session=session, text="more")
+                await refused(client, FollowUpSession, session=session, text="more")
+                await refused(client, CreateSession)
                 # PostgreSQL is up: reads and replays of what is stored go on
                 listed = (await reader.request(ListSessions)).sessions
                 assert [s.session_id for s in listed] == [session]
@@ -256,7 +239,7 @@ async def test_postgres_disk_full_then_grown_server_stays_up_and_loses_nothing(
             with trio.fail_after(HANG_GUARD):
                 await serve.process.wait()
         stored = _stored_events(postgres_url, session)
-    missing = _acknowledged(received) - stored
+    missing = acknowledged(received) - stored
     assert not missing, f"acknowledged but not stored: {sorted(missing)}"
     seqs = sorted(seq for seq, _ in stored)
     assert seqs == sorted(set(seqs))

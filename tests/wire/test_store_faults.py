@@ -19,9 +19,7 @@ import contextlib
 import os
 import signal
 import sqlite3
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -29,11 +27,9 @@ import pytest
 import trio
 
 from actors.mockllm import Script, serve_mock_llm
-from protocol.client import RequestError, TroupeClient, connect
-from protocol.events import EPHEMERAL_KINDS
+from protocol.client import RequestError, connect
 from protocol.wire import (
     CreateSession,
-    Event,
     FollowUpSession,
     GetSession,
     InterruptSession,
@@ -51,28 +47,17 @@ from tests.wire.conftest import (
     subscribe,
     troupe_serve,
 )
+from tests.wire.store_fault_helpers import (
+    BIG_OUTPUT,
+    acknowledged,
+    mount,
+    refused,
+    small_tmpfs,
+)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounts a tmpfs: needs root")
 
-BIG_OUTPUT = "head -c 22000 /dev/urandom | base64 -w 1000"
-"""About 30 KB of output that no file system compresses."""
 ROUNDS = 80
-
-
-def _mount(*args: str) -> None:
-    subprocess.run(["mount", *args], check=True, capture_output=True)
-
-
-@contextlib.contextmanager
-def small_tmpfs(directory: Path, size: str) -> Iterator[Path]:
-    """A tmpfs of ``size`` at ``directory``, unmounted on the way out whatever
-    happened (lazily, should a process still hold a file on it)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    _mount("-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(directory))
-    try:
-        yield directory
-    finally:
-        subprocess.run(["umount", "-l", str(directory)], check=False, capture_output=True)
 
 
 def _stored_events(data_dir: Path, session: str) -> set[tuple[int, str]]:
@@ -81,17 +66,6 @@ def _stored_events(data_dir: Path, session: str) -> set[tuple[int, str]]:
     ) as db:
         rows = db.execute("SELECT seq, kind FROM events WHERE session_id=?", (session,))
         return set(rows.fetchall())
-
-
-def _acknowledged(events: list[Event]) -> set[tuple[int, str]]:
-    """The durable events the client was sent: each one the store had taken."""
-    return {(e.seq, e.kind) for e in events if e.seq > 0 and e.kind not in EPHEMERAL_KINDS}
-
-
-async def _refused(client: TroupeClient, kind: type, **fields: object) -> None:
-    with pytest.raises(RequestError) as refused:
-        await client.request(kind, **fields)
-    assert refused.value.code == "store_unavailable", refused.value
 
 
 async def test_disk_full_then_grown_server_stays_up_and_loses_nothing(tmp_path: Path) -> None:
@@ -115,10 +89,10 @@ async def test_disk_full_then_grown_server_stays_up_and_loses_nothing(tmp_path: 
                 assert serve.process.returncode is None
 
                 # new inputs and sessions are refused with the typed error
-                await _refused(client, SubmitInput, session=session, text="more")
-                await _refused(client, SteerSession, session=session, text="more")
-                await _refused(client, FollowUpSession, session=session, text="more")
-                await _refused(client, CreateSession)
+                await refused(client, SubmitInput, session=session, text="more")
+                await refused(client, SteerSession, session=session, text="more")
+                await refused(client, FollowUpSession, session=session, text="more")
+                await refused(client, CreateSession)
                 # reads and replays of what is stored keep working
                 listed = (await reader.request(ListSessions)).sessions
                 assert [s.session_id for s in listed] == [session]
@@ -130,7 +104,7 @@ async def test_disk_full_then_grown_server_stays_up_and_loses_nothing(tmp_path: 
                 assert "store_unavailable" in [e.kind for e in replayed if not e.seq]
 
                 # the store grows back: the held events go in, the session goes on
-                _mount("-o", "remount,size=64m", str(data_dir))
+                mount("-o", "remount,size=64m", str(data_dir))
                 await events_until(client, "store_available", into=received)
                 await events_until(client, "processing_end", into=received)
                 assert received[-1].data["state"] == "idle"
@@ -155,7 +129,7 @@ async def test_disk_full_then_grown_server_stays_up_and_loses_nothing(tmp_path: 
             serve.process.send_signal(signal.SIGTERM)
             with trio.fail_after(HANG_GUARD):
                 await serve.process.wait()
-        missing = _acknowledged(received) - _stored_events(data_dir, session)
+        missing = acknowledged(received) - _stored_events(data_dir, session)
         assert not missing, f"acknowledged but not stored: {sorted(missing)}"
         seqs = sorted(seq for seq, _ in _stored_events(data_dir, session))
         assert seqs == sorted(set(seqs))
@@ -181,13 +155,13 @@ async def test_read_only_data_dir_serves_reads_then_writes_once_read_write(
                 with trio.fail_after(HANG_GUARD):
                     await serve.process.wait()
             (data_dir / "server.json").unlink()
-            _mount("-o", "remount,ro", str(data_dir))
+            mount("-o", "remount,ro", str(data_dir))
 
             async with troupe_serve(data_dir, work, mock.base_url) as serve:
                 port = int(serve.url.rstrip("/").rpartition(":")[2])
                 async with connect(serve.url, token) as client:
-                    await _refused(client, SubmitInput, session=session, text="second")
-                    await _refused(client, CreateSession)
+                    await refused(client, SubmitInput, session=session, text="second")
+                    await refused(client, CreateSession)
                     # a load balancer sends new work elsewhere; the process is alive
                     status, _, body = await http_get(port, "/readyz")
                     assert (status, body) == (503, b"store_unavailable\n")
@@ -196,11 +170,11 @@ async def test_read_only_data_dir_serves_reads_then_writes_once_read_write(
                     assert [s.session_id for s in listed] == [session]
                     await subscribe(client, session)
                     replay = await events_until(client, "processing_end")
-                    assert _acknowledged(replay) == _acknowledged(first)
+                    assert acknowledged(replay) == acknowledged(first)
                     assert not (data_dir / "server.json").exists()
                     assert serve.process.returncode is None
 
-                    _mount("-o", "remount,rw", str(data_dir))
+                    mount("-o", "remount,rw", str(data_dir))
 
                     async def takes_input() -> bool:
                         try:
@@ -237,7 +211,7 @@ async def test_vanished_data_dir_then_back_resumes_writes(tmp_path: Path) -> Non
         kept.mkdir()
         data_dir = root / "data"
         data_dir.mkdir()
-        _mount("--bind", str(kept), str(data_dir))
+        mount("--bind", str(kept), str(data_dir))
         try:
             async with (
                 serve_mock_llm(script) as mock,
@@ -252,10 +226,10 @@ async def test_vanished_data_dir_then_back_resumes_writes(tmp_path: Path) -> Non
                     await trio.run_process(["umount", "-l", str(data_dir)])
                     await events_until(client, "store_unavailable", into=received)
                     assert "gone" in received[-1].data["message"]
-                    await _refused(client, SubmitInput, session=session, text="more")
+                    await refused(client, SubmitInput, session=session, text="more")
                     assert serve.process.returncode is None
 
-                    _mount("--bind", str(kept), str(data_dir))
+                    mount("--bind", str(kept), str(data_dir))
                     await events_until(client, "store_available", into=received)
                     await events_until(client, "processing_end", into=received)
                     kinds = [e.kind for e in received]
@@ -273,7 +247,7 @@ async def test_vanished_data_dir_then_back_resumes_writes(tmp_path: Path) -> Non
                 serve.process.send_signal(signal.SIGTERM)
                 with trio.fail_after(HANG_GUARD):
                     await serve.process.wait()
-            missing = _acknowledged(received) - _stored_events(kept, session)
+            missing = acknowledged(received) - _stored_events(kept, session)
             assert not missing, f"acknowledged but not stored: {sorted(missing)}"
         finally:
             await trio.run_process(
@@ -286,7 +260,7 @@ async def test_no_token_can_be_written_is_one_typed_line(tmp_path: Path) -> None
     token a client can read, so ``troupe serve`` says so in one line, exit 1."""
     root = Path(await trio.Path(tmp_path).resolve())
     with small_tmpfs(root / "data", "1m") as data_dir:
-        _mount("-o", "remount,ro", str(data_dir))
+        mount("-o", "remount,ro", str(data_dir))
         command = [
             sys.executable, "-m", "actors.cli", "serve", "--port", "0",
             "--data-dir", str(data_dir), "--workdir", str(root), "--api-key", "test-key",
