@@ -218,8 +218,12 @@ class Fleet:
             await trio.to_thread.run_sync(self.ownership.seen, self.url, self.draining)
 
     async def _renewing(self) -> None:
+        # On a fixed schedule: a slow renewal (a loaded machine, a busy pool) does
+        # not push the next one back, which would eat into the TTL.
+        due = trio.current_time()
         while True:
-            await trio.sleep(self.settings.renew_every)
+            due = max(due + self.settings.renew_every, trio.current_time())
+            await trio.sleep_until(due)
             await self.renew_once()
 
     async def renew_once(self) -> None:
