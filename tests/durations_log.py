@@ -5,7 +5,10 @@ each test phase (setup, call, teardown) is appended to the file when it ends, so
 that is stopped midway still tells where its time went (``--durations`` prints only at
 the end). Under pytest-xdist each worker appends its own lines, tagged with its id.
 ``python -m tests.durations_log /tmp/d.tsv`` sums the time per directory and per file
-and says how busy each worker was.
+and says how busy each worker was. Each line also carries the CPU seconds the worker
+spent in that phase (its own user and system time, its threads included, and that of
+the child processes it reaped meanwhile), which a loaded machine does not inflate as it
+does wall time: ``--cpu`` sums those instead.
 """
 
 from __future__ import annotations
@@ -14,10 +17,44 @@ import os
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Generator
 
 import pytest
 
 ENV = "TROUPE_DURATIONS_LOG"
+
+
+def _cpu_seconds() -> float:
+    """User and system time of this process and of the children it has reaped."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Tags the phase's report with the CPU seconds spent since the previous phase ended."""
+    report = yield
+    if os.environ.get(ENV):
+        now = _cpu_seconds()
+        before = item.stash.get(_LAST_CPU, now)
+        report.cpu_seconds = now - before  # type: ignore[attr-defined]
+        item.stash[_LAST_CPU] = now
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    """Starts the item's CPU count (what ran between tests is left to nobody)."""
+    if os.environ.get(ENV):
+        item.stash[_LAST_CPU] = _cpu_seconds()
+    return (yield)
+
+
+_LAST_CPU = pytest.StashKey[float]()
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -26,20 +63,25 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         return  # not asked, or xdist's controller relaying what a worker logged itself
     worker = os.environ.get("PYTEST_XDIST_WORKER", "-")
     line = [f"{time.time():.2f}", worker, report.when, report.outcome]
-    line += [f"{report.duration:.3f}", report.nodeid]
+    cpu = getattr(report, "cpu_seconds", 0.0)
+    line += [f"{report.duration:.3f}", f"{cpu:.3f}", report.nodeid]
     with open(path, "a", encoding="utf-8") as log:
         log.write("\t".join(line) + "\n")
 
 
-def summary(path: str, top: int = 25) -> str:
-    """Seconds per directory and per file (all phases), and per worker."""
+def summary(path: str, top: int = 25, cpu: bool = False) -> str:
+    """Seconds per directory and per file (all phases), and per worker: wall seconds,
+    or CPU seconds with ``cpu`` (lines written before CPU was logged count as 0)."""
     by_directory: dict[str, float] = defaultdict(float)
     by_file: dict[str, float] = defaultdict(float)
     by_worker: dict[str, float] = defaultdict(float)
     tests: dict[str, set[str]] = defaultdict(set)
     with open(path, encoding="utf-8") as log:
         for row in log:
-            _, worker, _, _, seconds, nodeid = row.rstrip("\n").split("\t", 5)
+            fields = row.rstrip("\n").split("\t")
+            worker, seconds, nodeid = fields[1], fields[4], fields[-1]
+            if cpu:
+                seconds = fields[5] if len(fields) > 6 else "0"
             file = nodeid.split("::", 1)[0]
             directory = file.rsplit("/", 1)[0] if file.count("/") > 1 else file
             by_directory[directory] += float(seconds)
@@ -58,4 +100,4 @@ def summary(path: str, top: int = 25) -> str:
 
 
 if __name__ == "__main__":
-    print(summary(sys.argv[1]))
+    print(summary(sys.argv[1], cpu="--cpu" in sys.argv[2:]))

@@ -6,6 +6,7 @@ One test per file. A file no adapter speaks is skipped with the reason.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,15 @@ def error_status(body: bytes) -> int:
 
 def plan(relative: str) -> tuple[list[tuple[str, Reply]], str | None]:
     """The (adapter, reply) steps of a recording, or why no adapter can replay it."""
+    steps, reason = _plan(relative)
+    return list(steps), reason
+
+
+@functools.cache
+def _plan(relative: str) -> tuple[tuple[tuple[str, Reply], ...], str | None]:
+    """Read once per process: five test modules plan every recording while they are
+    collected and again when their tests run, and the YAML cassettes are slow to parse
+    (``load_replies`` is still what reads them, on the first call)."""
     path = SHARED / relative
     replies = load_replies(path)
     if relative.endswith(".json") and b'"error"' in replies[0].body[:40]:
@@ -92,8 +102,8 @@ def plan(relative: str) -> tuple[list[tuple[str, Reply]], str | None]:
         else:
             out.append((wire, reply))
     if not out:
-        return [], "no model call here that an adapter speaks: " + ", ".join(other)
-    return out, None
+        return (), "no model call here that an adapter speaks: " + ", ".join(other)
+    return tuple(out), None
 
 
 def _params() -> list[Any]:
