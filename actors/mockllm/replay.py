@@ -83,7 +83,10 @@ def _cassette_reply(interaction: dict[str, Any]) -> Reply:
 def load_cassette(path: Path) -> list[Reply]:
     import yaml
 
-    data = yaml.safe_load(path.read_text())
+    # libyaml's loader where PyYAML was built with it: the same safe subset, about
+    # twenty times faster on the recordings, which the conformance tests read by the hundred.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data = yaml.load(path.read_text(), Loader=loader)
     return [_cassette_reply(interaction) for interaction in data.get("interactions") or ()]
 
 

@@ -77,10 +77,12 @@ async def test_a_coding_flow_runs_under_the_default_sandbox(
         assert result.exit_code == 0, f"{command}\n{result.stdout}\n{result.stderr}"
         return result
 
-    failing = await ref.ask(ExecCommand("python3 test_calc.py", sandbox=sandbox))
+    # -B: the fix keeps calc.py's size and lands within the second, so a bytecode
+    # cache written by the first run (where caches are on) would still be taken.
+    failing = await ref.ask(ExecCommand("python3 -B test_calc.py", sandbox=sandbox))
     assert failing.exit_code != 0  # the bug is there before the edit
     await run("sed -i 's/a - b/a + b/' calc.py")
-    await run("python3 test_calc.py")
+    await run("python3 -B test_calc.py")
     await run("git add calc.py test_calc.py && git commit -qm 'add calc'")
     await run("echo '# more' >> calc.py")
     status = await run("git status --short calc.py")
