@@ -62,18 +62,21 @@ class StoreSync:
                 record.loop_state = doing
         changed = state if state is not None and state != record.state else None
         if changed == "processing":
-            self._put_state(record, changed)
+            self._put_state(record, changed, event.timestamp)
         self._number_and_store(record, record.row.id, event)
         record.updated = max(record.updated, event.timestamp)
         if changed is not None and changed != "processing":
-            self._put_state(record, changed)
+            self._put_state(record, changed, event.timestamp)
         if _follow_activity(record, event):
             self.store.put_summary(summary_of(record))
 
-    def _put_state(self, record: Record, state: str) -> None:
+    def _put_state(self, record: Record, state: str, when: float) -> None:
+        """Stored with the time of the event that changed it, which the live list
+        shows: a time of its own (taken a moment later) made the list's "updated"
+        differ before and after a restart."""
         record.state = state
         record.interrupted = False
-        self.store.put_state(record.row.id, state)
+        self.store.put_state(record.row.id, state, when=when)
 
     def observe_subagent(self, record: SubagentRecord, event: SessionEvent) -> None:
         """A subagent's hub sink: its events are stored under its own id."""

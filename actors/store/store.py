@@ -149,8 +149,13 @@ class Store:
         )  # fmt: skip
         self._put(Op("session", row))
 
-    def put_state(self, session_id: str, state: str, interrupted: bool = False) -> None:
-        self._put(Op("state", (state, int(interrupted), time.time(), session_id)))
+    def put_state(
+        self, session_id: str, state: str, interrupted: bool = False, when: float | None = None
+    ) -> None:
+        """A session's new state, changed at ``when`` (now if not given): the
+        "updated" time the list shows, the same before and after a restart."""
+        updated = time.time() if when is None else when
+        self._put(Op("state", (state, int(interrupted), updated, session_id)))
 
     def put_summary(self, summary: SummaryRow) -> None:
         """What the session list shows of a session (kept across restarts)."""
