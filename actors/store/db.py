@@ -19,6 +19,7 @@ from actors.store.rows import Op as Op
 from actors.store.rows import SessionRow as SessionRow
 from actors.store.rows import SubagentRow as SubagentRow
 from actors.store.rows import SummaryRow as SummaryRow
+from actors.store.rows import not_at_rest
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -255,10 +256,7 @@ def session(connection: sqlite3.Connection, session_id: str) -> SessionRow | Non
     return None if row is None else _session_row(row)
 
 
-NOT_AT_REST = (
-    "SELECT * FROM sessions WHERE state < 'closed' OR (state > 'closed' AND state < 'idle')"
-    " OR state > 'idle' ORDER BY created"
-)
+NOT_AT_REST = f"SELECT * FROM sessions WHERE {not_at_rest()} ORDER BY created"
 """Every state but ``idle`` and ``closed``, as the three ranges around them: SQLite
 answers ``state NOT IN (...)`` with a scan of every row, the ranges through the
 state's index."""

@@ -50,7 +50,7 @@ from actors.store.leases import (
     write_fenced,
 )
 from actors.store.postgres import BAD_ROW, PostgresBackend
-from actors.store.rows import Op
+from actors.store.rows import Op, not_at_rest
 
 log = logging.getLogger("troupe.fleet")
 
@@ -76,9 +76,9 @@ def op_session(op: Op) -> str | None:
     return None if index is None else root_of(str(op.args[index]))
 
 
-_CLAIMABLE = """
+_CLAIMABLE = f"""
 SELECT s.id FROM sessions s LEFT JOIN leases l ON l.session_id = s.id
-WHERE s.state NOT IN ('idle', 'closed')
+WHERE {not_at_rest("s.state")}
   AND (l.session_id IS NULL OR l.expires_at <= clock_timestamp())
 ORDER BY s.updated
 """

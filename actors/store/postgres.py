@@ -27,7 +27,15 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from actors.store.backend import SchemaTooNew
-from actors.store.rows import EnvironmentRow, EventRow, Op, SessionRow, SubagentRow, SummaryRow
+from actors.store.rows import (
+    EnvironmentRow,
+    EventRow,
+    Op,
+    SessionRow,
+    SubagentRow,
+    SummaryRow,
+    not_at_rest,
+)
 
 log = logging.getLogger("troupe.store")
 
@@ -321,10 +329,7 @@ def _session_row(row: tuple[Any, ...]) -> SessionRow:
     )  # fmt: skip
 
 
-NOT_AT_REST = (
-    "SELECT * FROM sessions WHERE state < 'closed' OR (state > 'closed' AND state < 'idle')"
-    " OR state > 'idle' ORDER BY created"
-)
+NOT_AT_REST = f"SELECT * FROM sessions WHERE {not_at_rest()} ORDER BY created"
 """Every state but ``idle`` and ``closed`` as the three ranges around them, as
 SQLite's store asks it: ``NOT IN`` (``<>``) is no index condition for PostgreSQL
 either, so it read every session row on each start; the ranges are a bitmap scan of

@@ -6,7 +6,19 @@ the store share them without importing either database's driver.
 
 from __future__ import annotations
 
+from typing import LiteralString
+
 import msgspec
+
+
+def not_at_rest(column: LiteralString = "state") -> LiteralString:
+    """SQL true for a session whose ``column`` (its state) is neither ``idle`` nor
+    ``closed``: an input was running. Written as the three ranges around those two,
+    which SQLite and PostgreSQL both answer through the state's index; ``NOT IN``
+    is a scan of every session row, on every start and every take-over look."""
+    return (
+        f"({column} < 'closed' OR ({column} > 'closed' AND {column} < 'idle') OR {column} > 'idle')"
+    )
 
 
 class SessionRow(msgspec.Struct, frozen=True):
