@@ -43,14 +43,14 @@ _SAME_PROCESS = (
     # A group id cannot be handed to a new process while any member of the group
     # lives, so a missing leader (or a host without /proc) means "still ours".
     '__troupe_same() { [ -n "$2" ] || return 0; local __s __want="$2"; '
-    'read -r __s < "/proc/$1/stat" 2>/dev/null || return 0; '
+    'read -r __s 2>/dev/null < "/proc/$1/stat" || return 0; '
     '__s=${__s##*) }; set -- $__s; [ "${20}" = "$__want" ]; }'
 )
 
 _START_TIME = (
     # The leader's start time (clock ticks since boot, field 22 of /proc/PID/stat):
     # with the pid it names the process for good, so a reused pid is never killed.
-    '__start=; if read -r __st < "/proc/$__pid/stat" 2>/dev/null; then '
+    '__start=; if read -r __st 2>/dev/null < "/proc/$__pid/stat"; then '
     "__st=${__st##*) }; set -- $__st; __start=${20}; fi"
 )
 
@@ -218,7 +218,7 @@ _WRAPPED = (
     # nor this script's own). __troupe_wrapped ERE adds the groups of every process
     # whose command line carries one of the nonces in ERE, and of their children. The
     # pattern keeps grep from finding itself: its own argument has "(" after the prefix.
-    '__troupe_pgid() { __pg=; local __s; read -r __s < "/proc/$1/stat" 2>/dev/null || return 1; '
+    '__troupe_pgid() { __pg=; local __s; read -r __s 2>/dev/null < "/proc/$1/stat" || return 1; '
     "__s=${__s##*) }; set -- $__s; __pg=$3; }\n"
     '__troupe_take() { __troupe_pgid "$1" || return 0; case "$__pg" in '
     '""|0|1|"$__troupe_self") ;; *) __troupe_groups="$__troupe_groups $__pg";; esac; }\n'
@@ -226,7 +226,7 @@ _WRAPPED = (
     'for __f in $(grep -lsE -e "__TROUPE_($1)_" /proc/[0-9]*/cmdline); do '
     '__p=${__f#/proc/}; __p=${__p%/cmdline}; [ "$__p" = "$$" ] && continue; '
     '__troupe_take "$__p"; __kids=(); '
-    'read -r -a __kids < "/proc/$__p/task/$__p/children" 2>/dev/null; '
+    'read -r -a __kids 2>/dev/null < "/proc/$__p/task/$__p/children"; '
     'for __k in "${__kids[@]}"; do __troupe_take "$__k"; done; done; }\n'
     '__troupe_pgid "$$"; __troupe_self=$__pg'
 )
