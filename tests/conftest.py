@@ -11,13 +11,17 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.bytecode import precompile, wanted
 from tests.postgres import PostgresCluster, PostgresUnavailable, remove_cluster, start_cluster
+from tests.scheduling import is_worker, keep_collection_order, longest_first
 from tests.selection import mark_and_select
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's -m filter and xdist's grouping read marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mark_and_select(config, items)
+    if is_worker(config):  # what a worker collects is the order xdist hands files out
+        longest_first(items)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -28,6 +32,10 @@ def pytest_configure(config: pytest.Config) -> None:
     failure naming the test, and the run ends."""
     if getattr(config.option, "maxworkerrestart", "") is None:
         config.option.maxworkerrestart = "0"
+    if not is_worker(config):
+        keep_collection_order(config)
+    if wanted(config):  # the product's bytecode once, before any worker or test starts
+        precompile(config)
 
 
 @pytest.hookimpl(optionalhook=True)  # a venv without pytest-xdist still runs the suite

@@ -8,7 +8,8 @@ the end). Under pytest-xdist each worker appends its own lines, tagged with its 
 and says how busy each worker was. Each line also carries the CPU seconds the worker
 spent in that phase (its own user and system time, its threads included, and that of
 the child processes it reaped meanwhile), which a loaded machine does not inflate as it
-does wall time: ``--cpu`` sums those instead.
+does wall time: ``--cpu`` sums those instead. ``--weights`` prints each file's
+wall seconds in the form of tests/file_weights.tsv (tests/scheduling.py).
 """
 
 from __future__ import annotations
@@ -99,5 +100,21 @@ def summary(path: str, top: int = 25, cpu: bool = False) -> str:
     return "\n".join(lines)
 
 
+def weights(path: str, least: float = 3.0) -> str:
+    """Wall seconds per file (all phases), heaviest first, the files of ``least``
+    seconds or more: tests/file_weights.tsv, the order tests/scheduling.py hands
+    files to the workers in."""
+    by_file: dict[str, float] = defaultdict(float)
+    with open(path, encoding="utf-8") as log:
+        for row in log:
+            fields = row.rstrip("\n").split("\t")
+            by_file[fields[-1].split("::", 1)[0]] += float(fields[4])
+    heavy = sorted((s, f) for f, s in by_file.items() if s >= least)
+    return "\n".join(f"{seconds:.0f}\t{name}" for seconds, name in reversed(heavy))
+
+
 if __name__ == "__main__":
-    print(summary(sys.argv[1], cpu="--cpu" in sys.argv[2:]))
+    if "--weights" in sys.argv[2:]:
+        print(weights(sys.argv[1]))
+    else:
+        print(summary(sys.argv[1], cpu="--cpu" in sys.argv[2:]))
