@@ -38,10 +38,10 @@ def file_weights(path: Path = WEIGHTS) -> dict[str, float]:
     return weights
 
 
-def longest_first(items: list[pytest.Item]) -> None:
+def longest_first(items: list[pytest.Item], weights: dict[str, float] | None = None) -> None:
     """Sorts ``items`` by their file's weight, heaviest file first (stable: a file's
     tests stay together and in order; files of equal weight keep pytest's order)."""
-    weights = file_weights()
+    weights = file_weights() if weights is None else weights
     counts: dict[str, int] = {}
     for item in items:
         name = item.nodeid.split("::", 1)[0]

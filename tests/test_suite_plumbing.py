@@ -1,0 +1,52 @@
+"""How the suite itself runs (tests/scheduling.py, tests/bytecode.py): files handed
+to the workers heaviest first with their tests together, and the bytecode the
+controller writes never stale."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from tests.bytecode import _compile_module
+from tests.scheduling import WEIGHTS, file_weights, longest_first
+
+
+def _items(*nodeids: str) -> list[Any]:
+    return [SimpleNamespace(nodeid=n) for n in nodeids]
+
+
+def test_heaviest_file_first_and_each_files_tests_together_in_order() -> None:
+    items = _items("a.py::one", "a.py::two", "b.py::one", "c.py::one", "c.py::two", "d.py::x")
+    longest_first(items, {"b.py": 5.0, "c.py": 9.0})
+    assert [i.nodeid for i in items] == [
+        "c.py::one", "c.py::two", "b.py::one", "a.py::one", "a.py::two", "d.py::x",
+    ]  # fmt: skip
+
+
+def test_every_weighed_file_is_a_test_file_of_the_suite() -> None:
+    root = WEIGHTS.parents[1]
+    weights = file_weights()
+    assert weights, f"{WEIGHTS} lists no file"
+    assert [name for name in weights if not (root / name).is_file()] == []
+
+
+def test_a_same_size_edit_within_the_second_is_never_run_from_a_stale_cache(
+    tmp_path: Path,
+) -> None:
+    module = tmp_path / "calc.py"
+    module.write_text("VALUE = 1\n")
+    _compile_module(module)
+    assert list((tmp_path / "__pycache__").glob("calc.*.pyc")), "no bytecode written"
+    stat = module.stat()
+    module.write_text("VALUE = 2\n")  # same size; same mtime, as within one second
+    os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", "import calc; print(calc.VALUE)"],
+        env=env, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert done.stdout == "2\n"
