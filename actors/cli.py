@@ -12,7 +12,6 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-DISTRIBUTION = "troupe-agents"
 DEBUG_HELP = "print the traceback of a failure (also TROUPE_DEBUG=1)"
 EXIT_CODES = "Exit codes: 0 done, 1 runtime failure, 2 bad input or configuration, 130 interrupted."
 
@@ -27,18 +26,16 @@ ENV_ALWAYS = "TROUPE_DEBUG=1 (tracebacks), NO_COLOR (plain output)"
 
 
 def version() -> str:
-    """The installed distribution's version (``unknown`` when run from a bare tree)."""
-    from importlib import metadata  # here, not at the top: the command starts faster
+    """Troupe's version: ``actors.__version__``, the one place it is written (the
+    package's metadata is built from it). An attribute, not ``importlib.metadata``,
+    which alone would cost ``--version`` more than the rest of the command."""
+    from actors import __version__
 
-    try:
-        return metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    return __version__
 
 
 class _Version(argparse._VersionAction):
-    """``--version``, read from the installed metadata only when asked for: every
-    other command builds the same parser and would pay for it on each start."""
+    """``--version``, its text made only when asked for."""
 
     def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
         self.version = f"troupe {version()}"

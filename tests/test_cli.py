@@ -22,6 +22,15 @@ def test_version() -> None:
     assert version() != "unknown", "the distribution should be installed for the tests"
 
 
+def test_the_version_is_written_once() -> None:
+    """The installed metadata's version is built from ``actors.__version__``."""
+    from importlib import metadata
+
+    import actors
+
+    assert metadata.version("troupe-agents") == actors.__version__ == version()
+
+
 def test_help() -> None:
     done = troupe("--help")
     assert done.returncode == 0

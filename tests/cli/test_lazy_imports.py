@@ -64,6 +64,13 @@ def test_the_parser_alone_imports_no_runtime() -> None:
     assert _loaded(modules, ("trio", "msgspec", "httpx", "actors.commands.run")) == []
 
 
+def test_the_version_is_an_attribute_not_the_installed_metadata() -> None:
+    """``troupe --version`` reads ``actors.__version__``: ``importlib.metadata``
+    alone would cost more than the rest of the command."""
+    modules = _modules_after("from actors.cli import version; print(version())")
+    assert _loaded(modules, ("importlib.metadata",)) == []
+
+
 # The embedded run in a fresh interpreter that, on its way out, writes the names of
 # the modules it imported to a file (the command's own stdout stays its result).
 _RUN_AND_RECORD = """
