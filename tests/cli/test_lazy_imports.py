@@ -28,7 +28,7 @@ NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.
                           "protocol.websocket_blocking", "actors.policy.shell",
                           "actors.policy.blocklist", "actors.policy.argv",
                           "actors.policy.command_tables", "actors.policy.shell_parse",
-                          "actors.policy.confine")  # fmt: skip
+                          "actors.policy.confine", "protocol.client")  # fmt: skip
 """What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
 json output and no shell command does not use: its runtime is answered by calls
 (:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
@@ -37,7 +37,8 @@ command-line client (click, pygments, rich) is never imported; with no config fi
 TOML's parser is not needed, nor difflib without an edit to show or a typo, nor
 the text-call parser for a model with native tool calls. HTTP/2's h2 is no
 dependency (Hypercorn brings it here): the ``troupe`` script keeps httpcore from
-importing it. An embedded run never goes through the blocking client to a server. The policy's
+importing it. An embedded run never goes through the blocking client to a server, nor the trio
+one (its client is the in-process host's). The policy's
 shell analyser is built for the first shell line, and a one-answer run has none."""
 
 
