@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import Any, cast
 
 DEBUG_HELP = "print the traceback of a failure (also TROUPE_DEBUG=1)"
 EXIT_CODES = "Exit codes: 0 done, 1 runtime failure, 2 bad input or configuration, 130 interrupted."
@@ -42,6 +43,31 @@ class _Version(argparse._VersionAction):
         super().__call__(parser, namespace, values, option_string)
 
 
+class _Unfilled:
+    """The arguments of a command that is not being run: taken, and kept nowhere."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self._take
+
+    def _take(self, *args: Any, **kwargs: Any) -> Any:
+        return self
+
+
+class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """The commands. With :attr:`only` set, every command is registered (its name
+    and help, for ``troupe --help``), but only those named in it get their
+    arguments: a command pays for its own arguments, not for thirty others'
+    (about 40 M instructions on every start)."""
+
+    only: Collection[str] | None = None
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        parser = super().add_parser(name, **kwargs)
+        if self.only is not None and name not in self.only:
+            return cast(argparse.ArgumentParser, _Unfilled())
+        return parser
+
+
 def _environment(*groups: str) -> str:
     lines = "\n".join(f"  {group}" for group in (*groups, ENV_ALWAYS))
     return f"{EXIT_CODES}\n\nEnvironment variables read:\n{lines}"
@@ -65,7 +91,10 @@ def _command(
     return parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``only``, the arguments of the commands named
+    in it alone (:class:`_Commands`: ``main`` passes its words, among which is the
+    command, whichever it is). A "did you mean" still searches every command's."""
     from actors.commands.suggest import SuggestingParser
 
     parser = SuggestingParser(
@@ -80,7 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version)
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     _add_interactive(parser)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = cast(
+        _Commands, parser.add_subparsers(dest="command", metavar="COMMAND", action=_Commands)
+    )
+    if only is not None:
+        commands.only = only
+        parser.complete = build_parser  # what the "did you mean" searches
     _add_run(commands)
     _add_server_commands(commands)
     _add_tools(commands)
@@ -549,8 +583,9 @@ def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse, hand over, and be the one place where failures become one line."""
     try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
+        words = sys.argv[1:] if argv is None else list(argv)
+        parser = build_parser(only=frozenset(words))  # the command is one of its words
+        args = parser.parse_args(words)
     except KeyboardInterrupt:  # Ctrl-C while starting: one line, as later
         print("troupe: interrupted", file=sys.stderr)
         return 130
