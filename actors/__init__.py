@@ -9,6 +9,11 @@ is loaded.
 
 from __future__ import annotations
 
+# The one place the version is written: pyproject reads it from here at build time
+# (setuptools' ``attr:``, parsed without importing), and ``troupe --version`` reads
+# it as an attribute, not through ``importlib.metadata`` (33 ms on every ask).
+__version__ = "0.1.0"
+
 TYPE_CHECKING = False  # not typing's: importing typing here would be a window for Ctrl-C
 if TYPE_CHECKING:
     from typing import Any
@@ -26,4 +31,4 @@ def __getattr__(name: str) -> Any:
     return getattr(kernel, name)
 
 
-__all__ = ["Actor", "ActorRef", "Runtime", "handler"]
+__all__ = ["Actor", "ActorRef", "Runtime", "__version__", "handler"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import Any, cast
 
-DISTRIBUTION = "troupe-agents"
 DEBUG_HELP = "print the traceback of a failure (also TROUPE_DEBUG=1)"
 EXIT_CODES = "Exit codes: 0 done, 1 runtime failure, 2 bad input or configuration, 130 interrupted."
 
@@ -27,22 +27,45 @@ ENV_ALWAYS = "TROUPE_DEBUG=1 (tracebacks), NO_COLOR (plain output)"
 
 
 def version() -> str:
-    """The installed distribution's version (``unknown`` when run from a bare tree)."""
-    from importlib import metadata  # here, not at the top: the command starts faster
+    """Troupe's version: ``actors.__version__``, the one place it is written (the
+    package's metadata is built from it). An attribute, not ``importlib.metadata``,
+    which alone would cost ``--version`` more than the rest of the command."""
+    from actors import __version__
 
-    try:
-        return metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    return __version__
 
 
 class _Version(argparse._VersionAction):
-    """``--version``, read from the installed metadata only when asked for: every
-    other command builds the same parser and would pay for it on each start."""
+    """``--version``, its text made only when asked for."""
 
     def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
         self.version = f"troupe {version()}"
         super().__call__(parser, namespace, values, option_string)
+
+
+class _Unfilled:
+    """The arguments of a command that is not being run: taken, and kept nowhere."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self._take
+
+    def _take(self, *args: Any, **kwargs: Any) -> Any:
+        return self
+
+
+class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """The commands. With :attr:`only` set, every command is registered (its name
+    and help, for ``troupe --help``), but only those named in it get their
+    arguments: a command pays for its own arguments, not for thirty others'
+    (about 40 M instructions on every start)."""
+
+    only: Collection[str] | None = None
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        parser = super().add_parser(name, **kwargs)
+        if self.only is not None and name not in self.only:
+            return cast(argparse.ArgumentParser, _Unfilled())
+        return parser
 
 
 def _environment(*groups: str) -> str:
@@ -68,7 +91,10 @@ def _command(
     return parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``only``, the arguments of the commands named
+    in it alone (:class:`_Commands`: ``main`` passes its words, among which is the
+    command, whichever it is). A "did you mean" still searches every command's."""
     from actors.commands.suggest import SuggestingParser
 
     parser = SuggestingParser(
@@ -83,7 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version)
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     _add_interactive(parser)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = cast(
+        _Commands, parser.add_subparsers(dest="command", metavar="COMMAND", action=_Commands)
+    )
+    if only is not None:
+        commands.only = only
+        parser.complete = build_parser  # what the "did you mean" searches
     _add_run(commands)
     _add_server_commands(commands)
     _add_tools(commands)
@@ -552,8 +583,9 @@ def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse, hand over, and be the one place where failures become one line."""
     try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
+        words = sys.argv[1:] if argv is None else list(argv)
+        parser = build_parser(only=frozenset(words))  # the command is one of its words
+        args = parser.parse_args(words)
     except KeyboardInterrupt:  # Ctrl-C while starting: one line, as later
         print("troupe: interrupted", file=sys.stderr)
         return 130

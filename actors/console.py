@@ -24,6 +24,12 @@ _MASKABLE = hasattr(signal, "pthread_sigmask")  # POSIX; elsewhere the gap stays
 if _MASKABLE:
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
+# HTTP/2's h2 is no dependency of Troupe, which never asks httpx for HTTP/2; where
+# something else installed it (Hypercorn does), httpcore would import it with every
+# first request all the same (a fifth of a run's own imports). Declared absent in
+# this process, httpcore defines its stub, as in an install of Troupe alone.
+sys.modules.setdefault("h2", None)  # type: ignore[assignment]
+
 
 def main() -> int:
     """``actors.cli.main``, with a Ctrl-C anywhere around it one line and 130."""

@@ -8,8 +8,9 @@ from __future__ import annotations
 import gc
 import re
 import sys
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from actors.commands.tally import EventTally
 from actors.commands.visible import visible
@@ -21,15 +22,15 @@ _CONNECT_FAILED = re.compile(r"ConnectError|connection refused|failed to connect
 MODEL_HINT = "`troupe config` shows the base URL in use"
 
 
-@dataclass
-class Printed:
-    """Whether the run's result object is out (json output prints exactly one)."""
+class Printed(msgspec.Struct):
+    """Whether the run's result object is out (json output prints exactly one).
+    (Structs, not dataclasses, here and in :mod:`actors.commands.tally`: a
+    dataclass costs its class's creation about 20 times as much, on every start.)"""
 
     result: bool = False
 
 
-@dataclass
-class Startup:
+class Startup(msgspec.Struct):
     """Python's cyclic garbage collector is off while the command starts: loading
     the runtime allocates hundreds of thousands of objects that all live on, and
     the collections their allocation triggers (about a hundred, tens of

@@ -19,7 +19,7 @@ import contextlib
 import os
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -27,7 +27,7 @@ from actors.commands.errors import EXIT_OK
 from actors.commands.extend_prompt import extend_amount
 from actors.commands.render import approval_prompt, offered_rule
 from actors.commands.tally import EventTally, Outcome, OutputFormat
-from protocol.client import RequestError, TroupeClient
+from protocol.client_errors import RequestError
 from protocol.wire import (
     ExtendSessionLimit,
     InterruptSession,
@@ -36,6 +36,9 @@ from protocol.wire import (
     SubmitInput,
     SubscribeSession,
 )
+
+if TYPE_CHECKING:  # an embedded run's client is the in-process host's: no WebSocket client
+    from protocol.client import TroupeClient
 
 
 class Follower(EventTally):

@@ -33,7 +33,7 @@ from actors.server.subscription import SessionSubscription, subscription_key
 from actors.store import open_store
 from actors.telemetry import TelemetrySettings, open_telemetry
 from protocol.asks import Asks
-from protocol.client import RequestError
+from protocol.client_errors import RequestError
 from protocol.wire import (
     ErrorReply,
     Event,

@@ -23,6 +23,7 @@ from actors.commands.errors import (
     explain,
 )
 from actors.commands.headless import Printed, Startup
+from actors.commands.run_route import server_for
 from actors.commands.run_session import loop_options, read_task
 from actors.commands.tally import Outcome
 from actors.commands.trust import ask_to_trust
@@ -69,11 +70,12 @@ def _checked_run(args: argparse.Namespace, printed: Printed, startup: Startup) -
     if timeout is not None and not timeout > 0:
         raise CommandError("--timeout must be a number of seconds above 0", EXIT_BAD_INPUT)
     task = read_task(args)
-    from actors.commands.run_direct import run_direct
+    if task is not None and server_for(args, settings) is not None:
+        from actors.commands.run_direct import run_direct
 
-    done = run_direct(args, settings, workdir, task, printed, startup)
-    if done is not None:
-        return done
+        done = run_direct(args, settings, workdir, task, printed, startup)
+        if done is not None:
+            return done
     import trio
 
     from actors.commands.run_async import run_async

@@ -22,16 +22,16 @@ import argparse
 import contextlib
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import cast
 
-from actors.commands.common import advertised_server, check_url, data_dir, read_token
+from actors.commands.common import read_token
 from actors.commands.errors import EXIT_OK, CommandError
 from actors.commands.headless import HeadlessNotices, Printed, Startup
+from actors.commands.run_route import server_for
 from actors.commands.run_session import conclude, creation, finish, header, resume_changes
 from actors.commands.run_session import session_to_resume as resumed_session
 from actors.commands.tally import Outcome
@@ -50,8 +50,6 @@ from protocol.wire import (
     UpdateSessionConfig,
 )
 
-ENDPOINT_FLAGS = ("base_url", "api_key", "wire")
-"""As in :mod:`actors.commands.session_host`: with these, a run is embedded."""
 SSH_PREFIX = "/environments/ssh/"
 INTERRUPT_WAIT = 3.0
 """How long an interrupt waits for the server's answer (as the trio path)."""
@@ -59,26 +57,6 @@ INTERRUPT_WAIT = 3.0
 
 class DirectFollower(HeadlessNotices):
     """The follower of a run through the blocking client."""
-
-
-def server_for(args: argparse.Namespace, settings: Settings) -> str | None:
-    """The server this run should go to when the blocking client can serve it,
-    else None (see the module doc)."""
-    if args.input_format == "stream-json" or getattr(args, "embedded", False):
-        return None
-    if args.output_format == "text" and sys.stdin.isatty():
-        return None  # typed lines steer the run and answer its approvals
-    if args.ssh_host or settings.get("environment"):
-        return None
-    url = settings.get("connect")
-    if url:
-        try:
-            return check_url(url)
-        except CommandError:
-            return None  # the trio path says what is wrong with it
-    if any(getattr(args, name, None) for name in ENDPOINT_FLAGS):
-        return None
-    return advertised_server(data_dir(args))
 
 
 def run_direct(

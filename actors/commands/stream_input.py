@@ -32,7 +32,7 @@ import trio
 
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
 from actors.commands.interact import Follower, UnofferedAnswer, approval_answer
-from protocol.client import RequestError
+from protocol.client_errors import RequestError
 from protocol.wire import ResolveApproval
 
 _decode = msgspec.json.Decoder()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
 from typing import NoReturn
 
 
@@ -50,8 +51,12 @@ def suggestion(parser: argparse.ArgumentParser, message: str) -> str | None:
 class SuggestingParser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors end with "did you mean X?"."""
 
+    complete: Callable[[], argparse.ArgumentParser] | None = None
+    """Builds the parser with every command's arguments, where this one has only
+    some (``actors.cli.build_parser``'s ``only``): the suggestion searches them all."""
+
     def error(self, message: str) -> NoReturn:
-        close = suggestion(self, message)
+        close = suggestion(self if self.complete is None else self.complete(), message)
         if close is not None:
             message = f"{message}; did you mean {close}?"
         super().error(message)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import msgspec
@@ -42,8 +41,7 @@ USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens", "reasoning_toke
                 "cache_read_tokens", "cache_write_tokens")  # fmt: skip
 
 
-@dataclass
-class Outcome:
+class Outcome(msgspec.Struct):
     """What the input came to, for the exit code and the result object."""
 
     session_id: str
@@ -53,14 +51,14 @@ class Outcome:
     error: str | None = None
     iterations: int = 0
     events: int = 0
-    usage: dict[str, int] = field(default_factory=dict)
+    usage: dict[str, int] = msgspec.field(default_factory=dict)
     cost_usd: float | None = 0.0
     """The model calls' cost at list prices; None once a call's price is unknown."""
-    started: float = field(default_factory=time.monotonic)
+    started: float = msgspec.field(default_factory=time.monotonic)
     stopped_by_user: bool = False
     runtime: str = ""
     """Where the session ran: ``embedded`` or the server's URL."""
-    pending_approvals: list[ApprovalRequestEvent] = field(default_factory=list)
+    pending_approvals: list[ApprovalRequestEvent] = msgspec.field(default_factory=list)
     spend: Spend | None = None
     """The session's cost ledger at the end of the input (subagents included)."""
 

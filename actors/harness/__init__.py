@@ -3,10 +3,7 @@ Terminal-Bench) and SWE-bench predictions."""
 
 
 def troupe_version() -> str:
-    """The installed distribution's version, as trajectories and predictions name it."""
-    from importlib import metadata
+    """Troupe's version, as trajectories and predictions name it."""
+    from actors import __version__
 
-    try:
-        return metadata.version("troupe-agents")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    return __version__

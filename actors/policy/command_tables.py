@@ -329,10 +329,6 @@ DANGEROUS_VARIABLES = frozenset({
 """Variables that make a later program run other code, read other config, reach
 another host or see ``~`` elsewhere: setting one in the line is ``admin``."""
 
-SECRET_PROC = re.compile(r"^/proc/[^/]+/(environ|root|cwd|mem|fd|map_files|task|fdinfo)(/|$)")
-"""Files of /proc that hold another process's secrets or a way around the
-sandbox's view of the filesystem."""
-
 # fmt: on
 
 

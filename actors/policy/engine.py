@@ -4,6 +4,11 @@ or deny, with the reason the model reads (design.md "Policy: where safety sits")
 It sits in the tool round between validation and execution
 (coding-agent-loop-spec 3.8). It is pure and cheap: a shell command is parsed once
 per call, everything else is set lookups, so a round pays microseconds for it.
+
+The shell analyser (:mod:`actors.policy.shell` and its tables, the blocklist's
+matcher, confinement) is imported by the first shell call judged, not with the
+engine: a session that runs no shell line, as a one-answer ``troupe run -p``, never
+builds its parsers and tables (issue 36).
 """
 
 from __future__ import annotations
@@ -12,16 +17,15 @@ import posixpath
 import re
 import shlex
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from actors.policy.blocklist import command_prefix_matches, first_match
 from actors.policy.categories import Category, worst
-from actors.policy.confine import confinement_refusal
 from actors.policy.paths import DEFAULT_DENIED, PROTECTED_PATHS
-from actors.policy.shell import ShellVerdict, classify_command
-from actors.policy.shell_paths import ShellContext
+
+if TYPE_CHECKING:  # imported where a shell line is judged (see the module doc)
+    from actors.policy.shell import ShellVerdict
 
 Action = Literal["allow", "ask", "deny"]
 Mode = Literal["interactive", "unattended"]
@@ -138,6 +142,9 @@ def facts_for(tool: str, declared: Category, arguments: dict[str, Any], root: st
     category = (overrides or {}).get(tool, declared)
     command = arguments.get("command")
     if shell and isinstance(command, str):
+        from actors.policy.shell import classify_command
+        from actors.policy.shell_paths import ShellContext
+
         persistent = arguments.get("persistent") is True
         context = ShellContext(root, home or posixpath.expanduser("~"), hidden,
                                persistent=persistent,
@@ -201,12 +208,16 @@ def decide(policy: Policy, facts: CallFacts, grants: Iterable[Grant] = ()) -> De
                         "deny_tools", subject)  # fmt: skip
     verdict = facts.shell
     if verdict is not None:
+        from actors.policy.blocklist import first_match
+
         blocked = first_match(policy.blocklist, verdict.invocations)
         if blocked is not None:
             return Decision("deny", facts.category,
                             f"blocked: '{blocked}' is on the policy's blocklist", "blocklist",
                             subject)  # fmt: skip
         if policy.confine_commands and facts.command is not None:
+            from actors.policy.confine import confinement_refusal
+
             refusal = confinement_refusal(facts.command, facts.root)
             if refusal is not None:
                 return Decision("deny", facts.category, refusal, "confinement", subject)
@@ -219,6 +230,8 @@ def decide(policy: Policy, facts: CallFacts, grants: Iterable[Grant] = ()) -> De
     reason = _category_reason(facts, verdict)
     rule = "category"
     if verdict is not None and action == "allow":
+        from actors.policy.blocklist import first_match
+
         asked = first_match(policy.ask_commands, verdict.invocations)
         if asked is not None:
             action, reason, rule = "ask", f"'{asked}' needs approval", "ask_commands"
@@ -244,6 +257,8 @@ def _category_reason(facts: CallFacts, verdict: ShellVerdict | None) -> str:
 def _listed(allow: tuple[str, ...], facts: CallFacts) -> bool:
     for entry in allow:
         if entry.startswith("command:"):
+            from actors.policy.blocklist import command_prefix_matches
+
             if (
                 facts.shell is not None
                 and facts.shell.invocations
@@ -276,6 +291,8 @@ def _granted(grants: Iterable[Grant], facts: CallFacts) -> bool:
             return True
         if grant.cwd not in (None, facts.root) or facts.shell is None:
             continue
+        from actors.policy.blocklist import command_prefix_matches
+
         if facts.shell.invocations and all(
             command_prefix_matches(grant.command_prefix, invocation)
             for invocation in facts.shell.invocations

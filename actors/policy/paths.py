@@ -9,9 +9,14 @@ over allowed ones, and a path is inside a root only at a separator boundary
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable
 
-from actors.policy.command_tables import SECRET_PROC
+SECRET_PROC = re.compile(r"^/proc/[^/]+/(environ|root|cwd|mem|fd|map_files|task|fdinfo)(/|$)")
+"""Files of /proc that hold another process's secrets or a way around the
+sandbox's view of the filesystem. Here, not with the shell's tables
+(:mod:`actors.policy.command_tables`): the file tools' checks need it, and a
+session imports those tables only for its first shell line."""
 
 SECRET_PATHS = (
     "~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube",

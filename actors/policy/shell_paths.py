@@ -15,8 +15,8 @@ import re
 
 import msgspec
 
-from actors.policy.command_tables import HARMLESS_DEVICES, SECRET_PROC
-from actors.policy.paths import DEFAULT_DENIED, PROTECTED_PATHS, expand, inside
+from actors.policy.command_tables import HARMLESS_DEVICES
+from actors.policy.paths import DEFAULT_DENIED, PROTECTED_PATHS, SECRET_PROC, expand, inside
 from actors.policy.shell_parse import Word, expand_braces
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -45,8 +44,7 @@ def limit_message(iterations: int) -> str:
     return f"Stopped: iteration limit reached ({iterations} agentic iterations without complete)."
 
 
-@dataclass(frozen=True)
-class Completion:
+class Completion(msgspec.Struct, frozen=True):
     """``complete`` was called: what to show and with which status."""
 
     result: str

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -37,12 +36,11 @@ class Answer(msgspec.Struct, frozen=True):
     by: str = "client"
 
 
-@dataclass
-class Pending:
+class Pending(msgspec.Struct):
     """One open request and the event its requester waits on."""
 
     event: SessionEvent
-    done: trio.Event = field(default_factory=trio.Event)
+    done: trio.Event = msgspec.field(default_factory=trio.Event)
     answer: Answer | None = None
 
 

@@ -29,7 +29,6 @@ import os
 import posixpath
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 import msgspec
 import trio
@@ -62,8 +61,7 @@ class IsolationError(ToolFailure):
     """An isolated workspace could not be made (the model reads why)."""
 
 
-@dataclass
-class Workspace:
+class Workspace(msgspec.Struct):
     """An isolated subagent's own place: the environment it works in, and what
     must be undone when it closes."""
 

@@ -10,8 +10,7 @@ gets input costs no process at all.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+import msgspec
 import trio
 
 from actors.kernel import ActorRef
@@ -23,9 +22,8 @@ FRESH_FOR = 30.0
 """Seconds a snapshot is shared; the git state it shows is "at session start"."""
 
 
-@dataclass
-class _Flight:
-    done: trio.Event = field(default_factory=trio.Event)
+class _Flight(msgspec.Struct):
+    done: trio.Event = msgspec.field(default_factory=trio.Event)
     snapshot: EnvironmentSnapshot | None = None
     taken_at: float = 0.0
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Protocol
 
 import msgspec
@@ -128,8 +127,7 @@ RESULT_CHARS = SPAWN_AGENT.limits.chars
 """The most of a background result that goes into the follow-up input."""
 
 
-@dataclass(eq=False)
-class SubAgent:
+class SubAgent(msgspec.Struct, eq=False):
     id: str
     address: str
     ref: ActorRef
@@ -137,7 +135,7 @@ class SubAgent:
     """The subdirectory view of the parent's environment, when the task is scoped."""
     status: SubAgentStatus = "running"
     result: SubAgentResult | None = None
-    finished: trio.Event = field(default_factory=trio.Event)
+    finished: trio.Event = msgspec.field(default_factory=trio.Event)
     task: str = ""
     background: bool = False
     """Outlives the parent's input; its result comes back as a follow-up."""

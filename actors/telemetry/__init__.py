@@ -76,12 +76,9 @@ def telemetry_installed() -> bool:
 
 
 def _version() -> str:
-    from importlib import metadata
+    from actors import __version__
 
-    try:
-        return metadata.version("troupe-agents")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    return __version__
 
 
 __all__ = [

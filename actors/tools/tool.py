@@ -90,25 +90,35 @@ class Tool:
     a hook reads first (docs/hooks.md)."""
     diff: DiffFields | None = None
     """Which arguments show a call as a diff (None: it is not shown as one)."""
-    _schema: dict[str, Any] = field(init=False, repr=False, compare=False)
+    _schema: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if (self.parameters is None) == (self.json_schema is None):
             raise ValueError(f"tool {self.name!r} needs either parameters or json_schema")
-        schema = schema_of(self.parameters) if self.parameters is not None else self.json_schema
-        object.__setattr__(self, "_schema", schema)
+        object.__setattr__(self, "_schema", self.json_schema)
+
+    def _parameters_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the parameters, made by the first call that needs it,
+        not when the tool is defined: Troupe defines its tools at import, and their
+        schemas, made then, were a large part of every command's start (issue 36)."""
+        schema = self._schema
+        if schema is None:
+            assert self.parameters is not None  # __post_init__: one or the other
+            schema = schema_of(self.parameters)
+            object.__setattr__(self, "_schema", schema)
+        return schema
 
     @property
     def is_mutating(self) -> bool:
         return self.mutating if self.mutating is not None else self.category != "read"
 
     def definition(self) -> ToolDefinition:
-        return ToolDefinition(self.name, self.description, self._schema)
+        return ToolDefinition(self.name, self.description, self._parameters_schema())
 
     def parse(self, arguments: dict[str, Any]) -> Any:
         if self.parameters is not None:
             return parse_arguments(self.parameters, arguments)
-        return check_against_schema(self._schema, arguments)
+        return check_against_schema(self._parameters_schema(), arguments)
 
     def written_paths(self, arguments: dict[str, Any]) -> list[str]:
         """The files a successful call wrote (a ``writes_files`` tool's declared paths)."""

@@ -23,14 +23,23 @@ NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.
                           "actors.server.server", "actors.server.connection",
                           "actors.server.handshake", "trio_websocket", "wsproto",
                           "rich", "click", "pygments", "tomllib", "difflib",
-                          "actors.session.text_calls.parser")  # fmt: skip
+                          "actors.session.text_calls.parser", "h2",
+                          "actors.commands.run_direct", "protocol.client_blocking",
+                          "protocol.websocket_blocking", "actors.policy.shell",
+                          "actors.policy.blocklist", "actors.policy.argv",
+                          "actors.policy.command_tables", "actors.policy.shell_parse",
+                          "actors.policy.confine", "protocol.client")  # fmt: skip
 """What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
 json output and no shell command does not use: its runtime is answered by calls
 (:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
 web page stay out too; rich only draws on a colour terminal, and httpx's own
 command-line client (click, pygments, rich) is never imported; with no config file
 TOML's parser is not needed, nor difflib without an edit to show or a typo, nor
-the text-call parser for a model with native tool calls."""
+the text-call parser for a model with native tool calls. HTTP/2's h2 is no
+dependency (Hypercorn brings it here): the ``troupe`` script keeps httpcore from
+importing it. An embedded run never goes through the blocking client to a server, nor the trio
+one (its client is the in-process host's). The policy's
+shell analyser is built for the first shell line, and a one-answer run has none."""
 
 
 def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
@@ -64,13 +73,22 @@ def test_the_parser_alone_imports_no_runtime() -> None:
     assert _loaded(modules, ("trio", "msgspec", "httpx", "actors.commands.run")) == []
 
 
-# The embedded run in a fresh interpreter that, on its way out, writes the names of
-# the modules it imported to a file (the command's own stdout stays its result).
+def test_the_version_is_an_attribute_not_the_installed_metadata() -> None:
+    """``troupe --version`` reads ``actors.__version__``: ``importlib.metadata``
+    alone would cost more than the rest of the command."""
+    modules = _modules_after("from actors.cli import version; print(version())")
+    assert _loaded(modules, ("importlib.metadata",)) == []
+
+
+# The embedded run in a fresh interpreter, through the console script's entry point,
+# that on its way out writes the names of the modules it imported to a file (the
+# command's own stdout stays its result).
 _RUN_AND_RECORD = """
 import json, sys
-from actors.cli import main
-code = main(sys.argv[2:])
-with open(sys.argv[1], "w") as out:
+record, sys.argv = sys.argv[1], ["troupe", *sys.argv[2:]]
+from actors.console import main
+code = main()
+with open(record, "w") as out:
     json.dump(sorted(name for name, module in sys.modules.items() if module), out)
 sys.exit(code)
 """

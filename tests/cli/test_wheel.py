@@ -43,6 +43,12 @@ def test_the_wheel_installs_and_runs_outside_the_tree(tmp_path: Path) -> None:
                    "(p / 'static').iterdir()))", cwd=work, env=env)  # fmt: skip
     assert str(REPO) not in located.stdout.splitlines()[0], "imported from the source tree"
     assert "app.js" in located.stdout and "index.html" in located.stdout
+    # the wheel's metadata carries actors.__version__, the one place it is written
+    import actors
+
+    shown = _run(venv / "bin" / "troupe", "--version", cwd=work, env=env)
+    assert shown.stdout.strip() == f"troupe {actors.__version__}", shown.stdout
+    assert wheel.name.startswith(f"troupe_agents-{actors.__version__}-"), wheel.name
     demo = _run(venv / "bin" / "troupe", "demo", "--pace", "0", cwd=work, env=env)
     assert "✓" in demo.stdout or "done" in demo.stdout, demo.stdout[-1000:]
     mock = subprocess.Popen([venv / "bin" / "troupe", "mock-llm"], cwd=work, env=env,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 import msgspec
@@ -54,8 +53,7 @@ class Subagents(Protocol):
     def results(self) -> list[SubAgentResult]: ...
 
 
-@dataclass
-class TerminalSlot:
+class TerminalSlot(msgspec.Struct):
     """A session's persistent terminal: its id in the environment, and whether it
     is open (ephemeral terminal calls are refused while it is)."""
 
