@@ -232,8 +232,8 @@ class SessionRegistry:
                 record = Record(row, _config.decode(row.config), state=row.state)
                 record.interrupted = row.interrupted
                 self.records[row.id] = record
-            elif record.live or record.starting.locked():
-                continue
+            elif record.live or record.unstarted or record.starting.locked():
+                continue  # running here: this process numbers its events
             else:
                 record.row = row
                 record.state = row.state
