@@ -364,11 +364,11 @@ class SessionRegistry:
         input, subscription or request (:meth:`live`). Most sessions a fleet starts
         wait a long while for their first input; an actor costs a task, a mailbox
         and a few kilobytes each meanwhile."""
+        root = await self.snapshots.working_directory(env)  # what the actor's start asks
         record, pinned = self._new_record(new_session_id(), profile, config, env, working_dir)
-        hub = record.hub = EventHub(record.row.id)
-        self._wire(record, hub)
-        with pinned:
-            root = await self.snapshots.working_directory(env)  # what the actor's start asks
+        with pinned:  # no wait from here on: the session is whole once it is listed
+            hub = record.hub = EventHub(record.row.id)
+            self._wire(record, hub)
             hub.emit(start_event(profile, config, root))
         return record
 
