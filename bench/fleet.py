@@ -19,8 +19,9 @@ costs a disk flush per batch. The sides alternate (ABBA) after a warm-up.
 
 Session starts: three real ``troupe serve`` processes on one database of that
 cluster, each with its own data directory, as three machines would be. Clients
-(this process, ``CONCURRENCY`` requests in flight on one WebSocket per node) send
-``create_session`` to every node at once; the figure is the wall time from the
+(this process: a blocking client thread per node, ``CONCURRENCY`` requests in
+flight on its WebSocket, one ``create_session`` per session) send to every node
+at once; the figure is the wall time from the
 first request to the last reply, for ``NODES * PER_NODE`` sessions. No session
 gets input, so the scripted provider is never called. Memory per idle session is
 each node's resident set (``VmRSS``) after its sessions, less before them (after
