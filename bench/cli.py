@@ -50,9 +50,9 @@ runtime's sources again and pays for it.
 
 Other processes share this machine (other benchmarks and test runs): medians of
 alternating runs and ratios matter, single figures less. Where valgrind is
-installed (and not with ``--quick``), the embedded run, its floors and ``python -c
-pass`` are also counted in instructions (callgrind, one run each): a count the
-machine's load does not move.
+installed (and not with ``--quick``), the embedded run, its floors, ``--version``,
+``--help`` and ``python -c pass`` are also counted in instructions (callgrind, one
+run each): a count the machine's load does not move.
 """
 
 from __future__ import annotations
@@ -385,12 +385,16 @@ def main() -> None:
                 "floor_request": [PYTHON, "-c", FLOOR_REQUEST, url],
                 "floor_runtime": FLOOR_RUNTIME,
                 "run": [*TROUPE, *run_embedded],
+                "version": [*TROUPE, "--version"],
+                "help": [*TROUPE, "--help"],
             }
             count = {key: instructions(argv, env["empty"]) for key, argv in counted.items()}
             for key, label in (("bare", "python -c pass"),
                                ("floor_request", "floor: trio.run + one httpx request"),
                                ("floor_runtime", "the embedded run's modules, imported"),
-                               ("run", "troupe run -p (embedded)")):  # fmt: skip
+                               ("run", "troupe run -p (embedded)"),
+                               ("version", "troupe --version"),
+                               ("help", "troupe --help")):  # fmt: skip
                 figures.append(
                     Figure(f"{key}_instructions_m", f"{label}: instructions",
                            count[key] / 1e6, "M"))  # fmt: skip
