@@ -67,6 +67,10 @@ async def _batch(args: argparse.Namespace, tasks: list[tuple[Task, Path]], out: 
     limiter = trio.CapacityLimiter(args.jobs)
     failures = 0
     lock = trio.Lock()
+    # git's worktree add and remove each read every worktree's files under .git/worktrees;
+    # run side by side, one reads a directory the other is half way through writing or
+    # deleting ("failed to read .git/worktrees/.../commondir"), so they take turns.
+    worktree_admin = trio.Lock()
     model_name = args.model_name or args.model or "troupe"
     root = Path(tempfile.mkdtemp(prefix="troupe-batch-"))
 
@@ -74,7 +78,7 @@ async def _batch(args: argparse.Namespace, tasks: list[tuple[Task, Path]], out: 
         nonlocal failures
         async with limiter:
             worktree = root / f"{number}-{_safe_name(task.instance_id)}"
-            patch, ok, note = await _run_task(args, task, repo, worktree)
+            patch, ok, note = await _run_task(args, task, repo, worktree, worktree_admin)
         async with lock:
             line = msgspec.json.encode(Prediction(task.instance_id, model_name, patch))
             with out.open("ab") as file:
@@ -111,13 +115,14 @@ async def _git(repo: Path, *argv: str) -> str:
 
 
 async def _run_task(
-    args: argparse.Namespace, task: Task, repo: Path, worktree: Path
+    args: argparse.Namespace, task: Task, repo: Path, worktree: Path, worktree_admin: trio.Lock
 ) -> tuple[str, bool, str]:
     """(the patch, whether the run succeeded, a few words on how it went)."""
     base = task.base_commit or "HEAD"
     try:
         base = (await _git(repo, "rev-parse", "--verify", f"{base}^{{commit}}")).strip()
-        await _git(repo, "worktree", "add", "--detach", str(worktree), base)
+        async with worktree_admin:
+            await _git(repo, "worktree", "add", "--detach", str(worktree), base)
     except CommandError as error:
         return "", False, f"not started: {error.message}"
     try:
@@ -129,7 +134,8 @@ async def _run_task(
     finally:
         if not args.keep_worktrees:
             with trio.CancelScope(shield=True):
-                await _remove_worktree(repo, worktree)
+                async with worktree_admin:
+                    await _remove_worktree(repo, worktree)
     changed = patch.count("\ndiff --git ") + patch.startswith("diff --git ")
     return patch, code == 0, f"{status} (exit {code}), {changed} files changed"
 

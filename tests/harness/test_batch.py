@@ -7,7 +7,9 @@ patch applies to its base commit. The repositories are left as they were."""
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -154,3 +156,44 @@ async def test_a_task_past_its_timeout_still_gets_its_line_and_leaves_no_process
     (prediction,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert prediction["instance_id"] == "slow-1"
     assert "b/partial.txt" in prediction["model_patch"]  # the work it got to
+
+
+async def test_worktrees_of_one_repository_are_added_and_removed_in_turn(home: Home) -> None:
+    """git's ``worktree add`` and ``remove`` read every worktree's files under
+    ``.git/worktrees``; side by side, one can read a directory the other is half way
+    through writing or deleting (seen as "failed to read .git/worktrees/.../commondir").
+    A ``git`` first on PATH logs when each of those begins and ends, and lingers inside
+    so that tasks started together would overlap if nothing kept them apart."""
+    real_git = shutil.which("git")
+    assert real_git is not None
+    log = home.root / "worktree-admin.log"
+    bin_dir = home.root / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "git"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'case " $* " in\n'
+        f'  *" worktree add "*|*" worktree remove "*) echo begin >> "{log}"; sleep 0.3;\n'
+        f'    "{real_git}" "$@"; status=$?; echo end >> "{log}"; exit $status ;;\n'
+        "esac\n"
+        f'exec "{real_git}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    repos = home.root / "repos"
+    make_repo(repos / "other")
+    tasks = [
+        {"instance_id": f"other__other-{n}", "problem_statement": "nothing to do here",
+         "repo_path": "repos/other", "base_commit": "HEAD"}
+        for n in range(3)
+    ]  # fmt: skip
+    tasks_file = home.root / "tasks.jsonl"
+    tasks_file.write_text("".join(json.dumps(task) + "\n" for task in tasks))
+    out = home.root / "predictions.jsonl"
+    async with mock_llm(SCRIPT) as mock:
+        result = await home.troupe(
+            "batch", str(tasks_file), "--out", str(out), "--base-url", mock.base_url,
+            "--jobs", "3", PATH=f"{bin_dir}:{os.environ['PATH']}",
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()
+    assert "3 of 3 tasks done" in result.stderr.decode()
+    assert log.read_text().split() == ["begin", "end"] * 6  # three adds, three removes
