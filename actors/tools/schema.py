@@ -15,6 +15,8 @@ from typing import Any
 
 import msgspec
 
+from actors.tools.builtin_schemas import SCHEMAS
+
 _MAX_DEPTH = 32
 
 
@@ -42,7 +44,18 @@ def _inline(node: Any, definitions: dict[str, Any], depth: int = 0) -> Any:
 
 
 def schema_of(parameters: type[msgspec.Struct]) -> dict[str, Any]:
-    """The inlined JSON Schema of a parameters Struct."""
+    """The inlined JSON Schema of a parameters Struct: a built-in tool's is read from
+    :mod:`actors.tools.builtin_schemas` (made ahead: msgspec's schema generator was
+    about 3% of a one-answer ``troupe run``'s instructions, issue 36); any other's is
+    made here."""
+    made = SCHEMAS.get(f"{parameters.__module__}:{parameters.__qualname__}")
+    if made is not None:
+        return msgspec.json.decode(made)  # a fresh dict: the caller may keep it
+    return made_schema(parameters)
+
+
+def made_schema(parameters: type[msgspec.Struct]) -> dict[str, Any]:
+    """The inlined JSON Schema of a parameters Struct, made from the Struct."""
     raw = msgspec.json.schema(parameters)
     schema = _inline(raw, raw.get("$defs", {}))
     schema.setdefault("properties", {})
@@ -83,3 +96,43 @@ def check_against_schema(schema: dict[str, Any], arguments: dict[str, Any]) -> d
                 f"Expected `{declared}`, got `{type(value).__name__}` - at `$.{name}`"
             )
     return arguments
+
+
+def builtin_schema_table() -> dict[str, bytes]:
+    """What :mod:`actors.tools.builtin_schemas` holds: every built-in tool's
+    parameters, by ``module:qualname``, as compact JSON."""
+    from actors.tools.builtin import BUILTIN_TOOLS
+
+    table: dict[str, bytes] = {}
+    for tool in BUILTIN_TOOLS.values():
+        if tool.parameters is not None:
+            key = f"{tool.parameters.__module__}:{tool.parameters.__qualname__}"
+            table[key] = msgspec.json.encode(made_schema(tool.parameters))
+    return dict(sorted(table.items()))
+
+
+def write_builtin_schemas() -> None:
+    """Write :mod:`actors.tools.builtin_schemas` again (``python -m actors.tools.schema``)."""
+    from pathlib import Path
+
+    lines = [f'        "{key}": {value!r},' for key, value in builtin_schema_table().items()]
+    path = Path(__file__).with_name("builtin_schemas.py")
+    path.write_text(_HEADER + "\n".join(lines) + "\n    }\n)\n")
+
+
+_HEADER = '''# ruff: noqa: E501
+"""The JSON Schemas of the built-in tools' parameters, made ahead of time: written by
+``python -m actors.tools.schema`` (:func:`actors.tools.schema.write_builtin_schemas`),
+never by hand; ``tests/tools/test_builtin_schemas.py`` fails when a parameters Struct
+changed and this table did not."""
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+SCHEMAS: Mapping[str, bytes] = MappingProxyType(
+    {
+'''
+
+
+if __name__ == "__main__":
+    write_builtin_schemas()
