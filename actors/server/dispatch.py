@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -100,8 +99,7 @@ COMPACT_TIMEOUT = 600.0
 ENV_ASK_MARGIN = 30.0
 
 
-@dataclass(frozen=True)
-class Services:
+class Services(msgspec.Struct, frozen=True):
     """What a connection may reach: the server's registry, environments and store."""
 
     registry: SessionRegistry
