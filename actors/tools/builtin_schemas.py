@@ -1,6 +1,6 @@
 # ruff: noqa: E501
 """The JSON Schemas of the built-in tools' parameters, made ahead of time: written by
-``python -m actors.tools.schema`` (:func:`actors.tools.schema.write_builtin_schemas`),
+``python -m actors.tools.schema_table`` (:func:`actors.tools.schema_table.write_builtin_schemas`),
 never by hand; ``tests/tools/test_builtin_schemas.py`` fails when a parameters Struct
 changed and this table did not."""
 

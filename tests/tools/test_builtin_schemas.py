@@ -7,12 +7,13 @@ import msgspec
 
 from actors.tools.builtin import BUILTIN_TOOLS
 from actors.tools.builtin_schemas import SCHEMAS
-from actors.tools.schema import builtin_schema_table, made_schema, schema_of
+from actors.tools.schema import made_schema, schema_of
+from actors.tools.schema_table import builtin_schema_table
 
 
 def test_the_shipped_table_is_what_the_structs_make() -> None:
     assert dict(SCHEMAS) == builtin_schema_table(), (
-        "a built-in tool's parameters changed: run `python -m actors.tools.schema`"
+        "a built-in tool's parameters changed: run `python -m actors.tools.schema_table`"
     )
 
 
