@@ -30,7 +30,9 @@ NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.
                           "actors.policy.command_tables", "actors.policy.shell_parse",
                           "actors.policy.confine", "protocol.client",
                           "actors.server.fleet", "actors.server.inbox", "actors.server.forks",
-                          "actors.server.tree_points", "actors.server.reply_history")  # fmt: skip
+                          "actors.server.tree_points", "actors.server.reply_history",
+                          "actors.tools.apply_patch", "actors.tools.core.patch_files",
+                          "actors.tools.cli_tool")  # fmt: skip
 """What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
 json output and no shell command does not use: its runtime is answered by calls
 (:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
@@ -44,7 +46,8 @@ one (its client is the in-process host's). The policy's
 shell analyser is built for the first shell line, and a one-answer run has none.
 The fleet's modules (leases, the inbox that forwards to another node) serve a
 fleet's node only; forking, rewinding code and a session's detail are requests an
-embedded one-shot run never makes."""
+embedded one-shot run never makes. The apply_patch engine waits for a patch, a
+CLI tool's class for a tools file that declares one."""
 
 
 def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
