@@ -16,7 +16,7 @@ name not among the built-in wires is looked up there (see docs/extending.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError
 from types import MappingProxyType
 from typing import Literal, TypeVar
 
@@ -25,25 +25,71 @@ ENTRY_POINTS = "troupe.wires"
 """The entry-point group another package offers its wires under."""
 
 
-@dataclass(frozen=True, slots=True)
-class TokenCounting:
+class _Frozen:
+    """A small frozen value class written by hand, not a dataclass: building two
+    dataclasses at import was about 12 M instructions of every ``troupe`` command
+    that reads the wires (issue 36). Its fields are its ``__slots__``; it compares,
+    hashes and prints by them, and refuses assignment as a frozen dataclass does."""
+
+    __slots__ = ()
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def _set(self, **values: object) -> None:
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+
+class TokenCounting(_Frozen):
     """The provider's own, free count of a request's input tokens: a POST of some of
     the request's fields to ``path`` (after the base URL; ``{model}`` is the model)."""
 
+    __slots__ = ("path", "keys", "result", "wrap")  # noqa: RUF023 (field order)
     path: str
     keys: tuple[str, ...]
     """The fields of the request's body the count takes (it refuses the others)."""
     result: str
     """The answer's field that holds the count."""
-    wrap: str | None = None
+    wrap: str | None
     """The fields go inside this object, beside ``"model": "models/<model>"`` (Gemini)."""
 
+    def __init__(
+        self, path: str, keys: tuple[str, ...], result: str, wrap: str | None = None
+    ) -> None:
+        self._set(path=path, keys=keys, result=result, wrap=wrap)
 
-@dataclass(frozen=True, slots=True)
-class WireDescriptor:
+
+class WireDescriptor(_Frozen):
     """One provider wire format and everything Troupe knows about it (a frozen
-    dataclass, not a msgspec Struct: building the command line's parser reads the
-    descriptors, and ``troupe --help`` imports no msgspec)."""
+    value class, not a msgspec Struct: building the command line's parser reads the
+    descriptors, and ``troupe --help`` imports no msgspec; nor a dataclass, whose
+    making at import cost more than the rest of this module)."""
+
+    __slots__ = (  # noqa: RUF023 (the fields' order: repr and equality follow it)
+        "name", "adapter", "default_base_url", "key_variables", "url_variable",
+        "command_line", "spellings", "profile", "version_path", "endpoint_variables",
+        "platforms", "token_counting", "structured_output", "provider",
+        "cached_input_apart", "tools_may_be_refused", "context_window",
+    )  # fmt: skip
 
     name: str
     """The model layer's name (``Endpoint.wire``): lower case, underscores."""
@@ -54,38 +100,71 @@ class WireDescriptor:
     """The environment variables that may hold the key, the first set one wins."""
     url_variable: str
     """The environment variable that moves the base URL (a local or proxy server)."""
-    command_line: str | None = None
+    command_line: str | None
     """The name ``--wire`` and the config files show; None: the library's name only
     (still accepted wherever a wire is read, in any spelling)."""
-    spellings: tuple[str, ...] = ()
+    spellings: tuple[str, ...]
     """Further names users type (``openai`` for the Responses API)."""
-    profile: str | None = None
+    profile: str | None
     """The provider profile (tools and prompts) this wire serves when none is chosen."""
-    version_path: str = "/v1"
+    version_path: str
     """Appended to a base URL that names no API version ("" for none)."""
-    endpoint_variables: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    endpoint_variables: Mapping[str, str]
     """Further :class:`Endpoint` fields read from the environment (field -> variable)."""
-    platforms: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    platforms: Mapping[str, str]
     """Hosted platforms that serve this wire: platform -> ``"module:attribute"`` of
     the adapter that speaks it there (see :mod:`actors.models.endpoints`)."""
-    token_counting: TokenCounting | None = None
+    token_counting: TokenCounting | None
     """None: the provider has no count; Troupe estimates (a quarter of the body)."""
-    structured_output: Literal["response_format", "output_tool"] = "response_format"
+    structured_output: Literal["response_format", "output_tool"]
     """How an answer fitting a JSON Schema is asked for: the request's response
     format, or a forced call of an output tool whose input is the answer."""
-    provider: str = ""
+    provider: str
     """The name the adapter gives its answers, usage and errors (``Response.provider``,
     ``ModelError.provider``), and the model catalog's provider; "" = :attr:`name`."""
-    cached_input_apart: bool = False
+    cached_input_apart: bool
     """The provider reports cached input tokens apart from ``input_tokens`` (Anthropic);
     the others count them inside it."""
-    tools_may_be_refused: bool = False
+    tools_may_be_refused: bool
     """Servers behind this wire may lack native tool calling and refuse a request
     that carries tools (OpenAI-compatible local servers): the session then writes
     the calls as text (:mod:`actors.session.text_calls`)."""
-    context_window: Literal["catalog"] = "catalog"
+    context_window: Literal["catalog"]
     """Where a model's window comes from: the model catalog (then the profile's
     default); no wire reports it in its answers."""
+
+    def __init__(
+        self,
+        name: str,
+        adapter: str,
+        default_base_url: str,
+        key_variables: tuple[str, ...],
+        url_variable: str,
+        command_line: str | None = None,
+        spellings: tuple[str, ...] = (),
+        profile: str | None = None,
+        version_path: str = "/v1",
+        endpoint_variables: Mapping[str, str] | None = None,
+        platforms: Mapping[str, str] | None = None,
+        token_counting: TokenCounting | None = None,
+        structured_output: Literal["response_format", "output_tool"] = "response_format",
+        provider: str = "",
+        cached_input_apart: bool = False,
+        tools_may_be_refused: bool = False,
+        context_window: Literal["catalog"] = "catalog",
+    ) -> None:
+        self._set(
+            name=name, adapter=adapter, default_base_url=default_base_url,
+            key_variables=key_variables, url_variable=url_variable,
+            command_line=command_line, spellings=spellings, profile=profile,
+            version_path=version_path,
+            endpoint_variables=MappingProxyType({}) if endpoint_variables is None
+            else endpoint_variables,
+            platforms=MappingProxyType({}) if platforms is None else platforms,
+            token_counting=token_counting, structured_output=structured_output,
+            provider=provider, cached_input_apart=cached_input_apart,
+            tools_may_be_refused=tools_may_be_refused, context_window=context_window,
+        )  # fmt: skip
 
     def spelled(self) -> tuple[str, ...]:
         """Every name of this wire, normalised (lower case, underscores)."""

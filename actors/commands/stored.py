@@ -17,8 +17,6 @@ import msgspec
 
 from protocol.session import Spend
 
-_spend = msgspec.json.Decoder(Spend)
-
 QUERY = """
 SELECT s.id, s.profile, s.model, s.working_dir, s.state, s.interrupted,
        s.created, s.updated,
@@ -100,7 +98,7 @@ def _ledgers(connection: sqlite3.Connection) -> dict[str, Spend]:
     found: dict[str, Spend] = {}
     for session_id, blob in rows:
         try:
-            found[session_id] = _spend.decode(blob)
+            found[session_id] = msgspec.json.decode(blob, type=Spend)
         except (msgspec.DecodeError, msgspec.ValidationError):
             continue
     return found

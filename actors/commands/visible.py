@@ -15,8 +15,6 @@ approval prompt, tool lines, diffs, the live output), so no path forgets it.
 
 from __future__ import annotations
 
-import unicodedata
-
 NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\x1b"}
 HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
 """Controls, format characters (bidi, zero-width), line and paragraph separators,
@@ -38,6 +36,8 @@ def _escape(char: str) -> str:
 def _hidden(char: str) -> bool:
     if char == " " or char.isprintable():
         return False
+    import unicodedata  # for the rare unprintable character: not imported at start
+
     return unicodedata.category(char) in HIDDEN_CATEGORIES
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -81,9 +80,8 @@ class ServeOnClient(msgspec.Struct, Asks[dict[str, Any]], frozen=True):
     call: ClientCallBody
 
 
-@dataclass
-class _Pending:
-    answered: trio.Event = field(default_factory=trio.Event)
+class _Pending(msgspec.Struct):
+    answered: trio.Event = msgspec.field(default_factory=trio.Event)
     result: ClientCallResult | None = None
 
 

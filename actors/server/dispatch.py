@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -27,12 +26,8 @@ from actors.kernel import (
     UnknownAddressError,
 )
 from actors.server.environments import Environments
-from actors.server.forks import fork_session
-from actors.server.inbox import forward_if_elsewhere
 from actors.server.options import server_options
 from actors.server.registry import SessionRegistry
-from actors.server.reply_history import without_image_bytes
-from actors.server.tree_points import snapshot_at_input
 from actors.session.actor import SessionClosed
 from actors.session.approvals import ApprovalNotFound
 from actors.session.presets import preset_config
@@ -104,8 +99,7 @@ COMPACT_TIMEOUT = 600.0
 ENV_ASK_MARGIN = 30.0
 
 
-@dataclass(frozen=True)
-class Services:
+class Services(msgspec.Struct, frozen=True):
     """What a connection may reach: the server's registry, environments and store."""
 
     registry: SessionRegistry
@@ -136,9 +130,12 @@ async def answer(
             await services.registry.load(session)
         if peer is not None and isinstance(request, ResolveApproval | UpdateSessionConfig):
             await _refuse_from_inside(services, request, peer)
-        forwarded = await forward_if_elsewhere(services.registry, request)
-        if forwarded is not None:  # another node runs the session: its answer
-            return forwarded
+        if services.registry.fleet is not None:  # only a fleet's node forwards
+            from actors.server.inbox import forward_if_elsewhere
+
+            forwarded = await forward_if_elsewhere(services.registry, request)
+            if forwarded is not None:  # another node runs the session: its answer
+                return forwarded
         return await _answer(services, request, serving)
     except Exception as error:
         return error_reply(request.id, error)
@@ -234,6 +231,8 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
         case GetServerOptions():
             return server_options(request.id, registry.models.settings)
         case GetSession():
+            from actors.server.reply_history import without_image_bytes
+
             record = registry.record(request.session)
             history = without_image_bytes(conversation(await services.store.history(record.row.id)))
             pending = [event_record(e) for e in registry.pending_approvals(request.session)]
@@ -278,6 +277,8 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             assert record.ref is not None
             code = None
             if request.mode != "conversation":
+                from actors.server.tree_points import snapshot_at_input
+
                 code = await snapshot_at_input(services.store, record.row.id, request.to_seq)
             rewind = Rewind(
                 request.to_seq,
@@ -289,6 +290,8 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             outcome = await record.ref.ask(rewind, timeout=COMPACT_TIMEOUT)
             return Rewound(request.id, outcome)
         case ForkSession():
+            from actors.server.forks import fork_session
+
             return await fork_session(registry, services.store, request)
         case ResolveApproval():
             record = registry.record(request.session)

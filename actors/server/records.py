@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+import msgspec
 import trio
 
 from actors.kernel import ActorRef, Rejection
@@ -20,9 +19,11 @@ class SessionNotFound(Rejection):
     code = "not_found"
 
 
-@dataclass
-class Record:
-    """What the registry knows of one session, live or stored."""
+class Record(msgspec.Struct, dict=True):
+    """What the registry knows of one session, live or stored (a mutable msgspec
+    Struct, not a dataclass: making a dataclass at import costs several million
+    instructions of every start, issue 36; ``dict=True`` keeps it open to further
+    attributes, as a dataclass was)."""
 
     row: SessionRow
     config: SessionConfig
@@ -34,7 +35,7 @@ class Record:
     actor: SessionActor | None = None
     ref: ActorRef | None = None
     approvals: Approvals | None = None
-    starting: trio.Lock = field(default_factory=trio.Lock)
+    starting: trio.Lock = msgspec.field(default_factory=trio.Lock)
     task: str = ""
     activity: str = ""
     iterations: int = 0
@@ -99,8 +100,7 @@ class Record:
         )
 
 
-@dataclass
-class SubagentRecord:
+class SubagentRecord(msgspec.Struct, dict=True):
     """A subagent whose events the store keeps: live while its actor runs, replayed
     from the store after (it is not started again; its parent spawns new ones)."""
 

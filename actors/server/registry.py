@@ -41,10 +41,16 @@ from protocol.wire_client_calls import ClientOperation
 if TYPE_CHECKING:
     from actors.server.fleet import Fleet
 
-_config = msgspec.json.Decoder(SessionConfig)
 STOP_WAIT = 30.0
 """Seconds a claim waits for this node's old actor of the session to stop."""
 log = logging.getLogger("troupe.server")
+
+
+def _decode_config(blob: bytes) -> SessionConfig:
+    """A stored session's config. Not a module-level Decoder: making one resolves
+    the config's types at import, and a run that reads no stored session does not
+    need them (issue 36); msgspec keeps a Struct's type info once made."""
+    return msgspec.json.decode(blob, type=SessionConfig)
 
 
 class SessionRegistry:
@@ -122,7 +128,7 @@ class SessionRegistry:
         last_seq, interrupted, resumed = await recover_stored_session(self.store, row, issued)
         state = "processing" if resumed is not None else "idle"
         state = "closed" if row.state == "closed" else state
-        record = Record(row, _config.decode(row.config), last_seq, state=state)
+        record = Record(row, _decode_config(row.config), last_seq, state=state)
         record.seq_mark = mark
         record.interrupted = interrupted or row.interrupted
         record.resumed = resumed
@@ -190,7 +196,7 @@ class SessionRegistry:
             if key not in self.records:  # nobody added it while the store answered
                 mark = await self.store.seq_mark(key)
                 issued = mark or await self.store.max_seq(key)
-                record = Record(row, _config.decode(row.config), issued, state=row.state)
+                record = Record(row, _decode_config(row.config), issued, state=row.state)
                 record.seq_mark = mark
                 record.interrupted = row.interrupted
                 await self._load_summary(record, await self.store.summary(key))
@@ -229,7 +235,7 @@ class SessionRegistry:
         for row in await self.store.sessions():
             record = self.records.get(row.id)
             if record is None:
-                record = Record(row, _config.decode(row.config), state=row.state)
+                record = Record(row, _decode_config(row.config), state=row.state)
                 record.interrupted = row.interrupted
                 self.records[row.id] = record
             elif record.live or record.unstarted or record.starting.locked():

@@ -24,7 +24,6 @@ import msgspec
 import trio
 
 from actors.kernel import Rejection
-from actors.server.fleet import OwnedElsewhere
 from actors.server.registry import SessionNotFound, SessionRegistry
 from actors.store import Store
 from actors.store.health import SessionMoved, StoreUnavailable
@@ -130,10 +129,12 @@ class SessionSubscription:
         if record.state != "closed" and not record.live and startable:
             try:
                 record = await registry.live(key)
-            except OwnedElsewhere:  # it runs on another node: followed through the store
-                self._tail = True
-                return None, record.last_seq
-            except Rejection:  # cannot resume now (no model key, SSH host gone): replay only
+            except Rejection as refused:
+                # OwnedElsewhere, by its code: the fleet's module is imported by a
+                # fleet's node only (an embedded run has none)
+                if refused.code == "owned_elsewhere":  # on another node: followed in the store
+                    self._tail = True
+                # else it cannot resume now (no model key, SSH host gone): replay only
                 return None, record.last_seq
         if not record.live:
             return None, record.last_seq

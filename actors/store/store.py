@@ -46,8 +46,6 @@ from protocol.session import SessionConfig, Spend, Turn
 log = logging.getLogger("troupe.store")
 
 MAX_BATCH = 4096
-_turns = msgspec.json.Decoder(Turn)
-_spend = msgspec.json.Decoder(Spend)
 
 
 def _encode_data(data: EventData) -> bytes:
@@ -475,7 +473,7 @@ class Store:
         found: dict[str, Spend] = {}
         for session_id, blob in blobs.items():
             try:
-                found[session_id] = _spend.decode(blob)
+                found[session_id] = msgspec.json.decode(blob, type=Spend)
             except (msgspec.DecodeError, msgspec.ValidationError):
                 continue
         return found
@@ -486,7 +484,7 @@ class Store:
         if blob is None:
             return None
         try:
-            return _spend.decode(blob)
+            return msgspec.json.decode(blob, type=Spend)
         except (msgspec.DecodeError, msgspec.ValidationError):
             return None
 
@@ -499,7 +497,7 @@ class Store:
 
     async def history(self, session_id: str) -> list[Turn]:
         blobs = await self._read(self.backend.history, session_id)
-        return [_turns.decode(blob) for blob in blobs]
+        return [msgspec.json.decode(blob, type=Turn) for blob in blobs]
 
     def close(self) -> None:
         self._closed = True

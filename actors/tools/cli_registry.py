@@ -15,11 +15,8 @@ from __future__ import annotations
 
 import os
 import posixpath
-import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import trio
 
@@ -28,74 +25,14 @@ from actors.kernel import ActorError, ActorRef, Rejection
 from actors.tools.cli_tools import (
     CliToolError,
     CliToolSpec,
-    build_argv,
-    json_schema,
     load_tools_file,
     parse_tools_text,
-    path_parameters,
-    tool_env,
-    validate,
 )
-from actors.tools.core.context import ToolContext
-from actors.tools.core.shell import format_exec_result
-from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool
-from actors.tools.schema import InvalidArguments
 from environments.errors import FileNotFound
 from environments.project_files import read_project_file
-from protocol.environment import ExecCommand
 
 PROJECT_TOOLS = ".troupe/tools.yaml"
-_ASK_MARGIN_S = 30.0
-
-
-@dataclass(frozen=True)
-class CliTool(Tool):
-    """A YAML tool: its arguments are checked against every constraint of the
-    declaration (enum, pattern, maxLength) before the policy sees the call."""
-
-    spec: CliToolSpec | None = None
-
-    def parse(self, arguments: dict[str, Any]) -> Any:
-        assert self.spec is not None
-        try:
-            return validate(self.spec, arguments)
-        except ValueError as exc:
-            raise InvalidArguments(str(exc)) from None
-
-
-def cli_tool(spec: CliToolSpec) -> Tool:
-    """The registry tool for one declaration."""
-
-    paths = path_parameters(spec)
-
-    async def execute(values: dict[str, str], context: ToolContext) -> str:
-        # Declared paths become the resolved paths the policy judged.
-        values = {name: context.path(v) if name in paths else v for name, v in values.items()}
-        argv = build_argv(spec, values)
-        timeout_ms = context.timeout_ms(spec.timeout_ms)
-        request = ExecCommand(
-            shlex.join(argv),
-            timeout_ms=timeout_ms,
-            env_vars=tool_env(spec) or None,
-            output_to=context.output_to,
-            sandbox=context.sandbox,
-            env_allowlist=context.env_allowlist,
-            argv=tuple(argv),
-        )
-        result = await context.environment.ask(request, timeout=timeout_ms / 1000 + _ASK_MARGIN_S)
-        return format_exec_result(result)
-
-    return CliTool(
-        name=spec.name,
-        description=spec.description or f"Runs {spec.cmd}",
-        execute=execute,
-        json_schema=json_schema(spec),
-        category=spec.category,
-        paths=PathDeclaration(paths),
-        kind=spec.kind,
-        spec=spec,
-    )
 
 
 def user_tools_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -130,6 +67,10 @@ async def load_cli_tools(
         pass
     except (CliToolError, ActorError, Rejection) as exc:
         warnings.append(f"CLI tools not loaded: {exc}")
+    if not specs:  # the usual case: no tools file; the tool class is not needed
+        return [], warnings
+    from actors.tools.cli_tool import cli_tool
+
     return [cli_tool(spec) for spec in specs.values()], warnings
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import msgspec
 
+from actors.tools.builtin_schemas import SCHEMAS
+
 _MAX_DEPTH = 32
 
 
@@ -42,7 +44,18 @@ def _inline(node: Any, definitions: dict[str, Any], depth: int = 0) -> Any:
 
 
 def schema_of(parameters: type[msgspec.Struct]) -> dict[str, Any]:
-    """The inlined JSON Schema of a parameters Struct."""
+    """The inlined JSON Schema of a parameters Struct: a built-in tool's is read from
+    :mod:`actors.tools.builtin_schemas` (made ahead: msgspec's schema generator was
+    about 3% of a one-answer ``troupe run``'s instructions, issue 36); any other's is
+    made here."""
+    made = SCHEMAS.get(f"{parameters.__module__}:{parameters.__qualname__}")
+    if made is not None:
+        return msgspec.json.decode(made)  # a fresh dict: the caller may keep it
+    return made_schema(parameters)
+
+
+def made_schema(parameters: type[msgspec.Struct]) -> dict[str, Any]:
+    """The inlined JSON Schema of a parameters Struct, made from the Struct."""
     raw = msgspec.json.schema(parameters)
     schema = _inline(raw, raw.get("$defs", {}))
     schema.setdefault("properties", {})

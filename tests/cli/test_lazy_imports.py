@@ -28,7 +28,11 @@ NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.
                           "protocol.websocket_blocking", "actors.policy.shell",
                           "actors.policy.blocklist", "actors.policy.argv",
                           "actors.policy.command_tables", "actors.policy.shell_parse",
-                          "actors.policy.confine", "protocol.client")  # fmt: skip
+                          "actors.policy.confine", "protocol.client",
+                          "actors.server.fleet", "actors.server.inbox", "actors.server.forks",
+                          "actors.server.tree_points", "actors.server.reply_history",
+                          "actors.tools.apply_patch", "actors.tools.core.patch_files",
+                          "actors.tools.cli_tool")  # fmt: skip
 """What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
 json output and no shell command does not use: its runtime is answered by calls
 (:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
@@ -39,7 +43,11 @@ the text-call parser for a model with native tool calls. HTTP/2's h2 is no
 dependency (Hypercorn brings it here): the ``troupe`` script keeps httpcore from
 importing it. An embedded run never goes through the blocking client to a server, nor the trio
 one (its client is the in-process host's). The policy's
-shell analyser is built for the first shell line, and a one-answer run has none."""
+shell analyser is built for the first shell line, and a one-answer run has none.
+The fleet's modules (leases, the inbox that forwards to another node) serve a
+fleet's node only; forking, rewinding code and a session's detail are requests an
+embedded one-shot run never makes. The apply_patch engine waits for a patch, a
+CLI tool's class for a tools file that declares one."""
 
 
 def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:

@@ -67,3 +67,30 @@ def test_a_platform_that_does_not_serve_the_wire_is_a_clear_error() -> None:
     unknown = Endpoint("openai_chat", "http://h", platform="moon")  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="unknown platform 'moon'"):
         platform_adapter(unknown)
+
+
+def test_a_descriptor_is_a_frozen_value() -> None:
+    """A hand-written value class (issue 36), kept as the dataclass was: built by
+    position or keyword with the same defaults, equal by its fields, frozen."""
+    import dataclasses
+
+    import pytest
+
+    from actors.provider_wires import TokenCounting, WireDescriptor
+
+    counting = TokenCounting("/count", ("model",), "tokens")
+    made = WireDescriptor("toy", "pkg.mod:Adapter", "http://x", ("TOY_KEY",), "TOY_URL",
+                          token_counting=counting)  # fmt: skip
+    again = WireDescriptor(name="toy", adapter="pkg.mod:Adapter", default_base_url="http://x",
+                           key_variables=("TOY_KEY",), url_variable="TOY_URL",
+                           token_counting=TokenCounting("/count", ("model",), "tokens"),
+                           )  # fmt: skip
+    assert made == again
+    assert made != WireDescriptor("toy", "pkg.mod:Other", "http://x", ("TOY_KEY",), "TOY_URL")
+    assert (made.version_path, made.spellings, dict(made.platforms)) == ("/v1", (), {})
+    assert counting.wrap is None and hash(counting) == hash(
+        TokenCounting("/count", ("model",), "tokens")
+    )
+    assert "adapter='pkg.mod:Adapter'" in repr(made)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.name = "other"  # type: ignore[misc]

@@ -12,7 +12,6 @@ from typing import Annotated
 
 import msgspec
 
-from actors.tools.apply_patch.matcher import normalise_loosely
 from actors.tools.core.context import ToolContext
 from actors.tools.paths import PathDeclaration
 from actors.tools.registry import Tool, ToolFailure
@@ -28,6 +27,8 @@ class EditFileParams(msgspec.Struct, frozen=True):
 
 
 def _loose(line: str) -> str:
+    from actors.tools.apply_patch.matcher import normalise_loosely  # with a loose match only
+
     return " ".join(normalise_loosely(line).split())
 
 
