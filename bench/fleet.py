@@ -19,8 +19,9 @@ costs a disk flush per batch. The sides alternate (ABBA) after a warm-up.
 
 Session starts: three real ``troupe serve`` processes on one database of that
 cluster, each with its own data directory, as three machines would be. Clients
-(this process, ``CONCURRENCY`` requests in flight on one WebSocket per node) send
-``create_session`` to every node at once; the figure is the wall time from the
+(this process: a blocking client thread per node, ``CONCURRENCY`` requests in
+flight on its WebSocket, one ``create_session`` per session) send to every node
+at once; the figure is the wall time from the
 first request to the last reply, for ``NODES * PER_NODE`` sessions. No session
 gets input, so the scripted provider is never called. Memory per idle session is
 each node's resident set (``VmRSS``) after its sessions, less before them (after
@@ -44,6 +45,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,12 +60,16 @@ sys.path.insert(0, str(ROOT))
 from actors.store import open_store  # noqa: E402 (after the path is set)
 from bench.report import Figure, compare, emit, parse_args, ratios, sample_figures  # noqa: E402
 from protocol.client import RequestError, connect  # noqa: E402
+from protocol.client_blocking import connect as blocking_connect  # noqa: E402
 from protocol.events import SessionEvent, WarningEvent  # noqa: E402
 from protocol.wire import (  # noqa: E402
     CreateSession,
     InterruptSession,
+    ServerDecoder,
+    SessionCreated,
     SubmitInput,
     SubscribeSession,
+    encode_client,
 )
 from tests.postgres import (  # noqa: E402
     PostgresCluster,
@@ -77,6 +83,8 @@ NODES = 3
 PER_NODE = 10_000
 CONCURRENCY = 64
 """Requests in flight per node: enough to keep a node busy while a reply travels."""
+REPLY_TIMEOUT = 120.0
+"""A hang guard: seconds a client waits for the next reply."""
 WARM_UP = 200
 """Sessions each node starts before the measured run (imports, caches, first rows)."""
 TARGET_START_SECONDS = 15.0
@@ -223,24 +231,37 @@ def serve_node(root: Path, store: str, name: str) -> Iterator[Node]:
         _stop(process)
 
 
-async def _create_sessions(node: Node, count: int) -> None:
-    async with connect(node.url, node.token) as client:
-        remaining = iter(range(count))
+def _create_sessions(node: Node, count: int) -> None:
+    """``count`` sessions on ``node``, one ``create_session`` each, ``CONCURRENCY``
+    in flight on one connection: a request goes out as soon as a reply frees its
+    place. A blocking client (:mod:`protocol.client_blocking`'s connection): the
+    load generator costs little next to the nodes it measures, where an event loop
+    spent more per request than the node it asked."""
+    client = blocking_connect(node.url, node.token, client="troupe-bench")
+    try:
+        websocket, decoder = client.websocket, ServerDecoder("json")
+        waiting: set[int] = set()
+        sent = 0
+        while sent < count or waiting:
+            while sent < count and len(waiting) < CONCURRENCY:
+                sent += 1
+                waiting.add(sent)
+                websocket.send(encode_client(CreateSession(id=sent), "json"))
+            frame = decoder.decode(websocket.receive(timeout=REPLY_TIMEOUT))
+            if not isinstance(frame, SessionCreated) or frame.id not in waiting:
+                raise SystemExit(f"create_session on {node.url}: unexpected reply {frame!r}")
+            waiting.remove(frame.id)
+    finally:
+        client.close()
 
-        async def worker() -> None:
-            for _ in remaining:
-                await client.request(CreateSession)
 
-        async with trio.open_nursery() as nursery:
-            for _ in range(min(CONCURRENCY, count)):
-                nursery.start_soon(worker)
-
-
-async def _start_everywhere(nodes: list[Node], per_node: int) -> float:
+def _start_everywhere(nodes: list[Node], per_node: int) -> float:
+    """Every node starts ``per_node`` sessions at once (one client thread each); the
+    wall time from the first request to the last reply."""
     start = time.perf_counter()
-    async with trio.open_nursery() as nursery:
-        for node in nodes:
-            nursery.start_soon(_create_sessions, node, per_node)
+    with ThreadPoolExecutor(len(nodes)) as clients:
+        for done in [clients.submit(_create_sessions, node, per_node) for node in nodes]:
+            done.result()
     return time.perf_counter() - start
 
 
@@ -255,11 +276,11 @@ def session_starts(cluster: PostgresCluster, per_node: int) -> Starts:
                 nodes_open.enter_context(serve_node(Path(tmp), url, f"node{n}"))
                 for n in range(NODES)
             ]
-            trio.run(_start_everywhere, nodes, WARM_UP)
+            _start_everywhere(nodes, WARM_UP)
             before = [node.rss() for node in nodes]
             each = [node.cpu() for node in nodes]
             cpu = (sum(each), postgres_cpu(cluster), own_cpu())
-            seconds = trio.run(_start_everywhere, nodes, per_node)
+            seconds = _start_everywhere(nodes, per_node)
             node_cpu = [node.cpu() - was for node, was in zip(nodes, each, strict=True)]
             server, database, client = (
                 sum(node_cpu),

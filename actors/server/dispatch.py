@@ -163,6 +163,8 @@ async def _refuse_from_inside(
     record = services.registry.records.get(request.session.removeprefix("/sessions/").strip("/"))
     if record is not None and record.actor is not None:
         record.actor.hub.emit(WarningEvent(text, category=REFUSED_ANSWER))
+    elif record is not None and record.hub is not None:  # not started yet: its own hub
+        record.hub.emit(WarningEvent(text, category=REFUSED_ANSWER))
     raise AnsweredFromInside(text)
 
 
@@ -290,6 +292,8 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             return await fork_session(registry, services.store, request)
         case ResolveApproval():
             record = registry.record(request.session)
+            if record.unstarted:  # its actor answers, as a started session's does
+                record = await registry.live(request.session)
             if record.state == "closed":
                 raise SessionClosed(f"session {request.session} is closed")
             if record.approvals is None:  # stored: nothing waits for an answer now
@@ -319,6 +323,8 @@ async def _tell_session(registry: SessionRegistry, request: Any) -> None:
     Asked rather than told so that a closed session's refusal comes back."""
     if isinstance(request, AbortSession | InterruptSession):
         record = registry.record(request.session)
+        if record.unstarted:  # running here, though its actor has not started yet
+            record = await registry.live(request.session)
         if not record.live:
             raise SessionClosed(f"session {request.session} is not running")
         if isinstance(request, AbortSession):

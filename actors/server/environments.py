@@ -11,6 +11,7 @@ directories use the registry's machine kind (``/environments/local`` and
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from pathlib import Path
@@ -96,6 +97,10 @@ class Environments:
         path = await self._resolve(str(working_dir or self.default_dir))
         machine = self.kinds.machine.machine
         assert machine is not None
+        address = self._local.get(path)
+        if address is not None:  # the common case, with no lock to take (each start asks)
+            with contextlib.suppress(UnknownAddressError):
+                return self.runtime.ref(address)
         async with self._spawning:
             address = self._local.get(path)
             if address is not None:

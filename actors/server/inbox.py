@@ -86,7 +86,7 @@ async def forward_if_elsewhere(
         return None
     while True:
         record = registry.records.get(key)
-        if record is not None and record.live:
+        if record is not None and (record.live or record.unstarted):
             return None
         found = await trio.to_thread.run_sync(fleet.ownership.owner, key)
         if found is None or not found[2] or found[0].node_id == fleet.node_id:

@@ -9,6 +9,7 @@ import trio
 from actors.kernel import ActorRef, Rejection
 from actors.session.actor import SessionActor
 from actors.session.approvals import Approvals
+from actors.session.events import EventHub
 from actors.session.resumed_round import ResumedRound
 from actors.store.db import SessionRow
 from protocol.session import SessionConfig, Spend
@@ -51,6 +52,10 @@ class Record:
     """When the session last changed (its last durable event or state change)."""
     forked_from: str | None = None
     """A fork's origin, ``SESSION@SEQ`` (see :mod:`actors.server.fork_origin`)."""
+    hub: EventHub | None = None
+    """A new session announced but not started yet (its actor starts on its first
+    input, subscription or request: :meth:`SessionRegistry.live`): its event hub,
+    which the actor takes over. None once the actor runs, and for stored sessions."""
 
     def __post_init__(self) -> None:
         self.updated = max(self.updated, self.row.updated)
@@ -59,8 +64,15 @@ class Record:
     def live(self) -> bool:
         return self.ref is not None and self.ref.alive
 
+    @property
+    def unstarted(self) -> bool:
+        """New here and not started yet: as good as live (this server runs it; its
+        actor starts on demand), but with no actor to ask."""
+        return self.hub is not None and self.ref is None
+
     def info(self) -> SessionInfo:
-        status = "closed" if self.state == "closed" else ("live" if self.live else "stored")
+        running = self.live or self.unstarted
+        status = "closed" if self.state == "closed" else ("live" if running else "stored")
         return SessionInfo(
             session_id=self.row.id,
             address=f"/sessions/{self.row.id}",

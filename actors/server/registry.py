@@ -27,8 +27,9 @@ from actors.server.records import Record, SessionNotFound, SubagentRecord
 from actors.server.recovery import close_open_input, recover_stored_session, repair_history
 from actors.server.store_sync import StoreSync
 from actors.server.summaries import apply_summary, summary_from_events
-from actors.session.actor import SessionActor
+from actors.session.actor import SessionActor, new_session_id, start_event
 from actors.session.events import KEEP_BYTES, EventHub
+from actors.session.profiles import ProviderProfile
 from actors.session.snapshots import SnapshotCache
 from actors.store import Store
 from actors.store.db import SessionRow, SummaryRow
@@ -84,6 +85,10 @@ class SessionRegistry:
         """Troupe's own directories as this host has them (:func:`own_paths`), denied
         to every session it creates."""
         self._claims: dict[str, trio.Lock] = {}
+        self.start_on_demand = False
+        """A new session's actor starts with its first input, subscription or request
+        (:meth:`_announce`; ``troupe serve``). Off, it starts with the session (an
+        embedding program reaches the actor at ``/sessions/ID`` as soon as it exists)."""
         self.fleet: Fleet | None = None
         """On a fleet (PostgreSQL): a session's actor runs here only while this
         node holds its lease (:mod:`actors.server.fleet`)."""
@@ -227,8 +232,8 @@ class SessionRegistry:
                 record = Record(row, _config.decode(row.config), state=row.state)
                 record.interrupted = row.interrupted
                 self.records[row.id] = record
-            elif record.live or record.starting.locked():
-                continue
+            elif record.live or record.unstarted or record.starting.locked():
+                continue  # running here: this process numbers its events
             else:
                 record.row = row
                 record.state = row.state
@@ -323,6 +328,8 @@ class SessionRegistry:
         else:
             env = await self.environments.local(working_dir)
         gateway = await self.models.routes(profile)
+        if self.start_on_demand and client is None and not history and origin is None:
+            return await self._announce(profile, config, env, working_dir)
         served, session_env = None, env
         if client is not None:
             served = ClientEnvironment(env, *client)
@@ -336,28 +343,62 @@ class SessionRegistry:
             served.session_id = actor.id
             self.client_environments[actor.id] = session_env
             actor.hub.add_sink(lambda event: self._client_session_event(actor.id, event))
+        record, pinned = self._new_record(actor.id, profile, config, env, working_dir)
+        record.forked_from = fork_origin(origin)
+        if history:
+            self.store.put_history(record.row.id, 0, history)
+        with pinned:
+            await self._spawn(record, actor)
+        return record
+
+    async def _announce(
+        self,
+        profile: ProviderProfile,
+        config: SessionConfig,
+        env: ActorRef,
+        working_dir: str | None,
+    ) -> Record:
+        """A new session with nothing to carry (no history, no client serving it):
+        stored and announced (its ``session_start``, through its own hub) as its
+        actor's start would, but the actor starts only with the session's first
+        input, subscription or request (:meth:`live`). Most sessions a fleet starts
+        wait a long while for their first input; an actor costs a task, a mailbox
+        and a few kilobytes each meanwhile."""
+        root = await self.snapshots.working_directory(env)  # what the actor's start asks
+        record, pinned = self._new_record(new_session_id(), profile, config, env, working_dir)
+        with pinned:  # no wait from here on: the session is whole once it is listed
+            hub = record.hub = EventHub(record.row.id)
+            self._wire(record, hub)
+            hub.emit(start_event(profile, config, root))
+        return record
+
+    def _new_record(
+        self,
+        session_id: str,
+        profile: ProviderProfile,
+        config: SessionConfig,
+        env: ActorRef,
+        working_dir: str | None,
+    ) -> tuple[Record, contextlib.ExitStack]:
+        """A new session's record and stored row (and lease, on a fleet: held while
+        the returned stack is open, then as long as the session runs here)."""
         pinned = contextlib.ExitStack()
         if self.fleet is not None:
-            pinned.enter_context(self.fleet.pin(actor.id))
-            self.fleet.adopt(actor.id)  # epoch 1: its first write is fenced
-            self.store.put_lease(actor.id)  # written with its first rows, before them
+            self.fleet.adopt(session_id)  # epoch 1: its first write is fenced
+            pinned.enter_context(self.fleet.pin(session_id))
+            self.store.put_lease(session_id)  # written with its first rows, before them
         now = time.time()
         row = SessionRow(
-            actor.id, profile.id, config.model or profile.model, env.address,
+            session_id, profile.id, config.model or profile.model, env.address,
             working_dir, msgspec.json.encode(config), "idle", False, now, now,
         )  # fmt: skip
         self.store.put_session(
             row.id, row.profile, row.model, row.environment, working_dir, config, created=now
         )
-        if history:
-            self.store.put_history(row.id, 0, history)
         record = Record(row, config)
-        record.forked_from = fork_origin(origin)
         self.records[row.id] = record
         self._subagents_read.add(row.id)  # new: it has none stored
-        with pinned:
-            await self._spawn(record, actor)
-        return record
+        return record, pinned
 
     def _client_session_event(self, session_id: str, event: SessionEvent) -> None:
         """A hub sink: once a client-served session has ended (its environment is no
@@ -419,7 +460,8 @@ class SessionRegistry:
                 self._claims.pop(session_id, None)
 
     async def _start(self, record: Record) -> Record:
-        """Start a stored session's actor (its lease held, on a fleet)."""
+        """Start a stored session's actor, or an announced one's (its lease held,
+        on a fleet)."""
         row = record.row
         profile = self.models.profile(row.profile)
         serving = self.client_environments.get(row.id)
@@ -430,6 +472,15 @@ class SessionRegistry:
         else:
             env = self.environments.resolve(row.environment)
         gateway = await self.models.routes(profile)
+        if record.hub is not None:  # announced here: nothing stored to read back
+            actor = SessionActor(
+                profile, env, gateway, record.config, row.id, snapshots=self.snapshots,
+                hub=record.hub,
+            )  # fmt: skip
+            actor.announced = True
+            await self._spawn(record, actor)
+            record.hub = None
+            return record
         await self._load_subagents(row.id)  # new subagents are numbered above them
         history = await self.store.history(row.id)
         resumed, record.resumed = record.resumed, None
@@ -452,11 +503,9 @@ class SessionRegistry:
         actor.fenced_paths = self.fenced_paths
         if record.row.environment.startswith("/environments/local"):
             actor.shadow_base = self.local_shadow_base
-        actor.hub.keep_bytes = self.replay_buffer_bytes
         record.approvals = actor.approvals
-        actor.hub.add_sink(lambda event: self.sync.observe(record, event))
-        for observe in self.observers:
-            observe(actor.hub)
+        if actor.hub is not record.hub:  # an announced session's hub is wired already
+            self._wire(record, actor.hub)
         actor.loop.history.add_sink(lambda index, turn: self.sync.observe_turn(record, index, turn))
 
         async def durable() -> None:  # the session's last event, so all it queued before
@@ -465,6 +514,13 @@ class SessionRegistry:
         actor.loop.durable = actor.loop.compactor.durable = durable
         actor.subagent_hook = lambda child, address: self._subagent_started(record, child, address)
         record.ref = await self.runtime.spawn(actor, name=f"sessions/{record.row.id}")
+
+    def _wire(self, record: Record, hub: EventHub) -> None:
+        """A session's hub: its events to the store, and to the host's observers."""
+        hub.keep_bytes = self.replay_buffer_bytes
+        hub.add_sink(lambda event: self.sync.observe(record, event))
+        for observe in self.observers:
+            observe(hub)
 
     def _subagent_started(self, parent: Record, child: SessionActor, address: str) -> None:
         """A subagent of ``parent`` (at any depth) is about to start: its events go to

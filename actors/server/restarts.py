@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from actors.kernel import ActorError, ActorRef, Runtime
+from actors.session.actor import restarted_event
 from protocol.supervision import ChildRestarted, ServiceRestarted
 
 if TYPE_CHECKING:
@@ -31,11 +32,13 @@ def report_restarts(runtime: Runtime, registry: SessionRegistry, nursery: trio.N
         for record in list(registry.records.values()):
             environment = record.row.environment
             affected = environment == notice.address or environment.startswith(notice.address + "/")
+            report = ServiceRestarted(
+                notice.address, notice.error_type, notice.message, notice.restarts
+            )
             if affected and record.live and record.ref is not None:
-                report = ServiceRestarted(
-                    notice.address, notice.error_type, notice.message, notice.restarts
-                )
                 nursery.start_soon(_tell, record.ref, report)
+            elif affected and record.hub is not None and record.unstarted:
+                record.hub.emit(restarted_event(report))  # what its actor would say
 
     runtime.watch_restarts(restarted)
 

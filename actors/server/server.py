@@ -164,6 +164,7 @@ async def run_server(
         models = Models(runtime, config.models)
         registry = SessionRegistry(runtime, store, environments, models, nursery)
         registry.replay_buffer_bytes = config.replay_buffer_bytes
+        registry.start_on_demand = True  # a client reaches a session through requests only
         registry.fenced_paths = own_paths(config.data_dir)
         registry.local_shadow_base = str(config.data_dir / "shadow")
         fleet = _fleet(config, store, registry, runtime, nursery)
@@ -237,6 +238,8 @@ def _fleet(
 
     async def stop_local(session_id: str) -> None:
         record = registry.records.get(session_id)
+        if record is not None:
+            record.hub = None  # an unstarted session is no longer this node's to start
         if record is not None and record.live and record.ref is not None:
             if record.actor is not None:
                 record.actor.suspend_on_stop = True  # not ended: it goes on elsewhere
@@ -246,7 +249,7 @@ def _fleet(
 
     def is_live(session_id: str) -> bool:
         record = registry.records.get(session_id)
-        return record is not None and (record.live or record.starting.locked())
+        return record is not None and (record.live or record.unstarted or record.starting.locked())
 
     fleet.stop_local = stop_local
     fleet.is_live = is_live

@@ -126,7 +126,8 @@ class SessionSubscription:
             return await self._open_subagent(key)
         record = registry.record(key)
         self.session_id = record.row.id
-        if record.state != "closed" and not record.live and self.store.health.available:
+        startable = self.store.health.available or record.unstarted  # it reads nothing
+        if record.state != "closed" and not record.live and startable:
             try:
                 record = await registry.live(key)
             except OwnedElsewhere:  # it runs on another node: followed through the store

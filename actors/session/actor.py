@@ -28,6 +28,7 @@ from actors.session.events import EventHub, Subscription
 from actors.session.hook_wiring import wire_hooks
 from actors.session.isolation import Isolator, Workspace
 from actors.session.loop import AgenticLoop, LoopParts
+from actors.session.model_calls import ModelCalls
 from actors.session.own_tools import offer, withdraw
 from actors.session.path_checks import PathJudge
 from actors.session.policy_gate import PolicyGate
@@ -97,6 +98,33 @@ if TYPE_CHECKING:
     from actors.tools.mcp import McpTools
 
 
+def new_session_id() -> str:
+    """A new session's id."""
+    # 64 random bits: servers sharing one store mint ids with no check between
+    # them, and 32 bits collided about once in ten fleets of 30,000 sessions.
+    return f"s-{secrets.token_hex(8)}"
+
+
+def start_event(
+    profile: ProviderProfile, config: SessionConfig, root: str, agent_depth: int = 0
+) -> SessionStartEvent:
+    """A session's first event, from what it starts with (its actor emits it, or a
+    host announcing the session before its actor starts)."""
+    return SessionStartEvent(
+        profile=profile.id,
+        model=ModelCalls.model_name(profile, config),
+        working_directory=root,
+        agent_depth=agent_depth,
+    )
+
+
+def restarted_event(message: ServiceRestarted) -> ServiceRestartedEvent:
+    """What a session says when something it depends on restarted."""
+    return ServiceRestartedEvent(
+        message.address, message.error_type, message.message, message.restarts
+    )
+
+
 class SessionClosed(Rejection):
     code = "session_closed"
 
@@ -138,6 +166,7 @@ class SessionActor(Actor):
         resumed: ResumedRound | None = None,
         first_agent_number: int = 1,
         snapshots: SnapshotCache | None = None,
+        hub: EventHub | None = None,
     ) -> None:
         """``history`` and ``first_seq`` resume a stored session: the conversation so
         far, and the sequence number its next event takes. ``agent_depth`` is how
@@ -151,10 +180,11 @@ class SessionActor(Actor):
         soon as it starts.
         ``first_agent_number`` numbers its first subagent (a resumed session starts
         above those it had). The snapshot is taken at the first input, from
-        ``snapshots`` when given (shared by the sessions on one environment)."""
-        # 64 random bits: servers sharing one store mint ids with no check between
-        # them, and 32 bits collided about once in ten fleets of 30,000 sessions.
-        self.id = session_id or f"s-{secrets.token_hex(8)}"
+        ``snapshots`` when given (shared by the sessions on one environment).
+        ``hub``: the session's event hub, made by a host that announced the session
+        (its ``session_start``) before starting its actor (then ``first_seq`` is
+        the hub's; see :attr:`announced`)."""
+        self.id = session_id or new_session_id()
         config = config or SessionConfig()
         self._agent_depth = agent_depth
         self.profile = profile.derive()
@@ -171,7 +201,7 @@ class SessionActor(Actor):
             offer(registry, [TERMINAL], TERMINAL.name)
         self.environment = environment
         self.gateway = gateway
-        self.hub = EventHub(self.id, first_seq)
+        self.hub = hub if hub is not None else EventHub(self.id, first_seq)
         self.snapshot = snapshot
         self.snapshots = snapshots
         self._model: ModelSession | FallbackModel | None = None
@@ -208,6 +238,9 @@ class SessionActor(Actor):
         self.origin: ForkedFromEvent | None = None
         """A fork's origin, set by the host before it starts: its first event after
         ``session_start``."""
+        self.announced = False
+        """Set by a host that emitted this session's ``session_start`` itself (a new
+        session whose actor starts on its first request): not emitted again."""
         self.suspend_on_stop = False
         """Stopped on its own, only suspend (no ``session_end``): a fleet node
         handing the session to another node (issue 37)."""
@@ -247,14 +280,8 @@ class SessionActor(Actor):
             from actors.tools.mcp import McpTools
 
             self._mcp = McpTools(self.config.mcp_servers, self.ctx.nursery)
-        self.hub.emit(
-            SessionStartEvent(
-                profile=self.profile.id,
-                model=self.loop.model_name,
-                working_directory=root,
-                agent_depth=self.agent_depth,
-            )
-        )
+        if not self.announced:
+            self.hub.emit(start_event(self.profile, self.config, root, self.agent_depth))
         if self.origin is not None:
             self.hub.emit(self.origin)
         if self.loop.resumed is not None:
@@ -555,11 +582,7 @@ class SessionActor(Actor):
     @handler
     async def service_restarted(self, message: ServiceRestarted) -> None:
         """Something this session depends on restarted: tell the subscribers."""
-        self.hub.emit(
-            ServiceRestartedEvent(
-                message.address, message.error_type, message.message, message.restarts
-            )
-        )
+        self.hub.emit(restarted_event(message))
 
     async def on_failure(self, error: Exception) -> None:
         """The actor failed: say so and end, so no subscriber waits for ever."""

@@ -273,7 +273,13 @@ def write_fenced(
     the transaction once the ops are written (the store's doorbell)."""
     with connection.transaction(), connection.cursor() as cursor:
         if new is not None:
-            write_new(cursor, *new)
+            # A lease row this transaction has just written is ours and locked until
+            # it commits: its fence needs no second look (most of a batch of starts).
+            written = write_new(cursor, *new)
+            fences = [
+                lease for lease in fences
+                if not (lease.session_id in written and (lease.node_id, lease.epoch) == (new[0], 1))
+            ]  # fmt: skip
         if fences:
             wanted = sorted({lease.session_id for lease in fences})  # one lock order for all
             rows = cursor.execute(

@@ -145,7 +145,7 @@ async def test_a_bad_model_name_from_inside_is_an_error_event_not_a_dead_session
     async with start_stack(script) as stack, stack.client() as client:
         created = await client.request(CreateSession, profile="gemini")
         session = created.session.session_id
-        ref = stack.server.registry.record(session).ref
+        ref = (await stack.server.registry.live(session)).ref  # its actor, started now
         assert ref is not None  # a live session has its actor
         await ref.ask(UpdateConfig(model="a\bb"))
         await subscribe(client, session)
@@ -167,7 +167,7 @@ async def test_a_session_actor_that_fails_ends_with_error_and_session_end(
     loop raise: the actor fails, and its subscribers hear why and that it ended."""
     async with start_stack(shell_turns("echo hi")) as stack, stack.client() as client:
         session = (await client.request(CreateSession)).session.session_id
-        record = stack.server.registry.record(session)
+        record = await stack.server.registry.live(session)  # its actor, started now
         assert isinstance(record.actor, SessionActor)
         await record.ref.ask(UpdateConfig(max_turns="many"))  # type: ignore[arg-type]
         await subscribe(client, session)
