@@ -27,6 +27,7 @@ from actors.kernel import (
 )
 from actors.server.environments import Environments
 from actors.server.options import server_options
+from actors.server.records import Record
 from actors.server.registry import SessionRegistry
 from actors.session.actor import SessionClosed
 from actors.session.approvals import ApprovalNotFound
@@ -165,6 +166,18 @@ async def _refuse_from_inside(
     raise AnsweredFromInside(text)
 
 
+def _open_on_fleet(registry: SessionRegistry, record: Record) -> bool:
+    """A fleet's session that was mid-input and runs on no node now: its owner's
+    lease lapsed and no node has taken it yet, or this node is taking it over.
+    Routing sent its approval answer here, so it is claimed (or its claim awaited)
+    as the take-over would, which opens its approval again, and then answered,
+    rather than read as a stored session with nothing waiting."""
+    return registry.fleet is not None and not record.live and record.state not in IDLE_OR_CLOSED
+
+
+IDLE_OR_CLOSED = ("idle", "closed")
+
+
 def error_reply(request_id: RequestId | None, error: Exception) -> ErrorReply:
     """The typed error frame for whatever went wrong while answering."""
     if isinstance(error, Rejection):
@@ -295,8 +308,8 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
             return await fork_session(registry, services.store, request)
         case ResolveApproval():
             record = registry.record(request.session)
-            if record.unstarted:  # its actor answers, as a started session's does
-                record = await registry.live(request.session)
+            if record.unstarted or _open_on_fleet(registry, record):
+                record = await registry.live(request.session)  # its actor answers
             if record.state == "closed":
                 raise SessionClosed(f"session {request.session} is closed")
             if record.approvals is None:  # stored: nothing waits for an answer now

@@ -307,6 +307,7 @@ async def test_a_returned_call_leaves_not_even_its_shell_running(env: EnvUnderTe
     still_running: list[int] = []
     for _ in range(SHELL_EXIT_ROUNDS):
         with trio.fail_after(HANG_GUARD):
-            result = await env.ref.ask(ExecCommand("echo $$"))
+            # Its own generous timeout: the default 10 s is a model's, not a loaded host's.
+            result = await env.ref.ask(ExecCommand("echo $$", timeout_ms=120_000))
         still_running += env.alive([int(result.stdout)])
     assert still_running == []
