@@ -69,6 +69,22 @@ SCRIPT = {
 }  # fmt: skip
 
 
+async def run_batch(
+    home: Home, tasks: list[dict[str, str]], *args: str, path: str | None = None
+) -> tuple[subprocess.CompletedProcess[bytes], Path]:
+    """``troupe batch`` over ``tasks`` against the scripted provider (``path``: the
+    command's PATH, when not the test's own): its result and the predictions file."""
+    tasks_file = home.root / "tasks.jsonl"
+    tasks_file.write_text("".join(json.dumps(task) + "\n" for task in tasks))
+    out = home.root / "predictions.jsonl"
+    async with mock_llm(SCRIPT) as mock:
+        result = await home.troupe(
+            "batch", str(tasks_file), "--out", str(out), "--base-url", mock.base_url, *args,
+            PATH=path or os.environ["PATH"],
+        )  # fmt: skip
+    return result, out
+
+
 async def test_three_tasks_give_swebench_predictions(home: Home) -> None:
     repos = home.root / "repos"
     first, second = make_repo(repos / "calc")
@@ -81,14 +97,7 @@ async def test_three_tasks_give_swebench_predictions(home: Home) -> None:
         {"instance_id": "other__other-3", "problem_statement": "nothing to do here",
          "repo_path": "repos/other", "base_commit": "HEAD"},
     ]  # fmt: skip
-    tasks_file = home.root / "tasks.jsonl"
-    tasks_file.write_text("".join(json.dumps(task) + "\n" for task in tasks))
-    out = home.root / "predictions.jsonl"
-    async with mock_llm(SCRIPT) as mock:
-        result = await home.troupe(
-            "batch", str(tasks_file), "--out", str(out), "--base-url", mock.base_url,
-            "--model-name", "troupe-mock", "--jobs", "2",
-        )  # fmt: skip
+    result, out = await run_batch(home, tasks, "--model-name", "troupe-mock", "--jobs", "2")
     assert result.returncode == 0, result.stderr.decode()
     assert "3 of 3 tasks done" in result.stderr.decode()
 
@@ -186,14 +195,7 @@ async def test_worktrees_of_one_repository_are_added_and_removed_in_turn(home: H
          "repo_path": "repos/other", "base_commit": "HEAD"}
         for n in range(3)
     ]  # fmt: skip
-    tasks_file = home.root / "tasks.jsonl"
-    tasks_file.write_text("".join(json.dumps(task) + "\n" for task in tasks))
-    out = home.root / "predictions.jsonl"
-    async with mock_llm(SCRIPT) as mock:
-        result = await home.troupe(
-            "batch", str(tasks_file), "--out", str(out), "--base-url", mock.base_url,
-            "--jobs", "3", PATH=f"{bin_dir}:{os.environ['PATH']}",
-        )  # fmt: skip
+    result, _ = await run_batch(home, tasks, "--jobs", "3", path=f"{bin_dir}:{os.environ['PATH']}")
     assert result.returncode == 0, result.stderr.decode()
     assert "3 of 3 tasks done" in result.stderr.decode()
     assert log.read_text().split() == ["begin", "end"] * 6  # three adds, three removes
