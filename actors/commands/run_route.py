@@ -13,7 +13,8 @@ from actors.commands.errors import CommandError
 from actors.config import Settings
 
 ENDPOINT_FLAGS = ("base_url", "api_key", "wire")
-"""As in :mod:`actors.commands.session_host`: with these, a run is embedded."""
+"""The endpoint flags: with any of these, a run is embedded (it makes its own
+model route; :mod:`actors.commands.session_host` reads them too)."""
 
 
 def server_for(args: argparse.Namespace, settings: Settings) -> str | None:

@@ -21,6 +21,7 @@ import msgspec
 
 from actors.commands.common import advertised_server, connect_to, data_dir, read_token
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
+from actors.commands.run_route import ENDPOINT_FLAGS
 from actors.config import Settings
 from actors.config.resolve import KEY_VARIABLES, URL_VARIABLES
 from protocol.session import SessionConfig
@@ -29,8 +30,6 @@ if TYPE_CHECKING:  # the server's stack is imported only by a command that runs 
     from actors.server.models import ModelSettings
     from actors.server.server import ServerConfig
     from protocol.client import TroupeClient
-
-ENDPOINT_FLAGS = ("base_url", "api_key", "wire")
 
 
 class Host(msgspec.Struct, frozen=True):
