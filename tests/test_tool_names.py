@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,6 +111,31 @@ def test_no_module_outside_a_tools_definition_names_it() -> None:
                 if home[name] != relative and name not in allowed:
                     found.append(f"{relative}:{line}: {name!r} (defined in {home[name]})")
     assert not found, "read the tool's facts from its Tool instead:\n" + "\n".join(found)
+
+
+JS_STRING = re.compile(r"""(["'`])([A-Za-z_]+)\1""")
+"""A JavaScript string literal that is one word: how a script would name a tool."""
+
+
+def test_the_web_page_names_no_tool() -> None:
+    """The page's scripts read a call's facts from its event (its ``diff`` fields,
+    its ``tool_kind``), or from ``/tool_diffs.js``, made from the tools' own
+    declarations; a tool name written in a script would fall behind."""
+    names = {tool.name for tool in own_tools()}
+    scripts = sorted((REPO / "actors" / "web" / "static").glob("*.js"))
+    assert scripts, "the scan has something to read"
+    found = [
+        f"{path.relative_to(REPO).as_posix()}: {match.group(0)}"
+        for path in scripts
+        for match in JS_STRING.finditer(path.read_text())
+        if match.group(2) in names
+    ]
+    assert not found, "take the call's facts from its event instead:\n" + "\n".join(found)
+
+
+def test_the_js_scan_sees_a_quoted_name() -> None:
+    source = "if (tool === \"edit_file\") {} const shell = `x`; f('read_file');"
+    assert [m.group(2) for m in JS_STRING.finditer(source)] == ["edit_file", "x", "read_file"]
 
 
 def test_every_allowance_is_still_needed() -> None:

@@ -72,6 +72,9 @@ Answer = tuple[int, bytes, str, list[tuple[str, str]]]
 PUBLIC = frozenset({"/login.css", "/favicon.svg"})
 """What the login page shows, served without the cookie (nothing of the app)."""
 PROBES = frozenset({"/healthz", "/readyz"})
+TOOL_DIFFS = "/tool_diffs.js"
+"""The one module made here, not read from ``static/``: which arguments of the
+built-in tools show their calls as diffs (:mod:`actors.web.tool_diffs`)."""
 """Liveness and readiness for load balancers: no cookie, no token, a word of state."""
 
 LOGIN_PAGE = (
@@ -170,6 +173,10 @@ class WebPages:
             return 303, b"", "text/plain", [("location", "/login")]
         if not logged_in and url.path not in PUBLIC:
             return 401, b"not logged in\n", "text/plain", []
+        if url.path == TOOL_DIFFS:
+            from actors.web.tool_diffs import tool_diffs_module
+
+            return 200, tool_diffs_module(), CONTENT_TYPES[".js"], []
         found = ASSETS.get(url.path)
         if found is None:
             return 404, b"not found\n", "text/plain", []

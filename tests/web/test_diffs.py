@@ -70,3 +70,39 @@ def test_file_changes_show_as_diffs_and_errors_stand_out(
         expect(edited.locator(".diff .d-del")).to_have_text(["-gamma"])
         expect(edited.locator(".diff .d-add")).to_have_text(["+delta"])
         assert notes.read_text() == "alpha\ndelta\n"
+
+
+DRAWN = """async () => {
+  const { Stream } = await import("/stream.js");
+  const stream = new Stream("probe");
+  const calls = [
+    // stored before events carried their diff fields: its tool's declaration says
+    {call_id: "old", tool_name: "edit_file",
+     arguments: {file_path: "n.txt", old_string: "one", new_string: "two"}},
+    // a tool the page has never heard of, drawn by the fields the event names
+    {call_id: "named", tool_name: "project_rewrite", tool_kind: "edit",
+     arguments: {target: "m.txt", after: "three"},
+     diff: {path: "target", new: "after", old: null, patch: null}},
+    // an edit tool's name, but the event says its call shows no diff
+    {call_id: "none", tool_name: "write_file", arguments: {file_path: "x", content: "y"},
+     diff: null},
+  ];
+  calls.forEach((data, n) => stream.apply("tool_call_start", data, {seq: n + 1}));
+  return [...stream.node.querySelectorAll("li.tool")].map(
+    (li) => [...li.querySelectorAll(".diff span")].map((span) => span.textContent));
+}"""
+
+
+def test_a_call_is_drawn_from_the_fields_its_event_names_or_else_its_tools(
+    start_web: Callable[..., TrioThread], page: Page
+) -> None:
+    """The page names no tool: an event's ``diff`` fields draw the call, and an
+    event stored before events carried them is drawn from the built-in tools'
+    declarations, which the server serves as a module (``/tool_diffs.js``)."""
+    with start_web(SCRIPT) as stack:
+        page.goto(stack.login_url)
+        expect(page.locator("#link")).to_have_text("connected")
+        old, named, none = page.evaluate(DRAWN)
+        assert old == ["n.txt", "-one", "+two"]
+        assert named == ["new content of m.txt", "+three"]
+        assert none == []

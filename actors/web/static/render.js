@@ -121,10 +121,16 @@ export const Render = (() => {
     }).join("\n");
   }
 
-  // A diff for the tools that change files, from their arguments; null for others.
-  function toolDiff(tool, args) {
-    if (tool === "apply_patch" && typeof (args.patch ?? args.input) === "string") {
-      const lines = (args.patch ?? args.input).split("\n").map((line) => {
+  // A call's diff, from its arguments named by `fields` (the tool's declared diff
+  // fields: path, new, old, patch), as the terminal and ACP draw it; null when the
+  // tool declares none or the arguments are not text.
+  function toolDiff(fields, args) {
+    if (!fields) return null;
+    const path = String(args[fields.path] ?? args.path ?? "");
+    if (fields.patch != null) {
+      const patch = args[fields.patch] ?? args.input;
+      if (typeof patch !== "string") return null;
+      const lines = patch.split("\n").map((line) => {
         if (line.startsWith("*** ")) return ["@", line];
         if (line.startsWith("@@")) return ["@", line];
         if (line.startsWith("+")) return ["+", line];
@@ -133,18 +139,19 @@ export const Render = (() => {
       });
       return diffLines(lines);
     }
-    if (tool === "edit_file" && typeof args.old_string === "string") {
-      const lines = [["@", `${args.file_path ?? args.path ?? ""}`]];
-      for (const l of args.old_string.split("\n")) lines.push(["-", "-" + l]);
-      for (const l of String(args.new_string ?? "").split("\n")) lines.push(["+", "+" + l]);
+    const text = args[fields.new];
+    if (typeof text !== "string") return null;
+    if (fields.old != null) {
+      const old = args[fields.old];
+      if (typeof old !== "string") return null;
+      const lines = [["@", path]];
+      for (const l of old.split("\n")) lines.push(["-", "-" + l]);
+      for (const l of text.split("\n")) lines.push(["+", "+" + l]);
       return diffLines(lines);
     }
-    if (tool === "write_file" && typeof args.content === "string") {
-      const lines = [["@", `new content of ${args.file_path ?? args.path ?? ""}`]];
-      for (const l of args.content.split("\n")) lines.push(["+", "+" + l]);
-      return diffLines(lines);
-    }
-    return null;
+    const lines = [["@", `new content of ${path}`]];
+    for (const l of text.split("\n")) lines.push(["+", "+" + l]);
+    return diffLines(lines);
   }
 
   return { escape, highlight, markdown, toolDiff };

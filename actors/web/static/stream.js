@@ -2,6 +2,7 @@
 // The cursor (the last durable seq applied) is the resume point after a reconnect.
 import { h } from "./dom.js";
 import { Render } from "./render.js";
+import { BUILTIN_DIFFS } from "./tool_diffs.js";
 
 const OUTPUT_LINES = 8;
 // Live-only kinds: never replayed, and a server restarted after a crash numbers its
@@ -307,7 +308,10 @@ export class Stream {
     this.closeAssistant();
     this.running += 1;
     const args = data.arguments || {};
-    const diff = Render.toolDiff(data.tool_name, args);
+    // The event names the arguments that show the call as a diff; one stored
+    // before events did is looked up among the built-in tools.
+    const fields = data.diff !== undefined ? data.diff : BUILTIN_DIFFS[data.tool_name];
+    const diff = Render.toolDiff(fields ?? null, args);
     const summary = args.command ?? args.file_path ?? args.path ?? args.pattern ?? args.task ?? "";
     const output = h("pre", { class: "output" });
     const more = h("button", { class: "more", type: "button", hidden: true }, "show all");
