@@ -221,6 +221,7 @@ class SessionActor(Actor):
         self._tools: ToolRunner | None = None
         self._mcp: McpTools | None = None
         """MCP servers of a top-level session; subagents share the parent's tools."""
+        self._tree_snapshots: TreeSnapshots | None = None
         self.approvals = Approvals(self.hub.emit, self.loop.waiting_for_approval)
         self.fenced_paths: tuple[str, ...] = ()
         self.shadow_base: str | None = None
@@ -330,11 +331,16 @@ class SessionActor(Actor):
                 await hooks.session_start(resumed=len(self.loop.history) > 0)
         if self.loop.parts is None:  # another caller may have finished while we waited
             self.ctx.nursery.start_soon(self._tools.emit_deltas)
-            tree = None
-            if self.agent_depth == 0:  # a subagent's changes land in its parent's rounds
-                tree = TreeSnapshots(self.hub, self.environment, self._tools.working_dir,
-                                     self.shadow_base)  # fmt: skip
-            self.loop.parts = LoopParts(self._model, self._tools, self.snapshot, tree)
+            self.loop.parts = LoopParts(self._model, self._tools, self.snapshot, self._tree())
+
+    def _tree(self) -> TreeSnapshots | None:
+        """The working tree's snapshots: a top-level session's (a subagent's changes
+        land in its parent's rounds)."""
+        if self._tree_snapshots is None and self.agent_depth == 0:
+            assert self._tools is not None
+            root = self._tools.working_dir
+            self._tree_snapshots = TreeSnapshots(self.hub, self.environment, root, self.shadow_base)
+        return self._tree_snapshots
 
     async def _connect_model(self) -> ModelSession | FallbackModel:
         routes = as_routes(self.gateway)
@@ -600,10 +606,19 @@ class SessionActor(Actor):
         self.agents.child_failed(message.address, f"{message.error_type}: {message.message}")
 
     async def _process(self, text: str) -> None:
+        tree = None
+        if self.loop.parts is None:  # the first input: its snapshot alongside the preparation
+            tree = self._tree()
+            if tree is not None:
+                tree.start_early(self.ctx.nursery, self.config)
         try:
             await self._prepare()
+            if tree is not None and self.loop.hooks:  # a hook may change the tree first
+                tree.drop_early()
             fatal = await self.loop.run_inputs(text)
         finally:
+            if tree is not None:
+                tree.drop_early()
             self.loop.settle()
         if fatal is not None:
             await self._close(fatal)
