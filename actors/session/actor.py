@@ -306,10 +306,7 @@ class SessionActor(Actor):
         if self.loop.parts is not None:
             return
         if self.snapshot is None:
-            if self.snapshots is not None:
-                self.snapshot = await self.snapshots.get(self.environment, self.profile)
-            else:
-                self.snapshot = await take_snapshot(self.environment, self.profile)
+            self.snapshot = await self._look_around()
         assert self._tools is not None
         if self._model is None:
             self._model = await self._connect_model()
@@ -332,6 +329,37 @@ class SessionActor(Actor):
         if self.loop.parts is None:  # another caller may have finished while we waited
             self.ctx.nursery.start_soon(self._tools.emit_deltas)
             self.loop.parts = LoopParts(self._model, self._tools, self.snapshot, self._tree())
+
+    async def _look_around(self) -> EnvironmentSnapshot:
+        """The environment's snapshot, the model's connection made meanwhile (a
+        gateway's first makes its HTTP client: CPU this process spends while the
+        probe's processes run, rather than after them)."""
+        connected: list[ModelSession | FallbackModel | Exception] = []
+
+        async def connect() -> None:
+            try:
+                connected.append(await self._connect_model())
+            except Exception as error:  # raised below, after the probe, as before
+                connected.append(error)
+
+        looked: EnvironmentSnapshot | Exception
+        async with trio.open_nursery() as nursery:
+            if self._model is None:
+                nursery.start_soon(connect)
+            try:
+                if self.snapshots is not None:
+                    looked = await self.snapshots.get(self.environment, self.profile)
+                else:
+                    looked = await take_snapshot(self.environment, self.profile)
+            except Exception as error:  # raised here, not wrapped in the nursery's group
+                looked = error
+        if isinstance(looked, Exception):
+            raise looked
+        if connected:
+            if isinstance(connected[0], Exception):
+                raise connected[0]
+            self._model = connected[0]
+        return looked
 
     def _tree(self) -> TreeSnapshots | None:
         """The working tree's snapshots: a top-level session's (a subagent's changes
