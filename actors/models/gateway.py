@@ -112,17 +112,23 @@ class ModelGateway(Actor):
         self.client: httpx.AsyncClient | None = None
         self.admission = Admission(endpoint.max_concurrency)
 
-    async def on_start(self) -> None:
-        t = self.endpoint.timeouts
-        limit = self.endpoint.max_concurrency
-        self.client = httpx.AsyncClient(
-            timeout=httpx.Timeout(
-                connect=t.connect, read=t.stream_read, write=t.request, pool=t.request
-            ),
-            limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
-            transport=self._transport,
-            verify=_tls_for(self.endpoint.base_url),
-        )
+    def _client(self) -> httpx.AsyncClient:
+        """The HTTP client, made on the first connection rather than at the start:
+        its transport imports httpcore (a few hundredths of a second of CPU), which
+        a session's first input then pays while its first processes (the git probe,
+        the tree's snapshot) run, not before they start."""
+        if self.client is None:
+            t = self.endpoint.timeouts
+            limit = self.endpoint.max_concurrency
+            self.client = httpx.AsyncClient(
+                timeout=httpx.Timeout(
+                    connect=t.connect, read=t.stream_read, write=t.request, pool=t.request
+                ),
+                limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
+                transport=self._transport,
+                verify=_tls_for(self.endpoint.base_url),
+            )
+        return self.client
 
     async def on_stop(self) -> None:
         if self.client is not None:
@@ -131,9 +137,7 @@ class ModelGateway(Actor):
 
     @handler
     async def connect(self, message: Connect) -> Connection:
-        if self.client is None:
-            raise RuntimeError("the gateway has not started")
-        return Connection(self.client, self.adapter, self.policy, self.endpoint, self.admission)
+        return Connection(self._client(), self.adapter, self.policy, self.endpoint, self.admission)
 
     @handler
     async def stats(self, message: GetStats) -> GatewayStats:

@@ -221,6 +221,7 @@ class SessionActor(Actor):
         self._tools: ToolRunner | None = None
         self._mcp: McpTools | None = None
         """MCP servers of a top-level session; subagents share the parent's tools."""
+        self._tree_snapshots: TreeSnapshots | None = None
         self.approvals = Approvals(self.hub.emit, self.loop.waiting_for_approval)
         self.fenced_paths: tuple[str, ...] = ()
         self.shadow_base: str | None = None
@@ -305,10 +306,7 @@ class SessionActor(Actor):
         if self.loop.parts is not None:
             return
         if self.snapshot is None:
-            if self.snapshots is not None:
-                self.snapshot = await self.snapshots.get(self.environment, self.profile)
-            else:
-                self.snapshot = await take_snapshot(self.environment, self.profile)
+            self.snapshot = await self._look_around()
         assert self._tools is not None
         if self._model is None:
             self._model = await self._connect_model()
@@ -330,11 +328,47 @@ class SessionActor(Actor):
                 await hooks.session_start(resumed=len(self.loop.history) > 0)
         if self.loop.parts is None:  # another caller may have finished while we waited
             self.ctx.nursery.start_soon(self._tools.emit_deltas)
-            tree = None
-            if self.agent_depth == 0:  # a subagent's changes land in its parent's rounds
-                tree = TreeSnapshots(self.hub, self.environment, self._tools.working_dir,
-                                     self.shadow_base)  # fmt: skip
-            self.loop.parts = LoopParts(self._model, self._tools, self.snapshot, tree)
+            self.loop.parts = LoopParts(self._model, self._tools, self.snapshot, self._tree())
+
+    async def _look_around(self) -> EnvironmentSnapshot:
+        """The environment's snapshot, the model's connection made meanwhile (a
+        gateway's first makes its HTTP client: CPU this process spends while the
+        probe's processes run, rather than after them)."""
+        connected: list[ModelSession | FallbackModel | Exception] = []
+
+        async def connect() -> None:
+            try:
+                connected.append(await self._connect_model())
+            except Exception as error:  # raised below, after the probe, as before
+                connected.append(error)
+
+        looked: EnvironmentSnapshot | Exception
+        async with trio.open_nursery() as nursery:
+            if self._model is None:
+                nursery.start_soon(connect)
+            try:
+                if self.snapshots is not None:
+                    looked = await self.snapshots.get(self.environment, self.profile)
+                else:
+                    looked = await take_snapshot(self.environment, self.profile)
+            except Exception as error:  # raised here, not wrapped in the nursery's group
+                looked = error
+        if isinstance(looked, Exception):
+            raise looked
+        if connected:
+            if isinstance(connected[0], Exception):
+                raise connected[0]
+            self._model = connected[0]
+        return looked
+
+    def _tree(self) -> TreeSnapshots | None:
+        """The working tree's snapshots: a top-level session's (a subagent's changes
+        land in its parent's rounds)."""
+        if self._tree_snapshots is None and self.agent_depth == 0:
+            assert self._tools is not None
+            root = self._tools.working_dir
+            self._tree_snapshots = TreeSnapshots(self.hub, self.environment, root, self.shadow_base)
+        return self._tree_snapshots
 
     async def _connect_model(self) -> ModelSession | FallbackModel:
         routes = as_routes(self.gateway)
@@ -600,10 +634,19 @@ class SessionActor(Actor):
         self.agents.child_failed(message.address, f"{message.error_type}: {message.message}")
 
     async def _process(self, text: str) -> None:
+        tree = None
+        if self.loop.parts is None:  # the first input: its snapshot alongside the preparation
+            tree = self._tree()
+            if tree is not None:
+                tree.start_early(self.ctx.nursery, self.config)
         try:
             await self._prepare()
+            if tree is not None and self.loop.hooks:  # a hook may change the tree first
+                tree.drop_early()
             fatal = await self.loop.run_inputs(text)
         finally:
+            if tree is not None:
+                tree.drop_early()
             self.loop.settle()
         if fatal is not None:
             await self._close(fatal)

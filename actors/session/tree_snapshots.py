@@ -3,6 +3,14 @@ user input, before the model is asked, and one before each round that runs a
 mutating tool, each a durable ``workspace_snapshot`` event that a code rewind
 finds by the input's sequence number.
 
+A session's first input may start its snapshot early (:meth:`TreeSnapshots.start_early`):
+its git and shell processes then run alongside the session's first preparation (the
+system prompt's git probe, the model connection, skills and hooks), which changes
+nothing in the tree, instead of after it: a one-answer ``troupe run`` otherwise
+waits on the two sets of processes one after the other. The event is the same and in the
+same place (after ``user_input``, before the model is asked); a hook, which may
+change the tree, makes the session drop the early one and take it again.
+
 A snapshot is a convenience, never a condition: one that fails becomes a warning
 (once per kind of failure in a session) and the input goes on. A host without git
 (or with a git too old) gets one warning and no further attempt. Snapshots off
@@ -59,14 +67,42 @@ class TreeSnapshots:
         self.shadow_base = shadow_base
         self._warned: set[str] = set()
         self._given_up = False
+        self._early: _Early | None = None
         self.slow_notice_s = SLOW_NOTICE_S
+
+    def start_early(self, nursery: trio.Nursery, config: SessionConfig) -> None:
+        """Begin the coming input's snapshot now, in ``nursery``: that input's
+        :meth:`take` waits for it rather than starting one. Only while nothing can
+        change the tree before the input is recorded (no tool runs before it; the
+        caller drops it with :meth:`drop_early` if a hook may have run)."""
+        if not config.snapshots or self._given_up or self._early is not None:
+            return
+        early = _Early(config.snapshot_max_file_bytes)
+        self._early = early
+        nursery.start_soon(self._run_early, early)
+
+    def drop_early(self) -> None:
+        """Forget an early snapshot (its processes finish on their own; the next
+        snapshot of this tree waits for them, as the script takes turns)."""
+        self._early = None
+
+    async def _run_early(self, early: _Early) -> None:
+        try:
+            early.outcome = await self._snapshot(early.max_file_bytes)
+        except Exception as error:  # the input's take reports it
+            early.outcome = error
+        finally:
+            early.done.set()
 
     async def take(self, reason: SnapshotReason, input_seq: int, config: SessionConfig) -> None:
         """Snapshot now and record it; a failure is a warning, never an error."""
         if not config.snapshots or self._given_up:
             return
+        early, self._early = self._early, None
+        if reason != "input" or (early and early.max_file_bytes != config.snapshot_max_file_bytes):
+            early = None
         try:
-            snapshot = await self._take(config)
+            snapshot = await self._take(config, early)
         except SnapshotError as error:
             self._given_up = error.reason in _FOR_GOOD
             self._warn(error)
@@ -87,25 +123,33 @@ class TreeSnapshots:
             )
         )
 
-    async def _take(self, config: SessionConfig) -> WorkspaceSnapshot:
-        """The snapshot, with a notice (once a session) if it takes long."""
-        outcome: WorkspaceSnapshot | Exception
+    async def _take(self, config: SessionConfig, early: _Early | None) -> WorkspaceSnapshot:
+        """The snapshot (the early one's, when it ran to an outcome), with a notice
+        (once a session) if the input waits long for it."""
+        outcome: WorkspaceSnapshot | Exception | None = None
         async with trio.open_nursery() as nursery:
             if "slow" not in self._warned:
                 nursery.start_soon(self._notice_when_slow)
-            try:
-                outcome = await take_snapshot(
-                    self.environment,
-                    root=self.root,
-                    shadow_base=self.shadow_base,
-                    max_file_bytes=config.snapshot_max_file_bytes,
-                )
-            except Exception as error:  # raised here, not wrapped in the nursery's group
-                outcome = error
+            if early is not None:
+                await early.done.wait()
+                outcome = early.outcome
+            if outcome is None:
+                try:
+                    outcome = await self._snapshot(config.snapshot_max_file_bytes)
+                except Exception as error:  # raised here, not wrapped in the nursery's group
+                    outcome = error
             nursery.cancel_scope.cancel()
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
+
+    async def _snapshot(self, max_file_bytes: int) -> WorkspaceSnapshot:
+        return await take_snapshot(
+            self.environment,
+            root=self.root,
+            shadow_base=self.shadow_base,
+            max_file_bytes=max_file_bytes,
+        )
 
     async def _notice_when_slow(self) -> None:
         await trio.sleep(self.slow_notice_s)
@@ -128,3 +172,13 @@ class TreeSnapshots:
         )
         message = f"workspace snapshot failed: {error}; {then} (code rewind needs them)"
         self.hub.emit(WarningEvent(message, WARNING_KIND))
+
+
+class _Early:
+    """An input's snapshot started ahead of it: its outcome once ``done`` (None if
+    it was cancelled before it had one)."""
+
+    def __init__(self, max_file_bytes: int) -> None:
+        self.max_file_bytes = max_file_bytes
+        self.done = trio.Event()
+        self.outcome: WorkspaceSnapshot | Exception | None = None

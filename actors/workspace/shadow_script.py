@@ -83,10 +83,14 @@ if ! [[ $troupe_gv =~ ^git\ version\ ([0-9]+)\.([0-9]+) ]] || [ "${BASH_REMATCH[
   fail git-old "$troupe_gv is too old (workspace snapshots need git 2.26 or later)"
 fi
 cd -P -- "$troupe_root" 2>/dev/null || fail no-root "cannot enter $troupe_root"
-troupe_root=$(pwd -P)
-for troupe_v in $(compgen -e); do
-  case $troupe_v in GIT_*) unset "$troupe_v";; esac
+troupe_root=$PWD  # physical after cd -P; no subshell (each process here is time on a start)
+for troupe_v in ${!GIT_@}; do
+  unset "$troupe_v"
 done
+troupe_read() {  # the file's content into troupe_got, without a process
+  troupe_got=
+  [ ! -f "$1" ] || IFS= read -r -d '' troupe_got < "$1" || :
+}
 # The user's ignore rules that live outside the tree: the global excludes file
 # (read here, before the global config is switched off) and the repository's
 # info/exclude (asked of the user's git with its programs off).
@@ -127,25 +131,33 @@ if [ ! -d "$troupe_shadow/troupe-files" ]; then
     "$troupe_shadow/troupe-files" || fail shadow "cannot write in $troupe_shadow"
 fi
 printf '%s' "$troupe_attributes" > "$troupe_shadow/info/attributes"
+troupe_locked=
 if command -v flock >/dev/null 2>&1; then
   exec 9>"$troupe_shadow/troupe.lock"
   flock -w 120 9 || fail busy "another snapshot of this tree is still running"
+  troupe_locked=1
   # Holding the lock, no Troupe snapshot runs here: a git lock is a leftover of one killed.
   [ ! -e "$troupe_shadow/index.lock" ] || rm -f -- "$troupe_shadow/index.lock"
   for troupe_v in "$troupe_shadow"/troupe-tmp.*; do
     [ ! -e "$troupe_v" ] || rm -rf -- "$troupe_v"
   done
 fi
-troupe_tmp="$troupe_shadow/troupe-tmp.$$"
-[ ! -e "$troupe_tmp" ] || rm -rf -- "$troupe_tmp"
-mkdir -- "$troupe_tmp" || fail shadow "cannot write in $troupe_shadow"
-trap 'rm -rf -- "$troupe_tmp"' EXIT
+if [ -n "$troupe_locked" ]; then
+  # One snapshot at a time here: its scratch files are reused (each written afresh),
+  # neither made nor removed by a process of its own.
+  troupe_tmp="$troupe_shadow/troupe-work"
+  [ -d "$troupe_tmp" ] || mkdir -- "$troupe_tmp" || fail shadow "cannot write in $troupe_shadow"
+else
+  troupe_tmp="$troupe_shadow/troupe-tmp.$$"
+  [ ! -e "$troupe_tmp" ] || rm -rf -- "$troupe_tmp"
+  mkdir -- "$troupe_tmp" || fail shadow "cannot write in $troupe_shadow"
+  trap 'rm -rf -- "$troupe_tmp"' EXIT
+fi
 troupe_ex=
-[ -z "$troupe_gex" ] || [ ! -f "$troupe_gex" ] || troupe_ex+="$(< "$troupe_gex")"$'\n'
-[ -z "$troupe_uex" ] || [ ! -f "$troupe_uex" ] || troupe_ex+="$(< "$troupe_uex")"$'\n'
-troupe_old_ex=
-[ ! -f "$troupe_shadow/info/exclude" ] || troupe_old_ex="$(< "$troupe_shadow/info/exclude")"$'\n'
-if [ "$troupe_ex" != "$troupe_old_ex" ]; then
+if [ -n "$troupe_gex" ]; then troupe_read "$troupe_gex"; troupe_ex+="$troupe_got"$'\n'; fi
+if [ -n "$troupe_uex" ]; then troupe_read "$troupe_uex"; troupe_ex+="$troupe_got"$'\n'; fi
+troupe_read "$troupe_shadow/info/exclude"
+if [ "$troupe_ex" != "$troupe_got" ]; then
   printf '%s' "$troupe_ex" > "$troupe_shadow/info/exclude"
 fi
 
@@ -335,6 +347,7 @@ if [ -e "$troupe_dest" ] || [ -L "$troupe_dest" ]; then
 fi
 mkdir -p -- "$troupe_dest" || fail dest "cannot create $troupe_dest"
 troupe_dest=$(cd -P -- "$troupe_dest" && pwd -P) || fail dest "cannot enter $troupe_dest"
+rm -f -- "$troupe_tmp/index"  # its own index, fresh: the scratch directory may be reused
 GIT_INDEX_FILE="$troupe_tmp/index" GIT_WORK_TREE="$troupe_dest" \
   g read-tree -u --reset "$troupe_target" 2> "$troupe_tmp/rterr" \
   || fail read-tree "$(head -c 2000 "$troupe_tmp/rterr")"

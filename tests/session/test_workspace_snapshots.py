@@ -5,6 +5,7 @@ one warning, and the input goes on, on a host without git."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -135,3 +136,29 @@ async def test_a_slow_snapshot_is_announced_once(start_agent: StartAgent) -> Non
         assert len(notices) == 1
         assert "recording the working tree" in notices[0].message
         assert len(agent.of(WorkspaceSnapshotEvent)) == 3  # input, round, input
+
+
+async def test_a_session_start_hook_s_changes_are_in_the_first_input_s_snapshot(
+    start_agent: StartAgent, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first input's snapshot may start alongside the session's preparation
+    (docs/snapshots.md); a hook then runs in between and may change the tree, so
+    that snapshot is taken again after it: the input's holds what the hook made."""
+    config_home = tmp_path / "config"
+    (config_home / "troupe").mkdir(parents=True)
+    # The hook waits for a snapshot of the tree to be recorded (the early one), then
+    # changes the tree: recorded before the hook, the input's would miss the file.
+    waits = (
+        "for i in $(seq 400); do ls ../shadow/*/refs/heads/troupe >/dev/null 2>&1 && break; "
+        "sleep 0.05; done; echo made > made-by-hook.txt"
+    )
+    hook = {"type": "command", "command": waits}
+    (config_home / "troupe" / "hooks.json").write_text(
+        json.dumps({"hooks": {"SessionStart": [{"hooks": [hook]}]}})
+    )
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+    async with start_agent("openai", turns("Done."), CONFIG) as agent:
+        await agent.run("hello")
+        assert (agent.workdir / "made-by-hook.txt").read_text() == "made\n"
+        snapshots = agent.of(WorkspaceSnapshotEvent)
+        assert [(s.reason, s.files) for s in snapshots] == [("input", 1)]
