@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,9 +62,6 @@ MIN_DRAIN_RATE = 64 << 10
 """Bytes per second a client is granted, beyond ``slow_timeout``, to take one frame."""
 SLOW_CLOSE_GRACE = 30.0
 """How long a client judged too slow has to read the frame on the wire and the close."""
-GATHER_BYTES = 64 << 10
-"""The most the writer takes from the outbox for one write to the socket (a frame
-larger than this goes alone)."""
 
 
 class Disconnect(msgspec.Struct, frozen=True):
@@ -106,14 +103,10 @@ class Connection(Actor):
         slow_timeout: float,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         peer: Peer | None = None,
-        gathered: Callable[[], AbstractAsyncContextManager[None]] | None = None,
     ) -> None:
         """``peer``: the TCP ends, to tell whether a session's own command is the
-        client (see :mod:`actors.access.peers`). ``gathered``: the stream's way to
-        send many frames in one write (:meth:`actors.web.listener.ReplayStream.gathered`);
-        without it, each frame is a write of its own."""
+        client (see :mod:`actors.access.peers`)."""
         self.peer = peer
-        self._gathered = gathered
         self.slow_timeout = slow_timeout
         self.websocket = websocket
         self.codec = codec
@@ -225,42 +218,24 @@ class Connection(Actor):
                         return
                     self._queued = trio.Event()
                     await self._queued.wait()
-                frames = self._take()
-                size = sum(len(data) for data in frames)
-                self._queued_bytes -= size
+                data = self._outbox.popleft()
+                self._queued_bytes -= len(data)
                 self._wake_drained()
                 self._frames_started += 1
                 self._send_deadline = (
-                    trio.current_time() + self.slow_timeout + size / MIN_DRAIN_RATE
+                    trio.current_time() + self.slow_timeout + len(data) / MIN_DRAIN_RATE
                 )
                 self._sending = True
                 self._send_started.set()
-                if len(frames) == 1 or self._gathered is None:
-                    for data in frames:
-                        await self.websocket.send_message(data)
-                else:  # what queued up meanwhile: one write (replies to a burst of requests)
-                    async with self._gathered():
-                        for data in frames:
-                            await self.websocket.send_message(data)
+                await self.websocket.send_message(data)
                 self._sending = False
-                self.frames_out += len(frames)
+                self.frames_out += 1
                 if not self._outbox:
                     self._wake_drained()
         except ConnectionClosed:
             self._end()
         finally:
             self._writer_done.set()
-
-    def _take(self) -> list[str | bytes]:
-        """The next frames to write: the first queued, and those behind it up to
-        :data:`GATHER_BYTES` in all."""
-        first = self._outbox.popleft()
-        frames, size = [first], len(first)
-        while self._outbox and size + len(self._outbox[0]) <= GATHER_BYTES:
-            data = self._outbox.popleft()
-            frames.append(data)
-            size += len(data)
-        return frames
 
     async def _watch_writer(self) -> None:
         """Judge a client whose socket has taken nothing for too long: the frame the

@@ -36,7 +36,7 @@ from actors.server.store_faults import interrupt_on_store_faults
 from actors.store import Store, open_store
 from actors.store.health import StoreUnavailable
 from actors.telemetry import TelemetrySettings, open_telemetry
-from actors.web.listener import DualListener, ReplayStream
+from actors.web.listener import DualListener
 from actors.web.pages import WebPages
 from protocol.wire import DEFAULT_MAX_FRAME, PROTOCOL_VERSION, Codec, Welcome
 
@@ -299,12 +299,7 @@ class Gateway:
         self.config = config
         self._count = 0
 
-    async def handle(
-        self,
-        request: WebSocketRequest,
-        peer: Peer | None = None,
-        stream: ReplayStream | None = None,
-    ) -> None:
+    async def handle(self, request: WebSocketRequest, peer: Peer | None = None) -> None:
         try:
             websocket, authorized = await upgrade(request, self.policy)
             hello = await read_hello(websocket, self.policy, authorized)
@@ -324,7 +319,6 @@ class Gateway:
                 self.config.slow_client_timeout,
                 self.config.client_call_timeout,
                 peer,
-                gathered=stream.gathered if stream is not None else None,
             )
             ref = await self.runtime.spawn(actor, name=f"connections/{name}")
             await ref.wait_stopped()

@@ -8,8 +8,7 @@ the web page's HTTP handler. One port means one URL to print, one Origin to chec
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 
 import trio
 from trio_websocket import WebSocketRequest, wrap_server_stream
@@ -19,21 +18,15 @@ from actors.access.peers import Peer
 MAX_HEAD_BYTES = 64 * 1024
 
 HttpHandler = Callable[[trio.abc.Stream, bytes], Awaitable[None]]
-WebSocketHandler = Callable[[WebSocketRequest, Peer | None, "ReplayStream"], Awaitable[None]]
-"""Given the request, the TCP ends and the stream under the WebSocket (whose
-:meth:`ReplayStream.gathered` lets a writer send many frames in one write)."""
+WebSocketHandler = Callable[[WebSocketRequest, Peer | None], Awaitable[None]]
 
 
 class ReplayStream(trio.abc.Stream):
-    """A stream that first yields bytes already read from it, and that can gather
-    one task's writes into one (:meth:`gathered`)."""
+    """A stream that first yields bytes already read from it."""
 
     def __init__(self, prefix: bytes, stream: trio.abc.Stream) -> None:
         self._prefix = prefix
         self._stream = stream
-        self._held = bytearray()
-        self._holder: trio.lowlevel.Task | None = None
-        self._sending = trio.StrictFIFOLock()
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         if self._prefix:
@@ -43,31 +36,7 @@ class ReplayStream(trio.abc.Stream):
         return bytes(await self._stream.receive_some(max_bytes))
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        if self._holder is not None and self._holder is trio.lowlevel.current_task():
-            self._held += data  # goes out with the rest when the gathering ends
-            return
-        async with self._sending:
-            if self._held:  # what a gathering task holds was written first: it goes first
-                data, self._held = self._held + data, bytearray()
-            await self._stream.send_all(data)
-
-    @asynccontextmanager
-    async def gathered(self) -> AsyncIterator[None]:
-        """What the current task sends inside the block goes out as one write as it
-        ends (when it ends without an error): a burst of small frames costs one
-        system call, not one each (a loopback write also wakes the reader, which
-        the sender pays). Another task's write meanwhile takes what is held first,
-        so the order on the wire is the order of the sends."""
-        assert self._holder is None, "one gathering at a time"
-        self._holder = trio.lowlevel.current_task()
-        try:
-            yield
-        finally:
-            self._holder = None
-        async with self._sending:
-            if self._held:
-                data, self._held = self._held, bytearray()
-                await self._stream.send_all(data)
+        await self._stream.send_all(data)
 
     async def wait_send_all_might_not_block(self) -> None:
         await self._stream.wait_send_all_might_not_block()
@@ -174,7 +143,7 @@ class DualListener:
                 return
             connection = request._connection  # closed below, like serve_websocket does
             try:
-                await self._websocket(request, peer, stream)
+                await self._websocket(request, peer)
             finally:
                 with trio.move_on_after(self._disconnect_timeout):
                     await connection.aclose()
