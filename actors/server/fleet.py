@@ -159,13 +159,23 @@ class Fleet:
     @contextlib.contextmanager
     def pin(self, session_id: str) -> Iterator[None]:
         """Keep the session's lease while a claim or a start is under way."""
-        self._pins[session_id] += 1
+        self.hold(session_id)
         try:
             yield
         finally:
-            self._pins[session_id] -= 1
-            if self._pins[session_id] <= 0:
-                del self._pins[session_id]
+            self.unhold(session_id)
+
+    def hold(self, session_id: str) -> None:
+        """:meth:`pin` without its context manager (a new session: each start
+        pays for one); every hold is followed by one :meth:`unhold`."""
+        self._pins[session_id] += 1
+
+    def unhold(self, session_id: str) -> None:
+        left = self._pins[session_id] - 1
+        if left <= 0:
+            del self._pins[session_id]
+        else:
+            self._pins[session_id] = left
 
     async def acquire(self, session_id: str) -> None:
         """Own ``session_id`` or raise :class:`OwnedElsewhere`."""

@@ -35,7 +35,9 @@ class Record(msgspec.Struct, dict=True):
     actor: SessionActor | None = None
     ref: ActorRef | None = None
     approvals: Approvals | None = None
-    starting: trio.Lock = msgspec.field(default_factory=trio.Lock)
+    start_lock: trio.Lock | None = None
+    """Made on first use (:attr:`starting`): most sessions a fleet starts never
+    need one, and a lock is a few hundred bytes and a few microseconds each."""
     task: str = ""
     activity: str = ""
     iterations: int = 0
@@ -60,6 +62,17 @@ class Record(msgspec.Struct, dict=True):
 
     def __post_init__(self) -> None:
         self.updated = max(self.updated, self.row.updated)
+
+    @property
+    def starting(self) -> trio.Lock:
+        """Held while the session's actor starts (one start at a time)."""
+        if self.start_lock is None:
+            self.start_lock = trio.Lock()
+        return self.start_lock
+
+    @property
+    def being_started(self) -> bool:
+        return self.start_lock is not None and self.start_lock.locked()
 
     @property
     def live(self) -> bool:

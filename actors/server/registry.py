@@ -238,7 +238,7 @@ class SessionRegistry:
                 record = Record(row, _decode_config(row.config), state=row.state)
                 record.interrupted = row.interrupted
                 self.records[row.id] = record
-            elif record.live or record.unstarted or record.starting.locked():
+            elif record.live or record.unstarted or record.being_started:
                 continue  # running here: this process numbers its events
             else:
                 record.row = row
@@ -349,12 +349,14 @@ class SessionRegistry:
             served.session_id = actor.id
             self.client_environments[actor.id] = session_env
             actor.hub.add_sink(lambda event: self._client_session_event(actor.id, event))
-        record, pinned = self._new_record(actor.id, profile, config, env, working_dir)
-        record.forked_from = fork_origin(origin)
-        if history:
-            self.store.put_history(record.row.id, 0, history)
-        with pinned:
+        record = self._new_record(actor.id, profile, config, env, working_dir)
+        try:
+            record.forked_from = fork_origin(origin)
+            if history:
+                self.store.put_history(record.row.id, 0, history)
             await self._spawn(record, actor)
+        finally:
+            self._unpin(record.row.id)
         return record
 
     async def _announce(
@@ -371,11 +373,13 @@ class SessionRegistry:
         wait a long while for their first input; an actor costs a task, a mailbox
         and a few kilobytes each meanwhile."""
         root = await self.snapshots.working_directory(env)  # what the actor's start asks
-        record, pinned = self._new_record(new_session_id(), profile, config, env, working_dir)
-        with pinned:  # no wait from here on: the session is whole once it is listed
+        record = self._new_record(new_session_id(), profile, config, env, working_dir)
+        try:  # no wait from here on: the session is whole once it is listed
             hub = record.hub = EventHub(record.row.id)
             self._wire(record, hub)
             hub.emit(start_event(profile, config, root))
+        finally:
+            self._unpin(record.row.id)
         return record
 
     def _new_record(
@@ -385,26 +389,32 @@ class SessionRegistry:
         config: SessionConfig,
         env: ActorRef,
         working_dir: str | None,
-    ) -> tuple[Record, contextlib.ExitStack]:
-        """A new session's record and stored row (and lease, on a fleet: held while
-        the returned stack is open, then as long as the session runs here)."""
-        pinned = contextlib.ExitStack()
+    ) -> Record:
+        """A new session's record and stored row (and lease, on a fleet: pinned
+        until the caller's :meth:`_unpin`, then held as long as the session runs
+        here)."""
         if self.fleet is not None:
             self.fleet.adopt(session_id)  # epoch 1: its first write is fenced
-            pinned.enter_context(self.fleet.pin(session_id))
+            self.fleet.hold(session_id)
             self.store.put_lease(session_id)  # written with its first rows, before them
         now = time.time()
+        encoded = msgspec.json.encode(config)
         row = SessionRow(
             session_id, profile.id, config.model or profile.model, env.address,
-            working_dir, msgspec.json.encode(config), "idle", False, now, now,
+            working_dir, encoded, "idle", False, now, now,
         )  # fmt: skip
         self.store.put_session(
-            row.id, row.profile, row.model, row.environment, working_dir, config, created=now
+            row.id, row.profile, row.model, row.environment, working_dir, encoded, created=now
         )
         record = Record(row, config)
         self.records[row.id] = record
         self._subagents_read.add(row.id)  # new: it has none stored
-        return record, pinned
+        return record
+
+    def _unpin(self, session_id: str) -> None:
+        """The end of a new session's pin (:meth:`_new_record`)."""
+        if self.fleet is not None:
+            self.fleet.unhold(session_id)
 
     def _client_session_event(self, session_id: str, event: SessionEvent) -> None:
         """A hub sink: once a client-served session has ended (its environment is no

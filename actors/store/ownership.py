@@ -166,6 +166,8 @@ class Ownership:
 
     def drops(self, session_id: str) -> bool:
         """Whether a write of this session (or subagent) must not be made here."""
+        if not self._gone:  # nothing given back or lost yet: no lock to take (each write asks)
+            return False
         root = root_of(session_id)
         with self._lock:
             return root in self._gone and root not in self._held
@@ -260,15 +262,19 @@ class Ownership:
     def take(self) -> list[tuple[int, str, bytes]]:
         """The requests waiting for sessions this node holds, in the order posted,
         marked as taken by this node (another node's poll skips them)."""
-        held = list(self.held())
-        if not held:
-            return []
+        with self._lock:
+            if not self._held:
+                return []
+        # The sessions this node holds as the database has them (its leases held
+        # on the node's heartbeat), not as a list of every id held sent each poll:
+        # a node holding 10,000 sessions would send them all every second.
         with self.backend.connection() as connection:
             rows = connection.execute(
-                "UPDATE inbox SET taken_by = %s WHERE id IN (SELECT id FROM inbox"
-                " WHERE taken_by IS NULL AND session_id = ANY(%s) ORDER BY id"
-                " FOR UPDATE SKIP LOCKED) RETURNING id, session_id, request",
-                (self.node_id, held),
+                "UPDATE inbox SET taken_by = %(node)s WHERE id IN (SELECT id FROM inbox"
+                " WHERE taken_by IS NULL AND session_id IN (SELECT session_id FROM"
+                " session_leases WHERE node_id = %(node)s AND expires_at = 'infinity')"
+                " ORDER BY id FOR UPDATE SKIP LOCKED) RETURNING id, session_id, request",
+                {"node": self.node_id},
             ).fetchall()
         return sorted((int(r[0]), str(r[1]), bytes(r[2])) for r in rows)
 
@@ -321,15 +327,19 @@ class Ownership:
                     log.error("store dropped a %s write it cannot hold: %s", op.kind, bad)
 
     def _apply(self, batch: list[Op]) -> None:
-        batch = [op for op in batch if (s := op_session(op)) is None or not self.drops(s)]
+        roots = [op_session(op) for op in batch]
+        with self._lock:  # once per batch: the leases of the sessions it touches
+            touched = {root for root in roots if root is not None}
+            dropped = {s for s in touched if s in self._gone and s not in self._held}
+            fences = sorted(
+                {lease for s in touched - dropped if (lease := self._held.get(s))},
+                key=lambda lease: lease.session_id,
+            )
+        if dropped:
+            batch = [op for op, root in zip(batch, roots, strict=True) if root not in dropped]
         new = [str(op.args[0]) for op in batch if op.kind == LEASE_OP]
-        batch = [op for op in batch if op.kind != LEASE_OP]
-        held = self.held()
-        fences = sorted(
-            {lease for s in new if (lease := held.get(s))}
-            | {lease for op in batch if (s := op_session(op)) and (lease := held.get(s))},
-            key=lambda lease: lease.session_id,
-        )
+        if new:
+            batch = [op for op in batch if op.kind != LEASE_OP]
         with self.backend.connection() as connection:
             try:
                 write_fenced(

@@ -16,7 +16,7 @@ the pool replaces broken connections and checks each one it hands out.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -175,12 +175,17 @@ FAULTS = (psycopg.Error, OSError)
 """Everything else: the database cannot take the batch now (restarting, gone,
 read-only, full); the batch is kept and tried again."""
 
-_SQL = {
-    "session": "INSERT INTO sessions VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (id)"
-    " DO UPDATE SET profile=excluded.profile, model=excluded.model,"
+_SESSION_UPSERT = (
+    " ON CONFLICT (id) DO UPDATE SET profile=excluded.profile, model=excluded.model,"
     " environment=excluded.environment, working_dir=excluded.working_dir,"
     " config=excluded.config, state=excluded.state, interrupted=excluded.interrupted,"
-    " created=excluded.created, updated=excluded.updated",
+    " created=excluded.created, updated=excluded.updated"
+)
+_MARK_UPSERT = (
+    " ON CONFLICT (session_id) DO UPDATE SET mark=GREATEST(seq_marks.mark, excluded.mark)"
+)
+_SQL = {
+    "session": "INSERT INTO sessions VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)" + _SESSION_UPSERT,
     "state": "UPDATE sessions SET state=%s, interrupted=%s, updated=%s WHERE id=%s",
     "summary": "INSERT INTO summaries VALUES (%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (session_id)"
     " DO UPDATE SET task=excluded.task, iterations=excluded.iterations,"
@@ -195,8 +200,7 @@ _SQL = {
     "env_put": "INSERT INTO environments (name, kind, spec) VALUES (%s,%s,%s)"
     " ON CONFLICT (name) DO UPDATE SET kind=excluded.kind, spec=excluded.spec",
     "env_delete": "DELETE FROM environments WHERE name=%s",
-    "mark": "INSERT INTO seq_marks VALUES (%s,%s) ON CONFLICT (session_id)"
-    " DO UPDATE SET mark=GREATEST(seq_marks.mark, excluded.mark)",
+    "mark": "INSERT INTO seq_marks VALUES (%s,%s)" + _MARK_UPSERT,
 }
 _INSERT_EVENT = "INSERT INTO events VALUES (%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING"
 COPY_FROM = 64
@@ -234,11 +238,14 @@ def write(cursor: psycopg.Cursor[Any], ops: list[Op]) -> None:
     lease in the same transaction first: :mod:`actors.store.leases`)."""
     events = [op.args for op in ops if op.kind == "event"]
     for kind, rows in _runs(ops):
-        sql = _SQL[kind].encode()
+        many = _MANY.get(kind)
         if len(rows) == 1:
-            cursor.execute(sql, rows[0])
+            cursor.execute(_SQL[kind].encode(), rows[0])
+        elif many is not None:  # one statement for the run, its rows as arrays
+            sql, merge = many
+            cursor.execute(sql, [list(column) for column in zip(*merge(rows), strict=True)])
         else:
-            cursor.executemany(sql, rows)
+            cursor.executemany(_SQL[kind].encode(), rows)
     if len(events) >= COPY_FROM:
         cursor.execute(_STAGING)
         with cursor.copy("COPY events_in FROM STDIN (FORMAT BINARY)") as copy:
@@ -249,6 +256,42 @@ def write(cursor: psycopg.Cursor[Any], ops: list[Op]) -> None:
     elif events:
         cursor.executemany(_INSERT_EVENT, events)
 
+
+def _last_of_each(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """A session row replaced whole: the last of each id counts (one statement may
+    not change a row twice)."""
+    return list({row[0]: row for row in rows}.values())
+
+
+def _highest_of_each(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """A seq mark only ever rises: the highest of each session counts."""
+    highest: dict[Any, tuple[Any, ...]] = {}
+    for row in rows:
+        kept = highest.get(row[0])
+        if kept is None or row[1] > kept[1]:
+            highest[row[0]] = row
+    return list(highest.values())
+
+
+_MANY: dict[str, tuple[bytes, Callable[[list[tuple[Any, ...]]], list[tuple[Any, ...]]]]] = {
+    "session": (
+        (
+            "INSERT INTO sessions SELECT * FROM unnest(%s::text[], %s::text[], %s::text[],"
+            " %s::text[], %s::text[], %s::bytea[], %s::text[], %s::int4[], %s::float8[],"
+            " %s::float8[])" + _SESSION_UPSERT
+        ).encode(),
+        _last_of_each,
+    ),
+    "mark": (
+        (
+            "INSERT INTO seq_marks SELECT * FROM unnest(%s::text[], %s::int8[])" + _MARK_UPSERT
+        ).encode(),
+        _highest_of_each,
+    ),
+}
+"""Runs written as one statement with the rows as arrays, not one execution per
+row (``executemany`` still sends and executes each row apart): a burst of new
+sessions is one statement for their rows and one for their seq marks."""
 
 _TABLE = {"session": "sessions", "state": "sessions", "env_put": "environments",
           "env_delete": "environments"}  # fmt: skip

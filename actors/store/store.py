@@ -136,14 +136,16 @@ class Store:
         model: str,
         environment: str,
         working_dir: str | None,
-        config: SessionConfig,
+        config: SessionConfig | bytes,
         state: str = "idle",
         created: float | None = None,
     ) -> None:
+        """``config``: the session's config, or its JSON already encoded."""
         now = time.time()
+        encoded = config if isinstance(config, bytes) else msgspec.json.encode(config)
         row = (
             session_id, profile, model, environment, working_dir,
-            msgspec.json.encode(config), state, 0, created or now, now,
+            encoded, state, 0, created or now, now,
         )  # fmt: skip
         self._put(Op("session", row))
 
