@@ -27,9 +27,8 @@ def bypass_python3_shim(environ: MutableMapping[str, str] = os.environ) -> Path 
     """Puts the directory of the interpreter ``python3`` resolves to first on
     ``environ["PATH"]`` when ``python3`` on it is a shim; returns that directory."""
     found = shutil.which("python3", path=environ.get("PATH"))
-    if not is_shim(found):
+    if found is None or not is_shim(found):
         return None
-    assert found is not None
     try:
         done = subprocess.run(
             [found, "-c", "import sys; print(sys.executable)"],
