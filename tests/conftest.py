@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.bytecode import precompile, wanted
+from tests.interpreters import bypass_python3_shim
 from tests.postgres import PostgresCluster, PostgresUnavailable, remove_cluster, start_cluster
 from tests.scheduling import is_worker, keep_collection_order, longest_first
 from tests.selection import mark_and_select
@@ -34,6 +35,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.maxworkerrestart = "0"
     if not is_worker(config):
         keep_collection_order(config)
+        bypass_python3_shim()  # before the workers start: they inherit the PATH
     if wanted(config):  # the product's bytecode once, before any worker or test starts
         precompile(config)
 

@@ -5,6 +5,7 @@ controller writes never stale."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from tests.bytecode import _compile_module
+from tests.interpreters import is_shim
 from tests.scheduling import WEIGHTS, file_weights, longest_first
 
 
@@ -50,3 +52,9 @@ def test_a_same_size_edit_within_the_second_is_never_run_from_a_stale_cache(
         env=env, capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     assert done.stdout == "2\n"
+
+
+def test_python3_on_the_runs_path_is_the_interpreter_not_a_pyenv_shim() -> None:
+    """tests/interpreters.py: the run's commands start python3 without the shim."""
+    found = shutil.which("python3")
+    assert not is_shim(found), found

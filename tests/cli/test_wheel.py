@@ -32,9 +32,12 @@ def test_the_wheel_installs_and_runs_outside_the_tree(tmp_path: Path) -> None:
          wheels, REPO, cwd=tmp_path, env=env)  # fmt: skip
     (wheel,) = wheels.glob("troupe_agents-*.whl")
     venv = tmp_path / "venv"
-    _run(sys.executable, "-m", "venv", venv, cwd=tmp_path, env=env)
-    # --no-compile: byte-compiling every dependency is CPU the check does not need
-    _run(venv / "bin" / "pip", "install", "-q", "--no-compile", wheel, cwd=tmp_path, env=env)
+    # Without a pip of its own (ensurepip's copy costs seconds): this pip installs into
+    # it (--python). --no-compile: byte-compiling every dependency is CPU the check
+    # does not need.
+    _run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp_path, env=env)
+    _run(sys.executable, "-m", "pip", "--python", venv / "bin" / "python", "install", "-q",
+         "--no-compile", wheel, cwd=tmp_path, env=env)  # fmt: skip
     work = tmp_path / "work"
     work.mkdir()
     located = _run(venv / "bin" / "python", "-c",

@@ -147,11 +147,23 @@ def owned_directory(user: str) -> Path:
     return directory
 
 
+def skip_before_setup(request: pytest.FixtureRequest, kind: str) -> None:
+    """A test's ``@pytest.mark.env_skip.with_args(why)`` mark: ``why(kind, params)`` (the test's
+    parameters) gives the reason it skips for this kind, or None. Decided before the
+    environment is built, which for a container or an SSH login takes seconds."""
+    params = request.node.callspec.params
+    for mark in request.node.iter_markers("env_skip"):
+        reason = mark.args[0](kind, params)
+        if reason is not None:
+            pytest.skip(reason)
+
+
 @pytest.fixture(params=ENVIRONMENT_KINDS)
 async def env(
     request: pytest.FixtureRequest, runtime: Runtime, tmp_path: Path
 ) -> AsyncIterator[EnvUnderTest]:
     kind = request.param
+    skip_before_setup(request, kind)
     if kind == "local":
         workdir = tmp_path / "work"
         workdir.mkdir()

@@ -21,6 +21,12 @@ from pathlib import Path
 
 TEST_USER = "troupe-test"
 REMOTE_SECRET = "FOO_API_KEY=sk-remote-secret"
+NOT_A_TOP_SHELL = "SHLVL=1"
+"""Set in every session: the login's bash then counts itself a nested shell and skips
+what Debian's bash does for a top-level shell run by sshd, sourcing the account's
+``~/.bashrc``. On this machine root's runs ``pyenv init`` (half a
+second a command, and ``python3`` through a pyenv shim): the account's own setup,
+which no test is about, in front of every remote command."""
 SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd")
 USER_LOCK = "/tmp/troupe-test-user.lock"
 PORT_ATTEMPTS = 5
@@ -155,7 +161,7 @@ StrictModes no
 UsePAM no
 MaxSessions {settings["MaxSessions"]}
 MaxStartups {settings["MaxStartups"]}
-SetEnv {REMOTE_SECRET}
+SetEnv {REMOTE_SECRET} {NOT_A_TOP_SHELL}
 Subsystem sftp internal-sftp
 LogLevel {settings["LogLevel"]}
 """

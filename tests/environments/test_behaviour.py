@@ -29,8 +29,9 @@ from protocol.environment import (
 from tests.environments.conftest import EnvUnderTest
 from tests.environments.helpers import OutputSink
 from tests.image_files import png
+from tests.waiting import workers_per_cpu
 
-HANG_GUARD = 20
+HANG_GUARD = 20 * workers_per_cpu()  # stretched where workers share a CPU
 
 # The leader traps SIGTERM and keeps going; its background child ignores SIGTERM.
 # Both write their PIDs so the host can be asked about them afterwards.

@@ -27,9 +27,9 @@ from tests.environments.dockerd import (
     container_exec,
     labelled_containers,
 )
-from tests.waiting import TEST_KILL_GRACE
+from tests.waiting import TEST_KILL_GRACE, workers_per_cpu
 
-HANG_GUARD = 60
+HANG_GUARD = 60 * workers_per_cpu()  # stretched where workers share a CPU
 ROOT = Path(__file__).resolve().parents[2]
 
 

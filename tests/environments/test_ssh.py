@@ -21,8 +21,9 @@ from protocol.environment import AddSSHHost, ExecCommand, FileExists
 from tests.environments.conftest import host_request
 from tests.environments.helpers import alive
 from tests.environments.sshd import SSHServer, connection_processes
+from tests.waiting import workers_per_cpu
 
-HANG_GUARD = 30
+HANG_GUARD = 30 * workers_per_cpu()  # stretched where workers share a CPU
 
 
 async def test_killed_connection_fails_in_flight_work_and_the_next_call_reconnects(

@@ -16,8 +16,9 @@ from environments.ssh.bridge import SSHBridge
 from protocol.environment import AddSSHHost, ExecCommand, Initialize
 from tests.environments.conftest import host_request, owned_directory
 from tests.environments.sshd import SSHServer, make_passphrase_key
+from tests.waiting import workers_per_cpu
 
-HANG_GUARD = 30
+HANG_GUARD = 30 * workers_per_cpu()  # stretched where workers share a CPU
 
 
 def _with(request: AddSSHHost, **changes: object) -> AddSSHHost:

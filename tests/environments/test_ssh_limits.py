@@ -20,8 +20,9 @@ from protocol.environment import ExecCommand, FileExists
 from tests.environments.conftest import host_request, owned_directory
 from tests.environments.helpers import alive
 from tests.environments.sshd import TEST_USER, SSHServer, connection_tree
+from tests.waiting import workers_per_cpu
 
-HANG_GUARD = 60
+HANG_GUARD = 60 * workers_per_cpu()  # stretched where workers share a CPU
 STOCK_STARTUPS = "10:30:100"
 """OpenSSH's default MaxStartups: more unauthenticated connections get dropped."""
 

@@ -14,9 +14,9 @@ from environments.errors import EnvironmentUnavailable, FileNotFound, ReadOnly
 from environments.local import LocalEnvironment
 from environments.wrappers import LoggingEnvironment, ReadOnlyEnvironment
 from protocol.environment import ExecCommand, ReadFile, WriteFile
-from tests.waiting import wait_for_file, wait_until_gone
+from tests.waiting import wait_for_file, wait_until_gone, workers_per_cpu
 
-HANG_GUARD = 20
+HANG_GUARD = 20 * workers_per_cpu()  # stretched where workers share a CPU
 
 
 async def test_read_only_refuses_writes_and_passes_the_rest(
