@@ -25,6 +25,8 @@ from protocol.events import (
     InputInterruptedEvent,
     ProcessingEndEvent,
     SessionEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
     UnknownEventKind,
     decode_event_data,
 )
@@ -32,6 +34,8 @@ from protocol.llm import ToolResult
 from protocol.session import AssistantTurn, SystemTurn, ToolResultsTurn, Turn
 
 INTERRUPTED = "the server stopped while this input was running"
+INTERRUPTED_RESULT = f"[not finished: {INTERRUPTED}]"
+"""A tool call's result when the server stopped before it ended."""
 _BOUNDARY_KINDS = ("user_input", "processing_end", "session_end")
 
 
@@ -115,9 +119,32 @@ async def close_open_input(
     if resumed is not None:
         return ClosedInput(seq, False, False, resumed)
     if interrupted:
+        for call in await _open_calls(store, session_id, boundaries[-1].seq):
+            emit(ToolCallEndEvent(call.call_id, call.tool_name, INTERRUPTED_RESULT, True))
         emit(InputInterruptedEvent(INTERRUPTED))
         emit(ProcessingEndEvent("idle", interrupted=True))
     return ClosedInput(seq, interrupted, False)
+
+
+async def _open_calls(store: Store, session_id: str, after_seq: int) -> list[ToolCallStartEvent]:
+    """The tool calls an interrupted input started and never ended, in order: each
+    is ended on recovery as the history's repair ends it for the model, so a client
+    never shows a call as running for good."""
+    started: dict[str, ToolCallStartEvent] = {}
+    while rows := await store.events_after(session_id, after_seq):
+        for row in rows:
+            if row.kind not in ("tool_call_start", "tool_call_end"):
+                continue
+            try:
+                data = decode_event_data(row.kind, row.data)
+            except (msgspec.DecodeError, UnknownEventKind):
+                continue
+            if isinstance(data, ToolCallStartEvent):
+                started[data.call_id] = data
+            elif isinstance(data, ToolCallEndEvent):
+                started.pop(data.call_id, None)
+        after_seq = rows[-1].seq
+    return list(started.values())
 
 
 def _request_id(row: EventRow) -> str | None:
@@ -137,7 +164,6 @@ def repair_history(history: list[Turn]) -> list[Turn]:
         return []
     now = time.time()
     results = [
-        ToolResult(call.id, f"[interrupted: {INTERRUPTED}]", True, call.name)
-        for call in history[-1].tool_calls
+        ToolResult(call.id, INTERRUPTED_RESULT, True, call.name) for call in history[-1].tool_calls
     ]
     return [ToolResultsTurn(results, now), SystemTurn(f"Note: {INTERRUPTED}.", now)]

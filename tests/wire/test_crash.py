@@ -74,6 +74,17 @@ async def test_sigkill_then_restart_keeps_events_and_continues(tmp_path: Path, s
             stored = [(e.seq, e.kind) for e in replay]
             assert stored[: len(durable)] == durable
             assert stored[-2:][0][1] == "input_interrupted"
+            # The call the kill cut short is ended too, as the model's history ends it:
+            # no client shows it running for good.
+            started = next(e for e in received if e.kind == "tool_call_start")
+            closing = replay[-3:]
+            assert [e.kind for e in closing] == [
+                "tool_call_end", "input_interrupted", "processing_end"
+            ]  # fmt: skip
+            assert closing[0].data == {
+                "call_id": started.data["call_id"], "tool_name": "shell", "is_error": True,
+                "output": "[not finished: the server stopped while this input was running]",
+            }  # fmt: skip
             ended = {"state": "idle", "interrupted": True, "background_agents": [], "spend": None}
             assert replay[-1].data == ended
             detail = await client.request(GetSession, session=session)
