@@ -72,10 +72,10 @@ Answer = tuple[int, bytes, str, list[tuple[str, str]]]
 PUBLIC = frozenset({"/login.css", "/favicon.svg"})
 """What the login page shows, served without the cookie (nothing of the app)."""
 PROBES = frozenset({"/healthz", "/readyz"})
+"""Liveness and readiness for load balancers: no cookie, no token, a word of state."""
 TOOL_DIFFS = "/tool_diffs.js"
 """The one module made here, not read from ``static/``: which arguments of the
 built-in tools show their calls as diffs (:mod:`actors.web.tool_diffs`)."""
-"""Liveness and readiness for load balancers: no cookie, no token, a word of state."""
 
 LOGIN_PAGE = (
     "<!doctype html><html lang=en><head><meta charset=utf-8>"
