@@ -71,8 +71,11 @@ class Record(msgspec.Struct, dict=True):
         return self.start_lock
 
     @property
-    def being_started(self) -> bool:
-        return self.start_lock is not None and self.start_lock.locked()
+    def runs_here(self) -> bool:
+        """This process runs the session (live, waiting for its first request, or
+        its actor starting): it numbers the session's events, not the store."""
+        starting = self.start_lock is not None and self.start_lock.locked()
+        return self.live or self.unstarted or starting
 
     @property
     def live(self) -> bool:

@@ -238,7 +238,7 @@ class SessionRegistry:
                 record = Record(row, _decode_config(row.config), state=row.state)
                 record.interrupted = row.interrupted
                 self.records[row.id] = record
-            elif record.live or record.unstarted or record.being_started:
+            elif record.runs_here:
                 continue  # running here: this process numbers its events
             else:
                 record.row = row

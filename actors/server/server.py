@@ -249,7 +249,7 @@ def _fleet(
 
     def is_live(session_id: str) -> bool:
         record = registry.records.get(session_id)
-        return record is not None and (record.unstarted or record.live or record.being_started)
+        return record is not None and record.runs_here
 
     fleet.stop_local = stop_local
     fleet.is_live = is_live
