@@ -182,9 +182,15 @@ class CommandEnvironment(EnvironmentActor):
         """End every terminal's group (call from ``on_stop`` and ``cleanup``)."""
         await self.terminals.close_all()
 
+    @property
+    def kill_grace(self) -> float:
+        """SIGTERM to SIGKILL for this environment's commands: the runtime's, as for
+        local commands (2 s by default)."""
+        return self.ctx.runtime.kill_grace
+
     async def settle(self) -> None:
         """End what a lost link left running (raises while it is still lost)."""
-        await self.lost.settle(self.run, self.gone_errors)
+        await self.lost.settle(self.run, self.gone_errors, self.kill_grace)
 
     async def _script(self, text: str, *args: str) -> tuple[int, bytes, str]:
         await self.settle()
@@ -300,7 +306,7 @@ class CommandEnvironment(EnvironmentActor):
         await self.settle()
         probe = type(self).alive is not CommandEnvironment.alive
         return await run_command(
-            self.stream(script(request, cwd, markers, policy)),
+            self.stream(script(request, cwd, markers, policy, self.kill_grace)),
             self.run,
             request,
             markers,
@@ -311,6 +317,7 @@ class CommandEnvironment(EnvironmentActor):
             self.lost,
             self._alive if probe else None,
             (self.keepalive_interval, self.keepalive_count_max),
+            self.kill_grace,
         )
 
     async def _alive(self) -> bool:

@@ -71,13 +71,16 @@ class Lost:
             self.groups.append(group)
         self.calls.append(LostCall(markers.nonce))
 
-    async def settle(self, run: Runner, gone: tuple[type[Exception], ...]) -> None:
-        """End them; raises (keeping them) while the environment cannot be reached."""
+    async def settle(
+        self, run: Runner, gone: tuple[type[Exception], ...], grace: float = KILL_GRACE
+    ) -> None:
+        """End them (TERM, ``grace`` seconds, KILL); raises (keeping them) while the
+        environment cannot be reached."""
         if not (self.groups or self.calls):
             return
         groups, calls = list(self.groups), list(self.calls)
         with contextlib.suppress(*gone):  # the script ran (or nothing runs there): done
-            await run(["bash", "-c", kill_script(groups, KILL_GRACE, calls)])
+            await run(["bash", "-c", kill_script(groups, grace, calls)])
         self.groups = [g for g in self.groups if g not in groups]
         self.calls = [c for c in self.calls if c not in calls]
 
@@ -105,14 +108,15 @@ async def kill_groups(
     groups: list[RemoteGroup],
     gone: tuple[type[Exception], ...],
     calls: list[LostCall] | None = None,
+    grace: float = KILL_GRACE,
 ) -> None:
     """End ``groups`` (and those of ``calls``, found by their wrapper's nonce) and
-    return once they are gone (bounded); an environment whose target is ``gone``
-    runs nothing any more."""
+    return once they are gone (bounded; TERM, ``grace`` seconds, KILL); an
+    environment whose target is ``gone`` runs nothing any more."""
     if not (groups or calls):
         return
     with trio.move_on_after(_KILL_BOUND), contextlib.suppress(*gone):
-        await run(["bash", "-c", kill_script(groups, KILL_GRACE, calls or ())])
+        await run(["bash", "-c", kill_script(groups, grace, calls or ())])
 
 
 class _Run:
@@ -151,7 +155,7 @@ class _Run:
 
 
 async def _kill(
-    run: Runner, command: _Run, gone: tuple[type[Exception], ...], markers: Markers
+    run: Runner, command: _Run, gone: tuple[type[Exception], ...], markers: Markers, grace: float
 ) -> None:
     with trio.move_on_after(_KILL_BOUND):
         # The group is reported first thing; wait for it unless the stream ended.
@@ -164,9 +168,9 @@ async def _kill(
             nursery.start_soon(either, command.group_known)
             nursery.start_soon(either, command.drained)
         if command.group is not None:
-            await kill_groups(run, [command.group], gone)
+            await kill_groups(run, [command.group], gone, grace=grace)
         else:  # not read yet (an abort cancelled the reader): found by the nonce
-            await kill_groups(run, [], gone, [LostCall(markers.nonce)])
+            await kill_groups(run, [], gone, [LostCall(markers.nonce)], grace)
 
 
 async def run_command(
@@ -181,6 +185,7 @@ async def run_command(
     lost: Lost | None = None,
     alive: Alive | None = None,
     keepalive: tuple[float, int] = (5.0, 3),
+    grace: float = KILL_GRACE,
 ) -> ExecResult:
     """Run the wrapped command ``stream`` starts (its script made by :func:`script`
     with ``markers``); ``run`` runs the short helpers that end its group. While it
@@ -206,7 +211,7 @@ async def run_command(
                     await command.exited.wait()
                 if deadline.cancelled_caught:
                     timed_out = True
-                    await _kill(run, command, gone, markers)
+                    await _kill(run, command, gone, markers, grace)
                 with trio.move_on_after(_DRAIN_BOUND):
                     await command.drained.wait()
                 nursery.cancel_scope.cancel()
@@ -214,12 +219,12 @@ async def run_command(
             found = group.subgroup(_LinkDead)
             if found is None:
                 with trio.CancelScope(shield=True):
-                    await _kill(run, command, gone, markers)
+                    await _kill(run, command, gone, markers, grace)
                 raise
             dead = str(found.exceptions[0])
         except BaseException:
             with trio.CancelScope(shield=True):
-                await _kill(run, command, gone, markers)
+                await _kill(run, command, gone, markers, grace)
             raise
         if dead is None and not command.filter.no_cwd:
             status = command.filter.exit_status
@@ -254,10 +259,13 @@ async def run_command(
     )
 
 
-def script(request: ExecCommand, cwd: str, markers: Markers, policy: EnvPolicy) -> list[str]:
-    """The argv that runs ``request`` under the wrapper in ``cwd``."""
+def script(
+    request: ExecCommand, cwd: str, markers: Markers, policy: EnvPolicy, grace: float = KILL_GRACE
+) -> list[str]:
+    """The argv that runs ``request`` under the wrapper in ``cwd`` (``grace``: TERM to
+    KILL for stragglers of its group after it exits)."""
     wrapped = command_script(
-        request.command, cwd, markers, policy, request.env_vars, _SETTLE, KILL_GRACE
+        request.command, cwd, markers, policy, request.env_vars, _SETTLE, grace
     )
     return ["bash", "-c", wrapped]
 

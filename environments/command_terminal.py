@@ -175,7 +175,12 @@ class CommandTerminals:
         with trio.CancelScope(shield=True), trio.move_on_after(30):
             try:
                 if kill:
-                    await kill_groups(environment.run, [opened.group], environment.gone_errors)
+                    await kill_groups(
+                        environment.run,
+                        [opened.group],
+                        environment.gone_errors,
+                        grace=environment.kill_grace,
+                    )
                     with contextlib.suppress(*environment.gone_errors):
                         await environment.run(["rm", "-f", opened.pipe])
             finally:

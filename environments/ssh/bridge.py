@@ -51,6 +51,7 @@ class SSHBridge(Actor):
             working_dir=request.working_dir,
             env_policy=self.env_policy,
             ledger=self.ledger,
+            kill_grace=self.ctx.runtime.kill_grace,
         )
         try:
             return await self.ctx.spawn(environment, name=name)

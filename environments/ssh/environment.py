@@ -95,9 +95,10 @@ class SSHEnvironment(EnvironmentActor):
         env_policy: EnvPolicy | None = None,
         capture_cap: int = DEFAULT_CAPTURE_CAP,
         ledger: ProcessLedger | None = None,
+        kill_grace: float = KILL_GRACE,
     ) -> None:
         self.bridge = bridge
-        self.pool = HostPool(target, options, ledger)
+        self.pool = HostPool(target, options, ledger, kill_grace)
         self.terminals = SSHTerminals(bridge, lambda: self.pool)
         self.env_policy = env_policy or EnvPolicy()
         self.capture_cap = capture_cap
@@ -186,14 +187,14 @@ class SSHEnvironment(EnvironmentActor):
     async def cleanup(self) -> None:
         await self.terminals.close_all()
         old = self.pool
-        self.pool = HostPool(old.target, old.options, old.ledger)
+        self.pool = HostPool(old.target, old.options, old.ledger, old.kill_grace)
         await self._close(old)
 
     async def _close(self, pool: HostPool) -> None:
         # Shielded: the supervisor may cancel this actor after its grace period, and
         # the remote groups must still be ended; bounded, so a dead host cannot hang it.
         with trio.CancelScope(shield=True), trio.move_on_after(_CLOSE_BOUND):
-            await self.bridge.run(pool.close(KILL_GRACE))
+            await self.bridge.run(pool.close(pool.kill_grace))
 
     async def describe(self) -> EnvironmentInfo:
         if self._uname is None:

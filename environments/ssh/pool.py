@@ -25,7 +25,7 @@ from typing import Any
 
 import asyncssh
 
-from actors.kernel.processes import ProcessLedger
+from actors.kernel.processes import KILL_GRACE, ProcessLedger
 from environments.errors import ConnectionLost, EnvironmentError_, InvalidRequest
 from environments.ssh.connect import (
     LINK_ERRORS,
@@ -108,6 +108,8 @@ class HostPool:
     target: SSHTarget
     options: ConnectOptions
     ledger: ProcessLedger | None = None
+    kill_grace: float = KILL_GRACE
+    """SIGTERM to SIGKILL when the pool ends a group (the runtime's ``kill_grace``)."""
     """A :class:`~actors.kernel.processes.ProcessLedger` where started groups are
     recorded so that a restarted Troupe can end them; None records nothing."""
     _links: list[Link] = field(default_factory=list)
@@ -128,7 +130,7 @@ class HostPool:
 
     def __post_init__(self) -> None:
         self._limit_guess = self.options.channels_per_connection + 1 + _KILL_RESERVE
-        self.killer = Killer(self)
+        self.killer = Killer(self, self.kill_grace)
 
     # -- waiting and notifying ---------------------------------------------------
 

@@ -80,7 +80,7 @@ async def run_remote_command(
     timeout_ms = effective_timeout_ms(request.timeout_ms)
     markers = Markers(secrets.token_hex(6))
     script = command_script(
-        request.command, cwd, markers, policy, request.env_vars, _SETTLE, KILL_GRACE
+        request.command, cwd, markers, policy, request.env_vars, _SETTLE, pool.kill_grace
     )
     started = time.monotonic()
     timed_out = False

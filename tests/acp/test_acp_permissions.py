@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import trio
 
@@ -19,12 +18,11 @@ from tests.wire.conftest import StartStack, shell_turns, start_stack
 __all__ = ["start_stack"]
 
 
-async def test_permission_asked_in_the_editor_reject_then_allow(
-    start_stack: StartStack, tmp_path: Path
-):
+async def test_permission_asked_in_the_editor_reject_then_allow(start_stack: StartStack):
     require_client()
-    go = tmp_path / "go"
-    script = shell_turns(f"while [ ! -e {go} ]; do sleep 0.05; done; echo released")
+    # "go" in the session's directory: the sandbox gives commands a private /tmp, so
+    # a flag under tmp_path never reached it (the command ran into its 10 s timeout).
+    script = shell_turns("while [ ! -e go ]; do sleep 0.05; done; echo released")
     async with start_stack(script) as stack:
         troupe = [sys.executable, "-m", "actors.cli", "acp", "--connect", stack.url,
                   "--token", stack.token]  # fmt: skip
@@ -54,7 +52,7 @@ async def test_permission_asked_in_the_editor_reject_then_allow(
             assert approvals is not None
             decisions.append(await approvals.request("command", "rm -rf build"))
             decisions.append(await approvals.request("command", "make deploy"))
-            go.touch()
+            (stack.work / "go").touch()
         assert decisions == [(False, "rejected in the editor"), (True, None)]
         result = json.loads(done[0].stdout.decode().strip().splitlines()[-1])
         assert "error" not in result, result

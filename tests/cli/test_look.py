@@ -25,7 +25,7 @@ def look_script() -> dict[str, Any]:
     ]
     return {
         "turns": [
-            {"reasoning": REASONING, "tool_calls": shell, "delay": 0.5, "event_delay": 0.3},
+            {"reasoning": REASONING, "tool_calls": shell, "delay": 0.5, "event_delay": 0.1},
             {"text": ANSWER, "delay": 0.5},
         ],
         "repeat": False,

@@ -27,6 +27,10 @@ from tests.kernel.sample_actors import Add, Boom, Hang, Received, Recorder, Tota
 
 T = TypeVar("T")
 
+LADDER_GRACE = 0.2
+"""Seconds the shutdown ladder gives actors before cancelling them (5 s by
+default): the actors here never end on their own, so the grace is only waited."""
+
 
 class Slow(msgspec.Struct, frozen=True):
     pass
@@ -116,7 +120,8 @@ def test_spawn_tell_ask_from_asyncio() -> None:
 
 def test_errors_arrive_as_themselves() -> None:
     async def main() -> None:
-        async with RuntimeThread() as troupe:
+        # The Hang handler never returns: the ladder at the end waits out the grace.
+        async with RuntimeThread(grace=LADDER_GRACE) as troupe:
             worker = await troupe.spawn(Worker())
             with pytest.raises(NotHere, match="nothing here"):
                 await worker.ask(Refuse())
@@ -216,7 +221,7 @@ def test_a_full_mailbox_holds_asyncio_senders_back_then_takes_them_all() -> None
 
 def test_leaving_the_block_runs_the_ladder() -> None:
     async def main() -> tuple[int, object]:
-        async with RuntimeThread(grace=1.0) as troupe:
+        async with RuntimeThread(grace=LADDER_GRACE) as troupe:
             worker = await troupe.spawn(Worker(), name="owner")
             pid = await worker.ask(StartSleeper())
             assert running_in_group(pid) == [pid]
@@ -235,7 +240,7 @@ def test_a_cancelled_host_still_shuts_the_runtime_down() -> None:
 
     async def main() -> None:
         with pytest.raises(TimeoutError):
-            async with asyncio.timeout(1.0), RuntimeThread(grace=1.0) as troupe:
+            async with asyncio.timeout(1.0), RuntimeThread(grace=LADDER_GRACE) as troupe:
                 worker = await troupe.spawn(Worker())
                 pids.append(await worker.ask(StartSleeper()))
                 await asyncio.sleep(60)
@@ -248,7 +253,7 @@ def test_the_hosts_own_error_propagates_after_the_ladder() -> None:
     pids: list[int] = []
 
     async def main() -> None:
-        async with RuntimeThread(grace=1.0) as troupe:
+        async with RuntimeThread(grace=LADDER_GRACE) as troupe:
             worker = await troupe.spawn(Worker())
             pids.append(await worker.ask(StartSleeper()))
             raise LookupError("the host's bug")
@@ -312,7 +317,8 @@ def test_streams_cross_in_order_and_leaving_early_closes_them(tmp_path: Path) ->
 
 def test_a_host_that_never_leaves_the_block_still_gets_the_ladder() -> None:
     async def main() -> int:
-        troupe = await RuntimeThread(grace=1.0, thread_name="troupe-forgotten").__aenter__()
+        forgotten = RuntimeThread(grace=LADDER_GRACE, thread_name="troupe-forgotten")
+        troupe = await forgotten.__aenter__()
         worker = await troupe.spawn(Worker())
         return await worker.ask(StartSleeper())  # and asyncio.run ends, block still open
 

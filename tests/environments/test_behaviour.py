@@ -245,7 +245,9 @@ async def test_output_deltas_arrive_while_the_command_runs(env: EnvUnderTest) ->
     finished = trio.Event()
 
     async def run() -> None:
-        await env.ref.ask(ExecCommand("echo first; sleep 2; echo second", output_to=sink_ref))
+        # Held until the test has seen the first delta (it slept 2 s): no race.
+        held = "echo first; until [ -e go ]; do sleep 0.05; done; echo second"
+        await env.ref.ask(ExecCommand(held, output_to=sink_ref))
         finished.set()
 
     with trio.fail_after(HANG_GUARD):
@@ -253,6 +255,7 @@ async def test_output_deltas_arrive_while_the_command_runs(env: EnvUnderTest) ->
             nursery.start_soon(run)
             await sink.wait_for("first\n")
             assert not finished.is_set(), "the first delta came before the command ended"
+            (env.workdir / "go").touch()
             await sink.wait_for("second\n")
 
 

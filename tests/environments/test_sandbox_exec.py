@@ -34,6 +34,9 @@ from tests.waiting import wait_until, wait_until_no_survivors
 
 needs_bwrap = pytest.mark.skipif(find_bwrap() is None, reason="bwrap missing")
 
+THREAD_IDLE_S = 0.5
+"""trio's worker-thread idle limit in the thread test (10 s in trio)."""
+
 
 @pytest.fixture
 def outside_tmp() -> Iterator[Path]:
@@ -346,16 +349,20 @@ def _exists(path: str) -> bool:
 
 @needs_bwrap
 async def test_sandboxes_outlive_the_thread_that_started_them(
-    tmp_path: Path, runtime: Runtime
+    tmp_path: Path, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """trio starts processes from worker threads that exit after 10 idle seconds,
     and bwrap's --die-with-parent follows the thread, not the process: a command
-    or a persistent terminal running longer than that must not be killed with it."""
+    or a persistent terminal running longer than that must not be killed with it.
+
+    The threads' idle limit is made 0.5 s here (trio reads it each time a worker
+    goes idle), so a 3 s command outlives its thread as a 12 s one outlived 10 s."""
+    monkeypatch.setattr(trio._core._thread_cache, "IDLE_TIMEOUT", THREAD_IDLE_S)
     ref = await runtime.spawn(LocalEnvironment(tmp_path))
     sandbox = confined(tmp_path)
     opened = await ref.ask(RunInTerminal("echo $$", "t", sandbox=sandbox))
     shell = opened.output.strip()
-    long = ExecCommand("sleep 12; echo done", timeout_ms=60_000, sandbox=sandbox)
+    long = ExecCommand("sleep 3; echo done", timeout_ms=60_000, sandbox=sandbox)
     done = await ref.ask(long, timeout=90)
     assert (done.exit_code, done.stdout) == (0, "done\n")
     later = await ref.ask(RunInTerminal("echo $$", "t", sandbox=sandbox))

@@ -157,7 +157,7 @@ async def test_a_task_past_its_timeout_still_gets_its_line_and_leaves_no_process
     async with mock_llm(script) as mock:
         result = await home.troupe(
             "batch", str(tasks_file), "--out", str(out), "--base-url", mock.base_url,
-            "--timeout", "10",
+            "--timeout", "5",  # from the input sent; under the shell's 10 s default
         )  # fmt: skip
     assert result.returncode == 1, result.stderr.decode()
     assert "slow-1: timeout (exit 124)" in result.stderr.decode()

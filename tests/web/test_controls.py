@@ -23,7 +23,9 @@ def log_in_and_start(page: Page, url: str, task: str, *, max_turns: int = 0) -> 
 
 FOLLOW_UP = {
     "conversations": [{"match": "build it", "turns": [
-        {"tool_calls": [shell_call("echo building; sleep 3; echo built")]},
+        {"tool_calls": [shell_call(
+            "echo building; until [ -e release ]; do sleep 0.05; done; echo built"
+        )]},
         {"text": "The build is done."},
         {"text": "The tests pass too."},
     ]}],
@@ -41,6 +43,9 @@ def test_follow_up_is_queued_and_runs_after_the_current_input(
         page.locator("#composer-text").fill("then run the tests")
         page.get_by_role("button", name="Follow-up").click()
         expect(page.locator("#composer-text")).to_have_value("")
+        # The build holds until now (it slept 3 s): the follow-up came while it ran.
+        assert stack.server is not None
+        (stack.server.config.working_dir / "release").touch()
         # The follow-up waits for the first input: it is a new user input, not a steer.
         expect(timeline.locator(".assistant").last).to_contain_text("The tests pass too.")
         users = timeline.locator(".user")

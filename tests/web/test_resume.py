@@ -25,7 +25,9 @@ SUBAGENTS = {
         *({"match": f"CHILD {name}", "turns": [
             # A model that takes a moment to answer, as real ones do: the page follows
             # each child from its spawn (a subagent's events are live only).
-            {"tool_calls": [shell_call(f"sleep 4; echo child-{name}-done")], "delay": 1.0},
+            {"tool_calls": [shell_call(
+                f"until [ -e release ]; do sleep 0.05; done; echo child-{name}-done"
+            )], "delay": 1.0},
             {"text": f"child {name} finished"},
         ]} for name in CHILDREN),
     ],
@@ -66,6 +68,9 @@ def test_three_subagents_run_in_parallel_in_the_tree(
         expect(children).to_have_count(3)
         # All three are running their commands at the same moment.
         expect(children.filter(has_text="running a tool")).to_have_count(3)
+        # Their commands hold until now (they slept 4 s), so the page saw all three run.
+        assert stack.server is not None
+        (stack.server.config.working_dir / "release").touch()
         children.filter(has_text="CHILD two").get_by_role("link").click()
         expect(page.locator("#session-title")).to_have_text("CHILD two")
         expect(page.locator(".timeline .tool pre.output")).to_contain_text("child-two-done")

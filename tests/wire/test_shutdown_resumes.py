@@ -25,7 +25,9 @@ async def test_clean_shutdown_leaves_sessions_resumable(start_stack: StartStack)
         await client.request(SubmitInput, session=session, text="wait a minute")
         await events_until(client, "tool_call_start")
 
-    async with start_stack(script) as stack, stack.client() as client:
+    # The restarted server's mock answers at once: its first turn is not the
+    # minute-long command (which would only run into the default 10 s timeout).
+    async with start_stack(shell_turns(final="Back again.")) as stack, stack.client() as client:
         listed = {s.session_id: s for s in (await client.request(ListSessions)).sessions}
         assert {listed[session].state, listed[idle].state} == {"idle"}
         await subscribe(client, session)
