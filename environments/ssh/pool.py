@@ -108,10 +108,10 @@ class HostPool:
     target: SSHTarget
     options: ConnectOptions
     ledger: ProcessLedger | None = None
-    kill_grace: float = KILL_GRACE
-    """SIGTERM to SIGKILL when the pool ends a group (the runtime's ``kill_grace``)."""
     """A :class:`~actors.kernel.processes.ProcessLedger` where started groups are
     recorded so that a restarted Troupe can end them; None records nothing."""
+    kill_grace: float = KILL_GRACE
+    """SIGTERM to SIGKILL when the pool ends a group (the runtime's ``kill_grace``)."""
     _links: list[Link] = field(default_factory=list)
     _connecting: int = 0
     _waiting: int = 0
