@@ -73,9 +73,9 @@ from protocol.environment import (
 _FALLBACK = object()
 """The host has no python3: the guarded operation goes over SFTP after a check."""
 
-_CLOSE_BOUND = KILL_GRACE + 30.0
-"""Seconds stopping may take: end every remote group (TERM, grace, KILL, confirm),
-possibly over a fresh connection, then close the connections."""
+_CLOSE_SLACK = 30.0
+"""Seconds stopping may take beyond the kill grace: end every remote group (TERM,
+grace, KILL, confirm), possibly over a fresh connection, then close the connections."""
 
 log = logging.getLogger("troupe.environments")
 
@@ -193,7 +193,7 @@ class SSHEnvironment(EnvironmentActor):
     async def _close(self, pool: HostPool) -> None:
         # Shielded: the supervisor may cancel this actor after its grace period, and
         # the remote groups must still be ended; bounded, so a dead host cannot hang it.
-        with trio.CancelScope(shield=True), trio.move_on_after(_CLOSE_BOUND):
+        with trio.CancelScope(shield=True), trio.move_on_after(pool.kill_grace + _CLOSE_SLACK):
             await self.bridge.run(pool.close(pool.kill_grace))
 
     async def describe(self) -> EnvironmentInfo:
