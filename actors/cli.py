@@ -62,10 +62,19 @@ class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
     only: Collection[str] | None = None
 
     def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        parser = super().add_parser(name, **kwargs)
-        if self.only is not None and name not in self.only:
-            return cast(argparse.ArgumentParser, _Unfilled())
-        return parser
+        if self.only is None or name in self.only or kwargs.get("aliases"):
+            return super().add_parser(name, **kwargs)
+        # What argparse's add_parser records besides the parser (the name among the
+        # choices, the help line of ``troupe --help``), without making the parser: an
+        # ArgumentParser with its help option costs about 3 M instructions, and a
+        # command not named is never parsed (the command is one of ``only``'s words).
+        if name in self._name_parser_map:
+            raise argparse.ArgumentError(self, f"conflicting subparser: {name}")
+        if "help" in kwargs:
+            self._choices_actions.append(self._ChoicesPseudoAction(name, (), kwargs["help"]))
+        unfilled = cast(argparse.ArgumentParser, _Unfilled())
+        self._name_parser_map[name] = unfilled
+        return unfilled
 
 
 def _environment(*groups: str) -> str:
