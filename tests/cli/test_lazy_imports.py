@@ -32,7 +32,9 @@ NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.
                           "actors.server.fleet", "actors.server.inbox", "actors.server.forks",
                           "actors.server.tree_points", "actors.server.reply_history",
                           "actors.tools.apply_patch", "actors.tools.core.patch_files",
-                          "actors.tools.cli_tool")  # fmt: skip
+                          "actors.tools.cli_tool", "actors.models.client.client",
+                          "actors.models.client.generate", "actors.models.client.streaming",
+                          "actors.models.client.middleware")  # fmt: skip
 """What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
 json output and no shell command does not use: its runtime is answered by calls
 (:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
@@ -47,7 +49,9 @@ shell analyser is built for the first shell line, and a one-answer run has none.
 The fleet's modules (leases, the inbox that forwards to another node) serve a
 fleet's node only; forking, rewinding code and a session's detail are requests an
 embedded one-shot run never makes. The apply_patch engine waits for a patch, a
-CLI tool's class for a tools file that declares one."""
+CLI tool's class for a tools file that declares one. The unified client
+(``generate``, its middleware and streaming) is not what a session calls its model
+with: a session reads only the client's catalog."""
 
 
 def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
