@@ -34,14 +34,16 @@ NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.
                           "actors.tools.apply_patch", "actors.tools.core.patch_files",
                           "actors.tools.cli_tool", "actors.models.client.client",
                           "actors.models.client.generate", "actors.models.client.streaming",
-                          "actors.models.client.middleware")  # fmt: skip
+                          "actors.models.client.middleware", "actors.session.text_calls.calling",
+                          "actors.session.text_calls.stream", "actors.session.text_calls.prompt")  # fmt: skip
 """What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
 json output and no shell command does not use: its runtime is answered by calls
 (:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
 web page stay out too; rich only draws on a colour terminal, and httpx's own
 command-line client (click, pygments, rich) is never imported; with no config file
 TOML's parser is not needed, nor difflib without an edit to show or a typo, nor
-the text-call parser for a model with native tool calls. HTTP/2's h2 is no
+the text-call parser (nor the rest of text calling: its prompt, its stream
+watch) for a model with native tool calls. HTTP/2's h2 is no
 dependency (Hypercorn brings it here): the ``troupe`` script keeps httpcore from
 importing it. An embedded run never goes through the blocking client to a server, nor the trio
 one (its client is the in-process host's). The policy's
