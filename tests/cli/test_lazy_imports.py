@@ -35,7 +35,8 @@ NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.
                           "actors.tools.cli_tool", "actors.models.client.client",
                           "actors.models.client.generate", "actors.models.client.streaming",
                           "actors.models.client.middleware", "actors.session.text_calls.calling",
-                          "actors.session.text_calls.stream", "actors.session.text_calls.prompt")  # fmt: skip
+                          "actors.session.text_calls.stream",
+                          "actors.session.text_calls.prompt")  # fmt: skip
 """What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
 json output and no shell command does not use: its runtime is answered by calls
 (:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
