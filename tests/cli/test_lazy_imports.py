@@ -36,7 +36,10 @@ NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.
                           "actors.models.client.generate", "actors.models.client.streaming",
                           "actors.models.client.middleware", "actors.session.text_calls.calling",
                           "actors.session.text_calls.stream",
-                          "actors.session.text_calls.prompt")  # fmt: skip
+                          "actors.session.text_calls.prompt", "actors.server.recovery",
+                          "actors.server.reopen", "actors.server.client_environment",
+                          "actors.server.client_calls", "actors.session.isolation",
+                          "actors.session.worktree_git")  # fmt: skip
 """What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
 json output and no shell command does not use: its runtime is answered by calls
 (:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
@@ -54,7 +57,9 @@ fleet's node only; forking, rewinding code and a session's detail are requests a
 embedded one-shot run never makes. The apply_patch engine waits for a patch, a
 CLI tool's class for a tools file that declares one. The unified client
 (``generate``, its middleware and streaming) is not what a session calls its model
-with: a session reads only the client's catalog."""
+with: a session reads only the client's catalog. Recovery is for a store holding
+sessions that were live, a client's environment for an editor serving files, a
+subagent's isolation for an isolated subagent."""
 
 
 def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
