@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, cast
 
 DEBUG_HELP = "print the traceback of a failure (also TROUPE_DEBUG=1)"
@@ -589,8 +589,9 @@ def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     _client_options(acp)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Parse, hand over, and be the one place where failures become one line."""
+def main(argv: Sequence[str] | None = None, loaded: Callable[[], None] | None = None) -> int:
+    """Parse, hand over, and be the one place where failures become one line.
+    ``loaded``: called once the command's module is imported, before it runs."""
     try:
         words = sys.argv[1:] if argv is None else list(argv)
         parser = build_parser(only=frozenset(words))  # the command is one of its words
@@ -604,7 +605,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         args.command = "interactive"
     try:
-        return _dispatch(args)
+        return _dispatch(args, loaded)
     except BaseException as error:  # the boundary: one line, the documented exit code
         if isinstance(error, SystemExit):
             raise
@@ -629,11 +630,14 @@ found by name like every command, so that no product module imports it (it is a
 tool for tests, benchmarks and the demo; tests/test_layers.py holds the rule)."""
 
 
-def _dispatch(args: argparse.Namespace) -> int:
+def _dispatch(args: argparse.Namespace, loaded: Callable[[], None] | None = None) -> int:
     from importlib import import_module
 
     name = ELSEWHERE.get(args.command, f"actors.commands.{args.command.replace('-', '_')}")
-    return int(import_module(name).run(args))
+    command = import_module(name)
+    if loaded is not None:
+        loaded()
+    return int(command.run(args))
 
 
 if __name__ == "__main__":

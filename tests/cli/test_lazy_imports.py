@@ -140,3 +140,35 @@ def test_the_preset_names_are_the_presets() -> None:
     assert set(POLICY_PRESETS) == PRESET_NAMES
     off = {name for name, preset in POLICY_PRESETS.items() if preset.sandbox == "off"}
     assert off == UNSANDBOXED_PRESETS
+
+
+# The console script's entry point on ``troupe sessions``: the cyclic collector's
+# runs from the parser's import until the command's module has its ``run``, and
+# the collector's state once the command is done.
+_CONSOLE_COLLECTIONS = """
+import gc, json, sys
+sys.argv = ["troupe", "sessions"]
+loading = []
+def collected(phase, info):
+    command = sys.modules.get("actors.commands.sessions")
+    if phase == "start" and "actors.cli" in sys.modules and not hasattr(command, "run"):
+        loading.append(info["generation"])
+gc.callbacks.append(collected)
+from actors.console import main
+code = main()
+print(json.dumps({"loading": loading, "enabled": gc.isenabled(),
+                  "frozen": gc.get_freeze_count() > 0}), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_the_console_loads_the_parser_and_the_command_without_collections(home: Home) -> None:
+    """Loading makes objects that all live on: the collector is off until the
+    command's module is loaded, then what exists is frozen and it is on again."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CONSOLE_COLLECTIONS], capture_output=True, check=False,
+        cwd=home.work, env=home.env, timeout=HANG_GUARD,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stderr.decode().splitlines()[-1])
+    assert said == {"loading": [], "enabled": True, "frozen": True}
