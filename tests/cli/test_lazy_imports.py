@@ -39,7 +39,8 @@ NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.
                           "actors.session.text_calls.prompt", "actors.server.recovery",
                           "actors.server.reopen", "actors.server.client_environment",
                           "actors.server.client_calls", "actors.session.isolation",
-                          "actors.session.worktree_git")  # fmt: skip
+                          "actors.session.worktree_git", "actors.commands.render",
+                          "actors.commands.render_diff")  # fmt: skip
 """What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
 json output and no shell command does not use: its runtime is answered by calls
 (:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
@@ -59,7 +60,8 @@ CLI tool's class for a tools file that declares one. The unified client
 (``generate``, its middleware and streaming) is not what a session calls its model
 with: a session reads only the client's catalog. Recovery is for a store holding
 sessions that were live, a client's environment for an editor serving files, a
-subagent's isolation for an isolated subagent."""
+subagent's isolation for an isolated subagent. With json output nothing is drawn:
+the terminal's renderer is made when first used."""
 
 
 def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
