@@ -40,7 +40,9 @@ NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.
                           "actors.server.reopen", "actors.server.client_environment",
                           "actors.server.client_calls", "actors.session.isolation",
                           "actors.session.worktree_git", "actors.commands.render",
-                          "actors.commands.render_diff")  # fmt: skip
+                          "actors.commands.render_diff", "actors.server.options",
+                          "actors.session.presets", "actors.access.peers",
+                          "actors.hooks.runner", "actors.policy.sandbox")  # fmt: skip
 """What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
 json output and no shell command does not use: its runtime is answered by calls
 (:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
@@ -61,7 +63,10 @@ CLI tool's class for a tools file that declares one. The unified client
 with: a session reads only the client's catalog. Recovery is for a store holding
 sessions that were live, a client's environment for an editor serving files, a
 subagent's isolation for an isolated subagent. With json output nothing is drawn:
-the terminal's renderer is made when first used."""
+the terminal's renderer is made when first used. The server's options (the model
+catalog, the presets) answer a client asking for them, a loop preset a session
+created with one, the peer check an approval from a connection; a hook runner
+waits for a hook, the sandbox's mounts for the first command."""
 
 
 def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
