@@ -42,7 +42,8 @@ NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.
                           "actors.session.worktree_git", "actors.commands.render",
                           "actors.commands.render_diff", "actors.server.options",
                           "actors.session.presets", "actors.access.peers",
-                          "actors.hooks.runner", "actors.policy.sandbox")  # fmt: skip
+                          "actors.hooks.runner", "actors.policy.sandbox",
+                          "actors.tools.cli_tools")  # fmt: skip
 """What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
 json output and no shell command does not use: its runtime is answered by calls
 (:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
@@ -58,7 +59,7 @@ shell analyser is built for the first shell line, and a one-answer run has none.
 The fleet's modules (leases, the inbox that forwards to another node) serve a
 fleet's node only; forking, rewinding code and a session's detail are requests an
 embedded one-shot run never makes. The apply_patch engine waits for a patch, a
-CLI tool's class for a tools file that declares one. The unified client
+CLI tool's class (and the files' reader) for a tools file that declares one. The unified client
 (``generate``, its middleware and streaming) is not what a session calls its model
 with: a session reads only the client's catalog. Recovery is for a store holding
 sessions that were live, a client's environment for an editor serving files, a
