@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, cast
 
 DEBUG_HELP = "print the traceback of a failure (also TROUPE_DEBUG=1)"
@@ -62,10 +62,19 @@ class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
     only: Collection[str] | None = None
 
     def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        parser = super().add_parser(name, **kwargs)
-        if self.only is not None and name not in self.only:
-            return cast(argparse.ArgumentParser, _Unfilled())
-        return parser
+        if self.only is None or name in self.only or kwargs.get("aliases"):
+            return super().add_parser(name, **kwargs)
+        # What argparse's add_parser records besides the parser (the name among the
+        # choices, the help line of ``troupe --help``), without making the parser: an
+        # ArgumentParser with its help option costs about 3 M instructions, and a
+        # command not named is never parsed (the command is one of ``only``'s words).
+        if name in self._name_parser_map:
+            raise argparse.ArgumentError(self, f"conflicting subparser: {name}")
+        if "help" in kwargs:
+            self._choices_actions.append(self._ChoicesPseudoAction(name, (), kwargs["help"]))
+        unfilled = cast(argparse.ArgumentParser, _Unfilled())
+        self._name_parser_map[name] = unfilled
+        return unfilled
 
 
 def _environment(*groups: str) -> str:
@@ -580,8 +589,9 @@ def _add_tools(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     _client_options(acp)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Parse, hand over, and be the one place where failures become one line."""
+def main(argv: Sequence[str] | None = None, loaded: Callable[[], None] | None = None) -> int:
+    """Parse, hand over, and be the one place where failures become one line.
+    ``loaded``: called once the command's module is imported, before it runs."""
     try:
         words = sys.argv[1:] if argv is None else list(argv)
         parser = build_parser(only=frozenset(words))  # the command is one of its words
@@ -595,7 +605,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         args.command = "interactive"
     try:
-        return _dispatch(args)
+        return _dispatch(args, loaded)
     except BaseException as error:  # the boundary: one line, the documented exit code
         if isinstance(error, SystemExit):
             raise
@@ -620,11 +630,14 @@ found by name like every command, so that no product module imports it (it is a
 tool for tests, benchmarks and the demo; tests/test_layers.py holds the rule)."""
 
 
-def _dispatch(args: argparse.Namespace) -> int:
+def _dispatch(args: argparse.Namespace, loaded: Callable[[], None] | None = None) -> int:
     from importlib import import_module
 
     name = ELSEWHERE.get(args.command, f"actors.commands.{args.command.replace('-', '_')}")
-    return int(import_module(name).run(args))
+    command = import_module(name)
+    if loaded is not None:
+        loaded()
+    return int(command.run(args))
 
 
 if __name__ == "__main__":

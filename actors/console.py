@@ -14,6 +14,7 @@ after it has loaded; this one also covers the gaps between them (an interrupt
 while its error report is being loaded).
 """
 
+import gc
 import signal
 import sys
 
@@ -32,13 +33,30 @@ sys.modules.setdefault("h2", None)  # type: ignore[assignment]
 
 
 def main() -> int:
-    """``actors.cli.main``, with a Ctrl-C anywhere around it one line and 130."""
+    """``actors.cli.main``, with a Ctrl-C anywhere around it one line and 130.
+
+    Python's cyclic collector is off while the parser and the command's module load
+    (as ``troupe run`` keeps it off until its session is open,
+    :class:`actors.commands.headless.Startup`): the objects they make all live on,
+    and the two dozen collections their allocation triggered found nothing to free.
+    Once the command's module is loaded, what exists is frozen (kept out of later
+    collections) and the collector is on again. A collector that was off stays off."""
+    collecting = gc.isenabled()
     try:
         if _MASKABLE:  # a Ctrl-C held since the import is delivered here, inside the try
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        gc.disable()
         from actors.cli import main as troupe
 
-        return troupe()
+        return troupe(loaded=_collect_again if collecting else None)
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        if collecting:  # a failure before the command's module loaded
+            gc.enable()
+
+
+def _collect_again() -> None:
+    gc.freeze()
+    gc.enable()

@@ -11,7 +11,8 @@ Variables passed explicitly with a call are always set.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from typing import Literal
 
 import msgspec
@@ -70,7 +71,27 @@ def restricted_to(policy: EnvPolicy, names: tuple[str, ...] | None) -> EnvPolicy
 
 def _excluded(name: str, patterns: tuple[str, ...]) -> bool:
     upper = name.upper()
-    return any(fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in patterns)
+    return any(_matcher(pattern.upper())(upper) for pattern in patterns)
+
+
+@functools.cache
+def _matcher(pattern: str) -> Callable[[str], bool]:
+    """``fnmatchcase`` against ``pattern``, as a substring, prefix, suffix or equality
+    test when its only wildcards are a leading or trailing ``*`` (the sensitive
+    patterns all are): every command's environment tests each variable against
+    each pattern, and the glob's regular expressions were most of a command's
+    start in this module (issue 36)."""
+    core = pattern.strip("*")
+    if "*" in core or "?" in core or "[" in core:
+        return lambda name: fnmatch.fnmatchcase(name, pattern)
+    leading, trailing = pattern.startswith("*"), pattern.endswith("*")
+    if leading and trailing:
+        return lambda name: core in name
+    if leading:
+        return lambda name: name.endswith(core)
+    if trailing:
+        return lambda name: name.startswith(core)
+    return lambda name: name == core
 
 
 def _listed(name: str, listed: tuple[str, ...]) -> bool:

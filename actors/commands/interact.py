@@ -25,7 +25,6 @@ import trio
 
 from actors.commands.errors import EXIT_OK
 from actors.commands.extend_prompt import extend_amount
-from actors.commands.render import approval_prompt, offered_rule
 from actors.commands.tally import EventTally, Outcome, OutputFormat
 from protocol.client_errors import RequestError
 from protocol.wire import (
@@ -77,7 +76,7 @@ class Follower(EventTally):
                 await self._finished.wait()
                 nursery.cancel_scope.cancel()
         finally:
-            self.renderer.close()
+            self.close_renderer()
         if emit_result:
             self.emit_result()
         return self.outcome
@@ -256,6 +255,8 @@ def approval_answer(line: str, details: dict[str, Any] | None = None) -> dict[st
     if word in ("a", "always"):
         return {"approved": True, "scope": "command"}
     if word in ("r", "rule"):
+        from actors.commands.render import offered_rule
+
         if offered_rule(details or {}) is None:
             raise UnofferedAnswer(NO_RULE)
         return {"approved": True, "scope": "rule"}
@@ -273,6 +274,5 @@ __all__ = [
     "Follower",
     "UnofferedAnswer",
     "approval_answer",
-    "approval_prompt",
     "is_stop",
 ]

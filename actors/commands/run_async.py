@@ -46,9 +46,10 @@ async def run_async(
         session, after_seq, where = await open_session(host, args, settings, workdir, resumed)
         startup.done()
         follower = HeadlessFollower(host.client, session, args.output_format, printed=printed)
-        follower.renderer.verbose = bool(getattr(args, "verbose", False))
         follower.outcome.runtime = "embedded" if host.embedded else host.url
         text = args.output_format == "text"
+        if text:  # verbose draws diffs in full: only text output draws them
+            follower.renderer.verbose = bool(getattr(args, "verbose", False))
         if host.note:
             print(f"troupe run: {host.note}", file=sys.stderr, flush=True)
         if text:

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
 from actors.commands.errors import EXIT_ERROR, EXIT_OK, EXIT_TURN_LIMIT
 from actors.commands.extend_prompt import extend_question
-from actors.commands.render import TextRenderer
 from actors.commands.render_calls import dollars
 from protocol.events import (
     AgenticEndEvent,
@@ -35,6 +34,9 @@ from protocol.events import (
 )
 from protocol.session import Spend
 from protocol.wire import Event
+
+if TYPE_CHECKING:
+    from actors.commands.render import TextRenderer
 
 OutputFormat = Literal["text", "json", "stream-json"]
 USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens", "reasoning_tokens",
@@ -111,7 +113,7 @@ class EventTally:
         self.session = session
         self.output_format = output_format
         self.until = until
-        self.renderer = TextRenderer()
+        self._renderer: TextRenderer | None = None
         self.outcome = Outcome(session)
         self.state = "idle"
         """The session's state as the events tell it (``processing`` once we submit)."""
@@ -126,6 +128,22 @@ class EventTally:
         self.known_until = 0
         """Events up to this sequence number are history replayed on subscribe: the
         state they show is over (set with ``state`` from the session's summary)."""
+
+    @property
+    def renderer(self) -> TextRenderer:
+        """The terminal's renderer, made when first used: with json output a run
+        may never draw a line, and then neither the renderer nor its diffs are
+        loaded (issue 36)."""
+        if self._renderer is None:
+            from actors.commands.render import TextRenderer
+
+            self._renderer = TextRenderer()
+        return self._renderer
+
+    def close_renderer(self) -> None:
+        """Take the spinner off the screen, if anything was drawn."""
+        if self._renderer is not None:
+            self._renderer.close()
 
     def emit_result(self) -> None:
         if self.output_format in ("json", "stream-json"):

@@ -35,19 +35,21 @@ name the working directory.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from actors.hooks.answer import HookAnswer, combine
 from actors.hooks.config import Hook, HookSet
 from actors.hooks.names import anchor_name, matches, names_of
-from actors.hooks.runner import HookRun, run_hook
 from actors.kernel import ActorRef
 from actors.tools.registry import ToolRegistry
 from protocol.environment import Sandbox
 from protocol.events import EventData, HookRunEvent, WarningEvent
 from protocol.llm import ToolCall
+
+if TYPE_CHECKING:
+    from actors.hooks.runner import HookRun
 
 MAX_STOP_CONTINUATIONS = 5
 COMMAND_SHOWN = 200
@@ -118,6 +120,7 @@ class SessionHooks:
         sandbox, allowlist = self._limits()
         env_vars = {"CLAUDE_PROJECT_DIR": self.working_dir, "TROUPE_PROJECT_DIR": self.working_dir}
         runs: list[HookRun | None] = [None] * len(selected)
+        from actors.hooks.runner import run_hook  # only a session with hooks runs one
 
         async def one(index: int, hook: Hook) -> None:
             runs[index] = await run_hook(hook, full, self.environment, self.working_dir,

@@ -71,11 +71,35 @@ def handler(*args: Any, concurrent: bool = False) -> Any:
     return mark
 
 
+class _MessageHint:
+    """What :func:`typing.get_type_hints` reads of a handler, with the message's
+    annotation alone: the others (the reply's type) are left unevaluated, each one
+    a compile and an eval on every start (issue 36)."""
+
+    __slots__ = ("__annotations__", "__globals__")
+
+    def __init__(self, fn: Callable[..., Any], param: str) -> None:
+        annotations = fn.__annotations__
+        self.__annotations__ = {param: annotations[param]} if param in annotations else {}
+        self.__globals__ = getattr(fn, "__globals__", {})
+
+
+def _parameters(fn: Callable[..., Any]) -> list[str]:
+    """The names ``inspect.signature`` would list, from the code object where the
+    function is a plain one (the signature machinery is slow to start)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or hasattr(fn, "__wrapped__"):
+        return list(inspect.signature(fn).parameters)
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return list(code.co_varnames[:count])
+
+
 def _annotated_types(fn: Callable[..., Any]) -> tuple[object, ...]:
-    params = list(inspect.signature(fn).parameters)
+    params = _parameters(fn)
     if len(params) != 2:
         raise TypeError(f"handler {fn.__qualname__} must take (self, message)")
-    hint = typing.get_type_hints(fn).get(params[1])
+    hint = typing.get_type_hints(_MessageHint(fn, params[1])).get(params[1])
     if hint is None:
         raise TypeError(f"handler {fn.__qualname__} needs a type annotation on its message")
     origin = typing.get_origin(hint)

@@ -110,24 +110,32 @@ class ModelGateway(Actor):
         self.adapter: Adapter = adapter_for(endpoint)
         self._transport = transport
         self.client: httpx.AsyncClient | None = None
+        self._making = trio.Lock()
         self.admission = Admission(endpoint.max_concurrency)
 
-    def _client(self) -> httpx.AsyncClient:
-        """The HTTP client, made on the first connection rather than at the start:
-        its transport imports httpcore (a few hundredths of a second of CPU), which
-        a session's first input then pays while its first processes (the git probe,
-        the tree's snapshot) run, not before they start."""
-        if self.client is None:
-            t = self.endpoint.timeouts
-            limit = self.endpoint.max_concurrency
-            self.client = httpx.AsyncClient(
-                timeout=httpx.Timeout(
-                    connect=t.connect, read=t.stream_read, write=t.request, pool=t.request
-                ),
-                limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
-                transport=self._transport,
-                verify=_tls_for(self.endpoint.base_url),
-            )
+    def _make_client(self) -> httpx.AsyncClient:
+        t = self.endpoint.timeouts
+        limit = self.endpoint.max_concurrency
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(
+                connect=t.connect, read=t.stream_read, write=t.request, pool=t.request
+            ),
+            limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
+            transport=self._transport,
+            verify=_tls_for(self.endpoint.base_url),
+        )
+
+    async def _client(self) -> httpx.AsyncClient:
+        """The HTTP client, made on the first connection rather than at the start,
+        and in a worker thread: its transport imports httpcore and h11 (a few
+        hundredths of a second of CPU) and, for HTTPS, loads the certificate store.
+        Made on the event loop, that CPU ran before a session's first processes (the
+        git probe, the tree's snapshot) were even started, the loop being busy; from
+        a thread, the loop starts them first and the client is made while they run.
+        Nothing in the client is bound to the thread or the loop until it is used."""
+        async with self._making:
+            if self.client is None:
+                self.client = await trio.to_thread.run_sync(self._make_client)
         return self.client
 
     async def on_stop(self) -> None:
@@ -137,7 +145,9 @@ class ModelGateway(Actor):
 
     @handler
     async def connect(self, message: Connect) -> Connection:
-        return Connection(self._client(), self.adapter, self.policy, self.endpoint, self.admission)
+        return Connection(
+            await self._client(), self.adapter, self.policy, self.endpoint, self.admission
+        )
 
     @handler
     async def stats(self, message: GetStats) -> GatewayStats:

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import trio
 
-from actors.access.peers import Peer, command_peer
 from actors.kernel import (
     ActorError,
     ActorFailedError,
@@ -26,12 +25,10 @@ from actors.kernel import (
     UnknownAddressError,
 )
 from actors.server.environments import Environments
-from actors.server.options import server_options
 from actors.server.records import Record
 from actors.server.registry import SessionRegistry
 from actors.session.actor import SessionClosed
 from actors.session.approvals import ApprovalNotFound
-from actors.session.presets import preset_config
 from actors.session.turns import conversation
 from actors.store import Store
 from actors.store.health import StoreUnavailable
@@ -89,6 +86,9 @@ from protocol.wire import (
     WriteEnvironmentFile,
     WriteReply,
 )
+
+if TYPE_CHECKING:
+    from actors.access.peers import Peer
 
 log = logging.getLogger("troupe.server")
 REFUSED_ANSWER = "refused_answer"
@@ -148,6 +148,8 @@ async def _refuse_from_inside(
     groups = services.environments.running_groups()
     if not groups or not peer.loopback:
         return
+    from actors.access.peers import command_peer
+
     found = await trio.to_thread.run_sync(command_peer, peer, groups)
     if found is None:
         return
@@ -228,6 +230,8 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
         case CreateSession():
             config = request.config
             if request.preset is not None:
+                from actors.session.presets import preset_config
+
                 config = preset_config(request.preset, config)
             served = frozenset(request.client_operations) if serving is not None else frozenset()
             record = await registry.create(
@@ -242,6 +246,8 @@ async def _answer(services: Services, request: Request, serving: ActorRef | None
                 await registry.refresh()
             return SessionList(request.id, registry.infos())
         case GetServerOptions():
+            from actors.server.options import server_options  # the model catalog, the presets
+
             return server_options(request.id, registry.models.settings)
         case GetSession():
             from actors.server.reply_history import without_image_bytes

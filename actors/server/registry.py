@@ -19,12 +19,10 @@ import msgspec
 import trio
 
 from actors.kernel import ActorRef, Rejection, Runtime, UnknownAddressError
-from actors.server.client_environment import ClientEnvironment
 from actors.server.environments import Environments
 from actors.server.fork_origin import fork_origin, stored_fork_origin
 from actors.server.models import Models
 from actors.server.records import Record, SessionNotFound, SubagentRecord
-from actors.server.recovery import close_open_input, recover_stored_session, repair_history
 from actors.server.store_sync import StoreSync
 from actors.server.summaries import apply_summary, summary_from_events
 from actors.session.actor import SessionActor, new_session_id, start_event
@@ -122,6 +120,8 @@ class SessionRegistry:
 
     async def _recovered(self, row: SessionRow) -> Record:
         """The record of a stored session, with what a crash left open closed."""
+        from actors.server.recovery import recover_stored_session  # only with sessions to recover
+
         self.recovered.append(row.id)
         mark = await self.store.seq_mark(row.id)
         issued = max(mark, await self.store.max_seq(row.id))
@@ -262,6 +262,8 @@ class SessionRegistry:
     async def _recover_subagents(self, parent: str) -> None:
         """A subagent is not started again; what a crash left open in it is closed
         (its input interrupted) so that its stored stream ends consistently."""
+        from actors.server.recovery import close_open_input
+
         self._subagents_read.add(parent)
         for row in await self.store.subagents_of(parent):
             self.recovered.append(row.id)
@@ -337,7 +339,9 @@ class SessionRegistry:
         if self.start_on_demand and client is None and not history and origin is None:
             return await self._announce(profile, config, env, working_dir)
         served, session_env = None, env
-        if client is not None:
+        if client is not None:  # a client serving operations (an editor): rare, imported then
+            from actors.server.client_environment import ClientEnvironment
+
             served = ClientEnvironment(env, *client)
             number = len(self.client_environments) + 1
             session_env = await self.runtime.spawn(served, name=f"client-environments/{number}")
@@ -500,6 +504,8 @@ class SessionRegistry:
         await self._load_subagents(row.id)  # new subagents are numbered above them
         history = await self.store.history(row.id)
         resumed, record.resumed = record.resumed, None
+        from actors.server.recovery import repair_history
+
         repaired = [] if resumed is not None else repair_history(history)
         if repaired:
             self.store.put_history(row.id, len(history), repaired)

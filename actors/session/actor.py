@@ -26,7 +26,6 @@ from actors.models.session import ModelSession
 from actors.session.approvals import Approvals
 from actors.session.events import EventHub, Subscription
 from actors.session.hook_wiring import wire_hooks
-from actors.session.isolation import Isolator, Workspace
 from actors.session.loop import AgenticLoop, LoopParts
 from actors.session.model_calls import ModelCalls
 from actors.session.own_tools import offer, withdraw
@@ -95,6 +94,7 @@ from protocol.session import (
 from protocol.supervision import ChildFailed, ServiceRestarted
 
 if TYPE_CHECKING:
+    from actors.session.isolation import Isolator, Workspace
     from actors.tools.mcp import McpTools
 
 
@@ -757,7 +757,9 @@ class SessionActor(Actor):
         async def spawn(actor: Actor, name: str) -> ActorRef:
             return await self.ctx.spawn(actor, name=name)
 
-        if self.isolator is None:
+        if self.isolator is None:  # the first isolated subagent's: imported then
+            from actors.session.isolation import Isolator
+
             self.isolator = Isolator(self.environment, spawn, self.ctx.stop, self.own_workspace)
         return self.isolator
 

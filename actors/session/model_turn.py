@@ -6,18 +6,12 @@ closes the HTTP response at once.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from actors.models.errors import ModelError, StreamError
 from actors.models.fallback import FallbackModel
 from actors.models.session import ModelSession
 from actors.session.events import EventHub
-from actors.session.text_calls.calling import (
-    ToolCalling,
-    Translations,
-    rejects_tools,
-    text_request,
-    text_response,
-)
-from actors.session.text_calls.stream import CallWatch
 from protocol.events import (
     AssistantReasoningDeltaEvent,
     AssistantTextDeltaEvent,
@@ -34,14 +28,30 @@ from protocol.llm import (
     TextStart,
 )
 
+if TYPE_CHECKING:
+    from actors.session.text_calls.calling import ToolCalling, Translations
+
 
 class ToolCallingMode:
     """How this session's calls carry tools; ``auto`` becomes ``text`` for good the
-    first time a server rejects ``tools``."""
+    first time a server rejects ``tools``.
+
+    Text calling (:mod:`actors.session.text_calls`: its prompt, its stream watch and
+    their patterns) is imported by the first call that uses it: most sessions'
+    models call tools natively and never do (issue 36)."""
 
     def __init__(self, mode: ToolCalling) -> None:
         self.mode: ToolCalling = mode
-        self.translations = Translations()
+        self._translations: Translations | None = None
+
+    @property
+    def translations(self) -> Translations:
+        """The text form of the history's messages, kept across rounds."""
+        if self._translations is None:
+            from actors.session.text_calls.calling import Translations
+
+            self._translations = Translations()
+        return self._translations
 
 
 async def call_model(
@@ -58,7 +68,11 @@ async def call_model(
     try:
         return await _call_native(model, request, hub, stream)
     except ModelError as error:
-        if calling is None or calling.mode != "auto" or not rejects_tools(error, request):
+        if calling is None or calling.mode != "auto":
+            raise
+        from actors.session.text_calls.calling import rejects_tools
+
+        if not rejects_tools(error, request):
             raise
         calling.mode = "text"
         hub.emit(
@@ -81,6 +95,9 @@ async def _call_with_text(
     """Stream until a complete call has arrived (early detection, R3.5), then stop
     generating: whatever the model writes after its call (a made-up observation)
     would only be thrown away."""
+    from actors.session.text_calls.calling import text_request, text_response
+    from actors.session.text_calls.stream import CallWatch
+
     plain = text_request(request, translations)
     if not stream:
         done = await _call_native(model, plain, hub, stream)

@@ -35,7 +35,6 @@ from actors.policy.engine import (
 )
 from actors.policy.paths import expand, git_control, inside
 from actors.policy.presets import resolve_policy
-from actors.policy.sandbox import sandbox_for
 from actors.session.approvals import Approvals
 from actors.session.events import EventHub
 from actors.session.path_checks import PathJudge, PathVerdict
@@ -132,6 +131,8 @@ class PolicyGate:
         except ValueError:
             return CommandLimits()
         if self._limits is None or self._limits[0] is not policy:
+            from actors.policy.sandbox import sandbox_for  # the first command's or hook's
+
             limits = CommandLimits(sandbox_for(policy, self.root), env_allowlist(policy))
             self._limits = (policy, limits)
         return self._limits[1]

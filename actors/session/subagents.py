@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 import trio
 
 from actors.kernel import ActorError, ActorRef, DepthLimitError
-from actors.session.isolation import Workspace
 from actors.tools.core.agents import SPAWN_AGENT
 from actors.tools.registry import ToolFailure
 from actors.tools.truncation import truncate_output
@@ -57,6 +56,9 @@ from protocol.session import (
     Submit,
     WaitIdle,
 )
+
+if TYPE_CHECKING:
+    from actors.session.isolation import Workspace  # made only for an isolated subagent
 
 
 class ParentSession(Protocol):

@@ -17,20 +17,18 @@ import os
 import posixpath
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
 from actors.config.trust import is_trusted, untrusted_line
 from actors.kernel import ActorError, ActorRef, Rejection
-from actors.tools.cli_tools import (
-    CliToolError,
-    CliToolSpec,
-    load_tools_file,
-    parse_tools_text,
-)
 from actors.tools.registry import Tool
 from environments.errors import FileNotFound
 from environments.project_files import read_project_file
+
+if TYPE_CHECKING:
+    from actors.tools.cli_tools import CliToolSpec
 
 PROJECT_TOOLS = ".troupe/tools.yaml"
 
@@ -47,26 +45,38 @@ async def load_cli_tools(
     """The tools both files declare, and a warning for each file that is unusable."""
     specs: dict[str, CliToolSpec] = {}
     warnings: list[str] = []
+    # The files' reader and checks (:mod:`actors.tools.cli_tools`) are imported only
+    # when a file is there: most sessions have neither (issue 36).
     user_file = user_tools_path(environ)
-    try:
-        for spec in await trio.to_thread.run_sync(load_tools_file, user_file):
-            specs[spec.name] = spec
-    except CliToolError as exc:
-        warnings.append(f"CLI tools not loaded: {exc}")
+    if await trio.to_thread.run_sync(user_file.is_file):
+        from actors.tools.cli_tools import CliToolError, load_tools_file
+
+        try:
+            for spec in await trio.to_thread.run_sync(load_tools_file, user_file):
+                specs[spec.name] = spec
+        except CliToolError as exc:
+            warnings.append(f"CLI tools not loaded: {exc}")
     project_file = posixpath.join(working_dir, PROJECT_TOOLS)
     try:
         content = await read_project_file(environment, project_file, working_dir)
-        if await trio.to_thread.run_sync(is_trusted, working_dir, environ):
-            for spec in parse_tools_text(content.text, project_file):
-                specs[spec.name] = spec
-        else:
-            names = [spec.name for spec in _declared(content.text, project_file)]
-            shown = [f"tool {name}" for name in names] or ["its tools"]
-            warnings.append(f"{project_file}: {untrusted_line(shown, working_dir)}")
     except FileNotFound:
-        pass
-    except (CliToolError, ActorError, Rejection) as exc:
+        content = None
+    except (ActorError, Rejection) as exc:
         warnings.append(f"CLI tools not loaded: {exc}")
+        content = None
+    if content is not None:
+        from actors.tools.cli_tools import CliToolError, parse_tools_text
+
+        try:
+            if await trio.to_thread.run_sync(is_trusted, working_dir, environ):
+                for spec in parse_tools_text(content.text, project_file):
+                    specs[spec.name] = spec
+            else:
+                names = [spec.name for spec in _declared(content.text, project_file)]
+                shown = [f"tool {name}" for name in names] or ["its tools"]
+                warnings.append(f"{project_file}: {untrusted_line(shown, working_dir)}")
+        except CliToolError as exc:
+            warnings.append(f"CLI tools not loaded: {exc}")
     if not specs:  # the usual case: no tools file; the tool class is not needed
         return [], warnings
     from actors.tools.cli_tool import cli_tool
@@ -76,6 +86,8 @@ async def load_cli_tools(
 
 def _declared(text: str, source: str) -> list[CliToolSpec]:
     """An untrusted file's declarations, only to name them in the warning."""
+    from actors.tools.cli_tools import CliToolError, parse_tools_text
+
     try:
         return parse_tools_text(text, source)
     except CliToolError:

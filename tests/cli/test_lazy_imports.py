@@ -32,14 +32,26 @@ NOT_IN_AN_EMBEDDED_RUN = ("mcp", "mcp_types", "pydantic", "actors.acp", "actors.
                           "actors.server.fleet", "actors.server.inbox", "actors.server.forks",
                           "actors.server.tree_points", "actors.server.reply_history",
                           "actors.tools.apply_patch", "actors.tools.core.patch_files",
-                          "actors.tools.cli_tool")  # fmt: skip
+                          "actors.tools.cli_tool", "actors.models.client.client",
+                          "actors.models.client.generate", "actors.models.client.streaming",
+                          "actors.models.client.middleware", "actors.session.text_calls.calling",
+                          "actors.session.text_calls.stream",
+                          "actors.session.text_calls.prompt", "actors.server.recovery",
+                          "actors.server.reopen", "actors.server.client_environment",
+                          "actors.server.client_calls", "actors.session.isolation",
+                          "actors.session.worktree_git", "actors.commands.render",
+                          "actors.commands.render_diff", "actors.server.options",
+                          "actors.session.presets", "actors.access.peers",
+                          "actors.hooks.runner", "actors.policy.sandbox",
+                          "actors.tools.cli_tools")  # fmt: skip
 """What an embedded ``troupe run`` with no MCP server, no SSH host, no tools file,
 json output and no shell command does not use: its runtime is answered by calls
 (:mod:`actors.commands.local_host`), so the listener, the WebSocket stack and the
 web page stay out too; rich only draws on a colour terminal, and httpx's own
 command-line client (click, pygments, rich) is never imported; with no config file
 TOML's parser is not needed, nor difflib without an edit to show or a typo, nor
-the text-call parser for a model with native tool calls. HTTP/2's h2 is no
+the text-call parser (nor the rest of text calling: its prompt, its stream
+watch) for a model with native tool calls. HTTP/2's h2 is no
 dependency (Hypercorn brings it here): the ``troupe`` script keeps httpcore from
 importing it. An embedded run never goes through the blocking client to a server, nor the trio
 one (its client is the in-process host's). The policy's
@@ -47,7 +59,15 @@ shell analyser is built for the first shell line, and a one-answer run has none.
 The fleet's modules (leases, the inbox that forwards to another node) serve a
 fleet's node only; forking, rewinding code and a session's detail are requests an
 embedded one-shot run never makes. The apply_patch engine waits for a patch, a
-CLI tool's class for a tools file that declares one."""
+CLI tool's class (and the files' reader) for a tools file that declares one. The unified client
+(``generate``, its middleware and streaming) is not what a session calls its model
+with: a session reads only the client's catalog. Recovery is for a store holding
+sessions that were live, a client's environment for an editor serving files, a
+subagent's isolation for an isolated subagent. With json output nothing is drawn:
+the terminal's renderer is made when first used. The server's options (the model
+catalog, the presets) answer a client asking for them, a loop preset a session
+created with one, the peer check an approval from a connection; a hook runner
+waits for a hook, the sandbox's mounts for the first command."""
 
 
 def _loaded(modules: list[str], packages: tuple[str, ...]) -> list[str]:
@@ -128,3 +148,35 @@ def test_the_preset_names_are_the_presets() -> None:
     assert set(POLICY_PRESETS) == PRESET_NAMES
     off = {name for name, preset in POLICY_PRESETS.items() if preset.sandbox == "off"}
     assert off == UNSANDBOXED_PRESETS
+
+
+# The console script's entry point on ``troupe sessions``: the cyclic collector's
+# runs from the parser's import until the command's module has its ``run``, and
+# the collector's state once the command is done.
+_CONSOLE_COLLECTIONS = """
+import gc, json, sys
+sys.argv = ["troupe", "sessions"]
+loading = []
+def collected(phase, info):
+    command = sys.modules.get("actors.commands.sessions")
+    if phase == "start" and "actors.cli" in sys.modules and not hasattr(command, "run"):
+        loading.append(info["generation"])
+gc.callbacks.append(collected)
+from actors.console import main
+code = main()
+print(json.dumps({"loading": loading, "enabled": gc.isenabled(),
+                  "frozen": gc.get_freeze_count() > 0}), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_the_console_loads_the_parser_and_the_command_without_collections(home: Home) -> None:
+    """Loading makes objects that all live on: the collector is off until the
+    command's module is loaded, then what exists is frozen and it is on again."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CONSOLE_COLLECTIONS], capture_output=True, check=False,
+        cwd=home.work, env=home.env, timeout=HANG_GUARD,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stderr.decode().splitlines()[-1])
+    assert said == {"loading": [], "enabled": True, "frozen": True}
