@@ -38,6 +38,13 @@ def test_a_markdown_table_renders_as_a_table(
     assert problems == [], problems
 
 
+def settle(page: Page) -> None:
+    """Before the test leaves a page: its requests answered (the icon is asked for
+    after the load event). Leaving aborts one still in flight, which ``watch`` would
+    count although the test, not the page, cut it short."""
+    page.wait_for_load_state("networkidle")
+
+
 def watch(page: Page) -> list[str]:
     """Everything a developer would see as wrong: console errors and warnings (a CSP
     violation is one), uncaught errors, failed requests and answers of 400 or more."""
@@ -82,6 +89,7 @@ def test_the_console_stays_clean_from_the_first_visit_to_a_run(
         assert problems == [], problems
         expect(page).to_have_url(login.split("?", 1)[0])
         expect(page.locator("main.login h1")).to_have_css("font-size", "19.2px")  # login.css
+        settle(page)
         page.goto(login)
         expect(page.locator("#link")).to_have_text("connected")
         page.get_by_role("button", name="New session").click()
@@ -91,8 +99,10 @@ def test_the_console_stays_clean_from_the_first_visit_to_a_run(
         expect(timeline.locator(".tool pre.output")).to_contain_text("two")
         expect(timeline.locator(".assistant").last).to_contain_text("Two lines, done.")
         expect(page.locator("#session-state")).to_have_text("idle")
+        settle(page)
         page.get_by_role("link", name="Sessions", exact=True).click()
         expect(page.locator("tr[data-session]").filter(has_text="list the files")).to_have_count(1)
+        settle(page)
         page.reload()
         expect(page.locator("#link")).to_have_text("connected")
         expect(page.locator("tr[data-session]")).to_have_count(1)
