@@ -7,6 +7,7 @@ out, and the tests that share one expensive run kept on one pytest-xdist worker.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -33,11 +34,26 @@ def pytest_configure(config: pytest.Config) -> None:
     failure naming the test, and the run ends."""
     if getattr(config.option, "maxworkerrestart", "") is None:
         config.option.maxworkerrestart = "0"
+    interruptible_children()
     if not is_worker(config):
         keep_collection_order(config)
         bypass_python3_shim()  # before the workers start: they inherit the PATH
     if wanted(config):  # the product's bytecode once, before any worker or test starts
         precompile(config)
+
+
+def interruptible_children() -> None:
+    """Gives the run Ctrl-C's default meaning where it was started ignoring it.
+
+    A command started in the background by a shell without job control (``( cmd & )``,
+    many CI runners and scripts) starts with SIGINT ignored, and an
+    ignored signal stays ignored across ``exec``: every process the tests start would
+    ignore the Ctrl-C the startup and terminal tests send it (a user at a terminal
+    never starts Troupe that way), and those tests failed only in such runs. A
+    handled signal is reset to its default in a child, so Python's own handler here
+    is enough; where SIGINT has a handler already nothing changes."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(optionalhook=True)  # a venv without pytest-xdist still runs the suite

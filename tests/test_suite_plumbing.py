@@ -1,16 +1,20 @@
 """How the suite itself runs (tests/scheduling.py, tests/bytecode.py): files handed
-to the workers heaviest first with their tests together, and the bytecode the
-controller writes never stale."""
+to the workers heaviest first with their tests together, the bytecode the
+controller writes never stale, and Ctrl-C's meaning kept for the processes the tests
+start (tests/conftest.py)."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+
+import pytest
 
 from tests.bytecode import _compile_module
 from tests.interpreters import is_shim
@@ -58,3 +62,34 @@ def test_python3_on_the_runs_path_is_the_interpreter_not_a_pyenv_shim() -> None:
     """tests/interpreters.py: the run's commands start python3 without the shim."""
     found = shutil.which("python3")
     assert not is_shim(found), found
+
+
+_CHILD_IGNORES_SIGINT = """
+import subprocess, sys
+if sys.argv[1] == "fixed":
+    from tests.conftest import interruptible_children
+    interruptible_children()
+status = subprocess.run(["cat", "/proc/self/status"], capture_output=True, text=True).stdout
+ignored = int(next(l for l in status.splitlines() if l.startswith("SigIgn:")).split()[1], 16)
+print(bool(ignored & (1 << (2 - 1))))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_a_run_started_ignoring_ctrl_c_starts_processes_that_heed_it() -> None:
+    """A run started with SIGINT ignored (a background job of a shell without job
+    control) would hand that to every process it starts; tests/conftest.py gives
+    them the default again. Without it (the control) the child ignores SIGINT."""
+
+    def started_ignoring(how: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", _CHILD_IGNORES_SIGINT, how],
+            cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True,
+            timeout=60, check=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        )  # fmt: skip
+        return done.stdout.strip()
+
+    assert started_ignoring("as-started") == "True"
+    assert started_ignoring("fixed") == "False"
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # this run itself
