@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -218,8 +219,14 @@ def _fleet(
     nursery: trio.Nursery,
 ) -> Fleet | None:
     """With a PostgreSQL store, this server is a node of a fleet: every write is
-    fenced by its leases, and a session lost to another node stops here."""
-    from actors.store.postgres import PostgresBackend
+    fenced by its leases, and a session lost to another node stops here.
+
+    The PostgreSQL backend's module is asked for where the store loaded it, never
+    imported here: it imports psycopg, the ``postgres`` extra, which a plain
+    install (SQLite) does not have, and a PostgreSQL store is made only by it."""
+    if "actors.store.postgres" not in sys.modules:
+        return None
+    from actors.store.postgres import PostgresBackend  # loaded already, by the store
 
     if not isinstance(store.backend, PostgresBackend):
         return None

@@ -1,10 +1,12 @@
 """``pip install`` of a built wheel works outside the source tree (issue 31): the
 wheel is built from this tree, installed into a fresh virtual environment in a
 temporary directory, and its ``troupe`` runs ``demo`` and ``mock-llm`` (the web
-page's files and the model catalog, package data, are inside)."""
+page's files and the model catalog, package data, are inside), ``run``, ``serve``
+and ``acp``, with no extra installed (no psycopg: a SQLite store needs none)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -38,6 +40,9 @@ def test_the_wheel_installs_and_runs_outside_the_tree(tmp_path: Path) -> None:
     _run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp_path, env=env)
     _run(sys.executable, "-m", "pip", "--python", venv / "bin" / "python", "install", "-q",
          "--no-compile", wheel, cwd=tmp_path, env=env)  # fmt: skip
+    absent = _run(venv / "bin" / "python", "-c", "import importlib.util as u; "
+                  "print(u.find_spec('psycopg') is None)", cwd=tmp_path, env=env)  # fmt: skip
+    assert absent.stdout.strip() == "True", "the postgres extra came with a plain install"
     work = tmp_path / "work"
     work.mkdir()
     located = _run(venv / "bin" / "python", "-c",
@@ -62,6 +67,57 @@ def test_the_wheel_installs_and_runs_outside_the_tree(tmp_path: Path) -> None:
         assert url.startswith("http://127.0.0.1:"), url
         run = _run(venv / "bin" / "troupe", "run", "--base-url", url, "hello", cwd=work, env=env)
         assert "✓ done" in run.stdout, run.stdout
+        _serves(venv, work, env)
+        _answers_acp(venv, url, work, env)
     finally:
         mock.terminate()
         mock.wait(30)
+
+
+def _serves(venv: Path, work: Path, env: dict[str, str]) -> None:
+    """``troupe serve`` reaches its listening line (a plain install once failed
+    there: the fleet's check imported the PostgreSQL backend, and so psycopg)."""
+    served = subprocess.Popen(
+        [venv / "bin" / "troupe", "serve", "--port", "0"], cwd=work, env=env,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert served.stdout is not None
+        line = served.stdout.readline()
+    finally:
+        served.terminate()
+        _, err = served.communicate(timeout=30)
+    assert line.startswith("troupe server listening on "), (line, err[-2000:])
+
+
+def _answers_acp(venv: Path, url: str, work: Path, env: dict[str, str]) -> None:
+    """``troupe acp`` answers ``initialize`` and opens a session (``session/new``
+    starts its server in process, as ``serve`` does)."""
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": 1, "clientCapabilities": {}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new",
+         "params": {"cwd": str(work), "mcpServers": []}},
+    ]  # fmt: skip
+    acp = subprocess.Popen(
+        [venv / "bin" / "troupe", "acp", "--base-url", url], cwd=work, env=env,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert acp.stdin is not None and acp.stdout is not None
+    replies: dict[int, dict[str, object]] = {}
+    try:
+        for request in requests:
+            acp.stdin.write(json.dumps(request) + "\n")
+            acp.stdin.flush()
+            while request["id"] not in replies and (line := acp.stdout.readline()):
+                message = json.loads(line)
+                if "id" in message:
+                    replies[message["id"]] = message
+            if request["id"] not in replies:
+                break
+    finally:
+        acp.stdin.close()
+        acp.terminate()
+        acp.wait(30)
+    assert acp.stderr is not None
+    assert "result" in replies.get(2, {}), (replies, acp.stderr.read()[-2000:])
