@@ -16,7 +16,6 @@ name not among the built-in wires is looked up there (see docs/extending.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import FrozenInstanceError
 from types import MappingProxyType
 from typing import Literal, TypeVar
 
@@ -29,7 +28,9 @@ class _Frozen:
     """A small frozen value class written by hand, not a dataclass: building two
     dataclasses at import was about 12 M instructions of every ``troupe`` command
     that reads the wires (issue 36). Its fields are its ``__slots__``; it compares,
-    hashes and prints by them, and refuses assignment as a frozen dataclass does."""
+    hashes and prints by them, and refuses assignment as a frozen dataclass does,
+    with the same error, imported only then: ``dataclasses`` imports ``inspect``,
+    about half of ``troupe --version``'s own time in a plain install."""
 
     __slots__ = ()
 
@@ -49,9 +50,13 @@ class _Frozen:
         return f"{type(self).__name__}({fields})"
 
     def __setattr__(self, name: str, value: object) -> None:
+        from dataclasses import FrozenInstanceError
+
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
     def __delattr__(self, name: str) -> None:
+        from dataclasses import FrozenInstanceError
+
         raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def _set(self, **values: object) -> None:

@@ -96,9 +96,12 @@ def test_importing_the_run_command_leaves_the_server_mcp_web_and_acp_alone() -> 
 
 
 def test_the_parser_alone_imports_no_runtime() -> None:
-    """``troupe --help`` and ``--version`` build the parser and stop there."""
+    """``troupe --help`` and ``--version`` build the parser and stop there: no
+    runtime, and no ``dataclasses`` (with ``inspect``, about half of ``--version``'s
+    own time in a plain install; the wires' frozen error is imported when raised)."""
     modules = _modules_after("from actors.cli import build_parser; build_parser()")
     assert _loaded(modules, ("trio", "msgspec", "httpx", "actors.commands.run")) == []
+    assert _loaded(modules, ("dataclasses", "inspect")) == []
 
 
 def test_the_version_is_an_attribute_not_the_installed_metadata() -> None:
