@@ -202,7 +202,11 @@ class SessionRegistry:
                 await self._load_summary(record, await self.store.summary(key))
                 record.spend = await self.store.ledger(key)
                 record.forked_from = await stored_fork_origin(self.store, key)
-                self.records[key] = record
+                # Published only if still nobody's: a claim (a fleet's take-over) may
+                # have published its record, and started its actor, while the store
+                # answered; replacing that would leave the actor running under no
+                # record, and the next request would start a second one.
+                self.records.setdefault(key, record)
         await self._load_subagents(key)
 
     async def _load_subagents(self, session_id: str) -> None:
