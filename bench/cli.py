@@ -43,6 +43,17 @@ model turns, processing_end), with its summary and its reserved seq mark, as the
 server writes them. ``troupe run -p`` and ``troupe serve`` on it are compared with
 the same on an empty store; ``troupe sessions`` on it with ``python -c pass``.
 
+Where Troupe is installed matters to the baseline. In an editable install (``pip
+install -e .``, the README's), every interpreter of that venv, ``python -c pass``
+included, runs the editable finder's ``.pth`` at start, which imports ``pathlib``,
+``re``, ``enum`` and ``urllib.parse``: modules every command imports anyway. So
+about half of that baseline (20-22 ms on this machine, against 9-12 ms in a plain
+install) is cost the commands pay too, and its ratios come out about half those of
+a plain install. ``--plain-install`` builds this tree's wheel, installs
+it with its dependencies and no extras into a new venv (uv where it is installed,
+else pip), and runs this bench from there: the honest figures for someone who ran
+``pip install troupe-agents``. The title says which install was measured.
+
 Troupe's own modules are compiled to bytecode first (``compileall``), as an
 installed wheel's are, and the children may write bytecode: without it (with
 ``PYTHONDONTWRITEBYTECODE`` set, as in some shells) every start compiles the
@@ -97,9 +108,10 @@ async def main():
 trio.run(main)
 """
 )
-FLOOR_RUNTIME = [PYTHON, "-c", "import actors.commands.run_async, actors.commands.local_host"]
+FLOOR_RUNTIME = [PYTHON, "-P", "-c", "import actors.commands.run_async, actors.commands.local_host"]
 """What an embedded run imports before its first model request (the command, the
-session's runtime in process), and nothing run: the run minus its work."""
+session's runtime in process), and nothing run: the run minus its work. ``-P``:
+the installed package, never a source tree in the working directory."""
 FLOOR_SERVED = """
 import json, sys
 from pathlib import Path
@@ -308,13 +320,45 @@ def _pair(
     return a, b
 
 
+PLAIN_INSTALL = "--plain-install"
+INSTALL_KIND = "TROUPE_BENCH_INSTALL"
+"""Set by :func:`in_a_plain_install` for the bench it starts: what the title says."""
+
+
+def in_a_plain_install(repo: Path, argv: list[str]) -> int:
+    """This bench again, from a new venv holding this tree's wheel and its
+    dependencies, no extras and nothing editable (module doc)."""
+    where = Path(tempfile.mkdtemp(prefix="troupe-bench-install-"))
+    try:
+        print("building the wheel and a venv for it ...", file=sys.stderr)
+        quiet = {"check": True, "stdout": subprocess.DEVNULL}
+        subprocess.run([PYTHON, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                        where / "wheels", repo], **quiet)  # fmt: skip
+        (wheel,) = (where / "wheels").glob("troupe_agents-*.whl")
+        venv = where / "venv"
+        subprocess.run([PYTHON, "-m", "venv", "--without-pip", venv], **quiet)
+        python = venv / "bin" / "python"
+        uv = shutil.which("uv") or shutil.which("uv", path=str(Path(PYTHON).parent))
+        if uv is not None:
+            install = [uv, "pip", "install", "-q", "--compile-bytecode", "--python", python]
+        else:
+            install = [PYTHON, "-m", "pip", "--python", python, "install", "-q"]
+        subprocess.run([*install, wheel], **quiet)
+        env = {**os.environ, INSTALL_KIND: "a plain install (the wheel, no extras)"}
+        return subprocess.run([python, __file__, *argv], env=env).returncode
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
 def main() -> None:
+    repo = Path(__file__).resolve().parents[1]
+    if PLAIN_INSTALL in sys.argv[1:]:
+        sys.exit(in_a_plain_install(repo, [a for a in sys.argv[1:] if a != PLAIN_INSTALL]))
     args = parse_args(__doc__ or "")
     repeats = 3 if args.quick else 7
     big_sessions, big_events = (1_000, 100) if args.quick else (10_000, 100)
     figures: list[Figure] = []
     root = Path(tempfile.mkdtemp(prefix="troupe-bench-cli-"))
-    repo = Path(__file__).resolve().parents[1]
     compileall.compile_dir(repo / "actors", quiet=1)
     compileall.compile_dir(repo / "protocol", quiet=1)
     compileall.compile_dir(repo / "environments", quiet=1)
@@ -453,7 +497,19 @@ def main() -> None:
                 process.terminate()
                 process.wait()
         shutil.rmtree(root, ignore_errors=True)
-    emit("troupe command latency and memory (a shared machine: ratios matter)", figures, args.json)
+    install = os.environ.get(INSTALL_KIND) or (
+        "an editable install" if _editable() else "this interpreter's install"
+    )
+    emit(f"troupe command latency and memory, {install} (a shared machine: ratios matter)",
+         figures, args.json)  # fmt: skip
+
+
+def _editable() -> bool:
+    """Whether ``actors`` comes from a source tree through an editable finder."""
+    import sysconfig
+
+    site = Path(sysconfig.get_paths()["purelib"])
+    return any(site.glob("__editable__*troupe*"))
 
 
 if __name__ == "__main__":
