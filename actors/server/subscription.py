@@ -235,7 +235,7 @@ class SessionSubscription:
                 continue
             if failures:
                 failures = 0
-                await self._tell_available()
+                await self._until_available()
             if not rows:
                 return False
             for row in rows:
@@ -256,6 +256,19 @@ class SessionSubscription:
             self._told_since = self.store.health.since or time.time()
             await self.send(self._notice(StoreUnavailableEvent(str(error), self._told_since)))
         await trio.sleep(min(0.05 * 2**failures, 2.0))
+
+    async def _until_available(self) -> None:
+        """The store reads again after an outage this subscriber was told of: wait
+        until it writes again too, and say so, so that ``store_available`` comes
+        before the first event replayed, as promised (a PostgreSQL that restarts
+        answers a read before the writer's retry has gone through)."""
+        health = self.store.health
+        while self._told_since:
+            changed = health.changed
+            if health.available:
+                break
+            await changed.wait()
+        await self._tell_available()
 
     async def _resend_pending(self) -> None:
         try:
