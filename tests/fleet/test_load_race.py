@@ -15,45 +15,24 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import msgspec
-import trio
-
-from actors.kernel import Runtime
-from actors.server.environments import Environments
-from actors.server.leftovers import process_ledger
-from actors.server.models import Models, ModelSettings
 from actors.server.records import Record
-from actors.server.registry import SessionRegistry
-from actors.store import open_store
 from actors.store.rows import SessionRow
 from protocol.session import SessionConfig, Spend
+from tests.registry_stack import registry_on_store, store_session
 
 
 async def test_a_read_does_not_replace_the_record_a_claim_published_meanwhile(
     tmp_path: Path,
 ) -> None:
-    async with (
-        open_store(tmp_path) as store,
-        Runtime() as runtime,
-        trio.open_nursery() as nursery,
-    ):
-        environments = Environments(runtime, tmp_path, store, process_ledger(tmp_path))
-        registry = SessionRegistry(
-            runtime, store, environments, Models(runtime, ModelSettings()), nursery
-        )
-        config = SessionConfig()
-        encoded = msgspec.json.encode(config)
-        now = time.time()
-        store.put_session(
-            "s-raced", "openai", "gpt", "/environments/local", str(tmp_path), encoded,
-            created=now,
-        )  # fmt: skip
+    async with registry_on_store(tmp_path) as (registry, store):
+        encoded = store_session(store, "s-raced", tmp_path)
         await store.flush()
+        now = time.time()
         row = SessionRow(
             "s-raced", "openai", "gpt", "/environments/local", str(tmp_path), encoded,
             "processing", False, now, now,
         )  # fmt: skip
-        claimed = Record(row, config, state="processing")
+        claimed = Record(row, SessionConfig(), state="processing")
         read_ledger = store.ledger
 
         async def ledger_while_a_claim_publishes(session_id: str) -> Spend | None:
@@ -63,4 +42,3 @@ async def test_a_read_does_not_replace_the_record_a_claim_published_meanwhile(
         store.ledger = ledger_while_a_claim_publishes  # type: ignore[method-assign]
         await registry.load("s-raced")
         assert registry.records["s-raced"] is claimed
-        nursery.cancel_scope.cancel()

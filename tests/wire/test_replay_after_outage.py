@@ -16,38 +16,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import trio
 
-from actors.kernel import Runtime
-from actors.server.environments import Environments
-from actors.server.leftovers import process_ledger
-from actors.server.models import Models, ModelSettings
-from actors.server.registry import SessionRegistry
 from actors.server.subscription import SessionSubscription
-from actors.store import open_store
 from actors.store.health import StoreUnavailable
 from actors.store.rows import EventRow
 from protocol.events import SessionEvent, UserInputEvent
-from protocol.session import SessionConfig
+from tests.registry_stack import registry_on_store, store_session
 
 
 async def test_the_notice_comes_before_a_replay_that_reads_before_the_store_writes(
     tmp_path: Path,
 ) -> None:
-    async with (
-        open_store(tmp_path) as store,
-        Runtime() as runtime,
-        trio.open_nursery() as nursery,
-    ):
-        environments = Environments(runtime, tmp_path, store, process_ledger(tmp_path))
-        registry = SessionRegistry(
-            runtime, store, environments, Models(runtime, ModelSettings()), nursery
-        )
-        store.put_session(
-            "s-told", "openai", "gpt", "/environments/local", str(tmp_path),
-            msgspec.json.encode(SessionConfig()), created=time.time(),
-        )  # fmt: skip
+    async with registry_on_store(tmp_path) as (registry, store), trio.open_nursery() as nursery:
+        store_session(store, "s-told", tmp_path)
         for seq in (1, 2):
             store.append_event(SessionEvent("s-told", seq, time.time(), UserInputEvent(f"{seq}")))
         await store.flush()
