@@ -68,11 +68,13 @@ def test_three_subagents_run_in_parallel_in_the_tree(
         expect(children).to_have_count(3)
         # All three are running their commands at the same moment.
         expect(children.filter(has_text="running a tool")).to_have_count(3)
+        # Into child two while the tree holds still: released first, the children's
+        # events re-drew the tree under the click, which then went nowhere.
+        children.filter(has_text="CHILD two").get_by_role("link").click()
+        expect(page.locator("#session-title")).to_have_text("CHILD two")
         # Their commands hold until now (they slept 4 s), so the page saw all three run.
         assert stack.server is not None
         (stack.server.config.working_dir / "release").touch()
-        children.filter(has_text="CHILD two").get_by_role("link").click()
-        expect(page.locator("#session-title")).to_have_text("CHILD two")
         expect(page.locator(".timeline .tool pre.output")).to_contain_text("child-two-done")
         expect(children.filter(has_text="done")).to_have_count(3)
         page.locator("#tree > li > a").click()
