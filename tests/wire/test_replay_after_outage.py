@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+import trio.testing
 
 from actors.server.subscription import SessionSubscription
 from actors.store.health import StoreUnavailable
@@ -46,8 +47,9 @@ async def test_the_notice_comes_before_a_replay_that_reads_before_the_store_writ
             if reads == 1:  # the database is down: it cannot write, nor read
                 store.health.fail("the database is down", {session_id})
                 raise StoreUnavailable("the database is down")
+            rows = await read(session_id, after_seq, limit)  # it reads again, not yet writes
             read_again.set()
-            return await read(session_id, after_seq, limit)  # it reads again, not yet writes
+            return rows
 
         sent: list[Any] = []
         replayed = trio.Event()
@@ -64,7 +66,10 @@ async def test_the_notice_comes_before_a_replay_that_reads_before_the_store_writ
         nursery.start_soon(subscription.run, "r1")
         with trio.fail_after(30):
             await read_again.wait()
-            await trio.sleep(0.3)  # the replay has read again; the store writes only now
+            # Whatever the replay does with the rows it read happens now, before the
+            # store writes again: everything waits (on the store's health, or on
+            # nothing left to send) once it is done.
+            await trio.testing.wait_all_tasks_blocked(cushion=0.05)
             store.health.recover()
             await replayed.wait()
         kinds = [getattr(frame, "kind", type(frame).__name__) for frame in sent]
