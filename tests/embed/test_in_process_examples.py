@@ -187,4 +187,9 @@ async def test_stopping_the_server_leaves_no_process(web_app: WebApp, work: Path
     # uvicorn shuts down gracefully, then re-raises the signal it caught (-15).
     assert web_app.process.returncode in (0, -signal.SIGTERM), web_app.log.read_text()
     assert running_in_group(pid) == []  # gone before the server exited
-    assert running_in_group(web_app.process.pid) == []
+    # hypercorn's multiprocessing resource tracker sits in the server's group and ends
+    # only once it reads the end of its pipe from the exited server: on a loaded
+    # machine a moment later. What must hold is that the group empties by itself.
+    await wait_until(
+        lambda: running_in_group(web_app.process.pid) == [], what="the server's group to empty"
+    )
