@@ -15,12 +15,13 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import trio
 
 from actors.acp.client_files import EditorRefused, serve_client_calls, served_operations
+from actors.acp.handshake import initialize_result
 from actors.acp.params import (
     INTERNAL,
     INVALID_PARAMS,
@@ -33,7 +34,7 @@ from actors.acp.params import (
     session_servers,
 )
 from actors.acp.updates import tool_kind, update_of
-from protocol.client import RequestError, TroupeClient
+from protocol.client_errors import RequestError
 from protocol.events import (
     ApprovalRequestEvent,
     ProcessingEndEvent,
@@ -53,11 +54,13 @@ from protocol.wire import (
 )
 
 log = logging.getLogger(__name__)
-PROTOCOL_VERSION = 1
 EOF_GRACE = 5.0
 TERMINAL_MATCH_WAIT = 1.0
 SERVERLESS = frozenset({"initialize", "authenticate"})
 """Methods answered without the server (before it has started)."""
+
+if TYPE_CHECKING:
+    from protocol.client import TroupeClient
 
 
 @dataclass
@@ -93,9 +96,12 @@ class AcpAgent:
         self,
         output: trio.abc.SendStream,
         defaults: SessionConfig | None = None,
+        client_capabilities: dict[str, Any] | None = None,
     ) -> None:
         """``defaults``: the resolved configuration's session settings (model,
-        policy, effort); None leaves them to the server's own configuration."""
+        policy, effort); None leaves them to the server's own configuration.
+        ``client_capabilities``: the editor's, when its ``initialize`` was
+        answered before the agent started."""
         self.defaults = defaults or SessionConfig()
         self._client: TroupeClient | None = None
         self._connected = trio.Event()
@@ -105,7 +111,7 @@ class AcpAgent:
         self._sessions: dict[str, AcpSession] = {}
         self._ids = itertools.count(1)
         self._waiting: dict[int, tuple[trio.Event, list[Any]]] = {}
-        self.client_capabilities: dict[str, Any] = {}
+        self.client_capabilities: dict[str, Any] = client_capabilities or {}
 
     @property
     def client(self) -> TroupeClient:
@@ -256,18 +262,11 @@ class AcpAgent:
     # -- methods ---------------------------------------------------------------
 
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Usually answered before the runtime was imported
+        (:func:`actors.acp.handshake.answer_initialize`); here when the editor
+        sends it again, or after something else."""
         self.client_capabilities = params.get("clientCapabilities") or {}
-        return {
-            "protocolVersion": PROTOCOL_VERSION,
-            "agentCapabilities": {
-                "loadSession": True,
-                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-                "mcpCapabilities": {"http": True, "sse": False},
-                "sessionCapabilities": {"fork": {}},
-            },
-            "authMethods": [],
-            "agentInfo": {"name": "troupe", "title": "Troupe", "version": "0.1.0"},
-        }
+        return initialize_result(params)
 
     async def authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
         return {}

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
-from protocol.client import ConnectionClosed, TroupeClient
 from protocol.wire import ClientCall, ClientCallCancel, ClientCallError
 from protocol.wire_client_calls import (
     ClientOperation,
@@ -28,6 +27,9 @@ from protocol.wire_client_calls import (
     RunCommandCall,
     WriteTextFileCall,
 )
+
+if TYPE_CHECKING:
+    from protocol.client import TroupeClient
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +108,10 @@ async def _serve(
     del running[call.id]
     if result is None and error is None:
         return  # the server stopped waiting long ago
+    # the WebSocket stack's error, imported once there is a call to answer: ``troupe
+    # acp`` answers ``initialize`` before it has a connection (issue #36)
+    from protocol.client import ConnectionClosed
+
     try:
         await client.answer_call(call.id, result, error)
     except ConnectionClosed:

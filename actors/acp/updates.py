@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import posixpath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from actors.tools.builtin import builtin_tool
-from actors.tools.core.plan import UPDATE_PLAN, UpdatePlanParams
 from protocol.events import (
     AssistantReasoningDeltaEvent,
     AssistantTextDeltaEvent,
@@ -19,6 +17,9 @@ from protocol.events import (
     UserInputEvent,
 )
 
+if TYPE_CHECKING:
+    from actors.tools.tool import Tool
+
 
 def tool_kind(data: ToolCallStartEvent) -> str:
     """ACP's tool kind of a call (read, edit, delete, move, search, execute, think,
@@ -26,8 +27,23 @@ def tool_kind(data: ToolCallStartEvent) -> str:
     before events carried it, what Troupe's own tool of that name declares."""
     if data.tool_kind:
         return data.tool_kind
-    tool = builtin_tool(data.tool_name)
+    tool = _builtin(data.tool_name)
     return tool.kind if tool is not None else "other"
+
+
+def _builtin(name: str) -> Tool | None:
+    """Troupe's own tool of that name, for an event stored before events carried
+    what its tool declares. The tools are imported when first asked for: ``troupe
+    acp`` answers ``initialize`` before any event (issue #36)."""
+    from actors.tools.builtin import builtin_tool
+
+    return builtin_tool(name)
+
+
+def _plan_tool_name() -> str:
+    from actors.tools.core.plan import UPDATE_PLAN
+
+    return UPDATE_PLAN.name
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -40,7 +56,7 @@ def diff_of(data: ToolCallStartEvent, cwd: str) -> dict[str, Any] | None:
     the event; for an event stored before it was, Troupe's own tool of that name."""
     arguments = data.arguments
     if isinstance(data.diff, msgspec.UnsetType):
-        tool = builtin_tool(data.tool_name)
+        tool = _builtin(data.tool_name)
         fields = tool.diff if tool is not None else None
     else:
         fields = data.diff
@@ -60,6 +76,8 @@ def plan_of(arguments: dict[str, Any]) -> dict[str, Any] | None:
     """ACP's ``plan`` update for an ``update_plan`` call (the whole list, as ACP
     wants it), or None when the arguments are not a plan (then it is shown as an
     ordinary tool call, which fails)."""
+    from actors.tools.core.plan import UpdatePlanParams
+
     try:
         params = msgspec.convert(arguments, UpdatePlanParams)
     except msgspec.ValidationError:
@@ -73,6 +91,7 @@ def plan_of(arguments: dict[str, Any]) -> dict[str, Any] | None:
 def update_of(data: EventData, cwd: str, replay: bool = False) -> dict[str, Any] | None:
     """The ``update`` object for one event, or None for events ACP has no place for.
     ``replay`` (a loaded session's history): whole messages instead of deltas."""
+    plan = _plan_tool_name()
     match data:
         case UserInputEvent() if replay:
             return {"sessionUpdate": "user_message_chunk", "content": _text(data.content)}
@@ -82,11 +101,9 @@ def update_of(data: EventData, cwd: str, replay: bool = False) -> dict[str, Any]
             return {"sessionUpdate": "agent_message_chunk", "content": _text(data.delta)}
         case AssistantReasoningDeltaEvent():
             return {"sessionUpdate": "agent_thought_chunk", "content": _text(data.delta)}
-        case ToolCallStartEvent() if data.tool_name == UPDATE_PLAN.name and (
-            plan := plan_of(data.arguments)
-        ):
+        case ToolCallStartEvent() if data.tool_name == plan and (plan := plan_of(data.arguments)):
             return plan
-        case ToolCallEndEvent() if data.tool_name == UPDATE_PLAN.name and not data.is_error:
+        case ToolCallEndEvent() if data.tool_name == plan and not data.is_error:
             return None  # its start was the plan
         case ToolCallStartEvent():
             diff = diff_of(data, cwd)

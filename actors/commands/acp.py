@@ -1,78 +1,22 @@
-"""``troupe acp``: serve the Agent Client Protocol on stdin/stdout for an editor."""
+"""``troupe acp``: serve the Agent Client Protocol on stdin/stdout for an editor.
+
+The editor's ``initialize`` is answered first, before the runtime is imported
+(:mod:`actors.acp.handshake`); the runtime, the server and everything after the
+first line are :mod:`actors.commands.acp_serve`'s. So this module imports nothing
+beyond the standard library until then."""
 
 from __future__ import annotations
 
 import argparse
-import os
-import select
-import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from pathlib import Path
-
-import msgspec
-import trio
-
-from actors.acp.agent import AcpAgent
-from actors.commands.common import EXIT_ERROR
-from actors.commands.errors import primary
-from actors.commands.run import settings_for
-from actors.commands.session_host import open_host, session_defaults
-from actors.config import Settings
-from protocol.client import ConnectionRefused, TroupeClient
-
-
-async def stdin_lines() -> AsyncIterator[bytes]:
-    """stdin's lines, and an empty one (``b""``) each time all that was sent so far
-    has been read: the agent starts its server then (see :meth:`AcpAgent.serve`)."""
-    stream = trio.lowlevel.FdStream(os.dup(0))
-    buffer = b""
-    waiting = select.poll()
-    waiting.register(0, select.POLLIN)
-    async with stream:
-        while True:
-            if not waiting.poll(0):
-                yield b""
-            chunk = await stream.receive_some(65536)
-            if not chunk:
-                break
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
-                yield line
-    if buffer:
-        yield buffer
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        return trio.run(_serve, args)
+        from actors.acp.handshake import answer_initialize
+
+        handshake = answer_initialize(stdin=0, stdout=1)
+        from actors.commands.acp_serve import serve_editor
+
+        return serve_editor(args, handshake)
     except KeyboardInterrupt:
         return 130
-
-
-async def _serve(args: argparse.Namespace) -> int:
-    try:
-        working_dir = Path.cwd()
-        settings = settings_for(args, working_dir)
-        # the configured session settings (model, policy ...), the same as run's and
-        # the server's; the editor's MCP servers are added per session
-        defaults = msgspec.structs.replace(session_defaults(settings), mcp_servers=[])
-        async with trio.lowlevel.FdStream(os.dup(1)) as output:
-            host = _client(args, settings, working_dir)
-            await AcpAgent(output, defaults).serve(stdin_lines(), host)
-    except BaseException as error:  # the server's start fails inside the agent's nursery
-        leaf = primary(error)
-        if not isinstance(leaf, ConnectionRefused | OSError):
-            raise
-        print(f"troupe acp: {leaf}", file=sys.stderr)
-        return EXIT_ERROR
-    return 0
-
-
-@asynccontextmanager
-async def _client(
-    args: argparse.Namespace, settings: Settings, working_dir: Path
-) -> AsyncIterator[TroupeClient]:
-    async with open_host(args, settings, working_dir) as host:
-        yield host.client

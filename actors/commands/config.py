@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
-from actors.commands.run import settings_for
+from actors.commands.settings_flags import settings_for
 from actors.config import user_config_path
 from actors.config.trust import is_trusted
 from actors.hooks.config import Hook

@@ -42,9 +42,9 @@ from actors.commands.errors import (
 from actors.commands.interact import Follower
 from actors.commands.line_editor import LineEditor
 from actors.commands.render_calls import dollars
-from actors.commands.run import check_policy, settings_for
 from actors.commands.run_session import open_session, session_to_resume_off_loop, unsandboxed
 from actors.commands.session_host import Host, open_host
+from actors.commands.settings_flags import check_policy, settings_for
 from actors.commands.slash import SlashCommands, is_command
 from actors.commands.trust import ask_to_trust
 from actors.config import Settings

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from actors.commands.errors import EXIT_BAD_INPUT, EXIT_ERROR, CommandError
-from actors.commands.run import settings_for
+from actors.commands.settings_flags import settings_for
 from actors.store.setting import check_store_setting, is_postgres, redact
 
 _NODES = """

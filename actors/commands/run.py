@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from actors.commands.errors import (
     EXIT_BAD_INPUT,
@@ -25,17 +23,9 @@ from actors.commands.errors import (
 from actors.commands.headless import Printed, Startup
 from actors.commands.run_route import server_for
 from actors.commands.run_session import loop_options, read_task
+from actors.commands.settings_flags import check_policy, settings_for
 from actors.commands.tally import Outcome
 from actors.commands.trust import ask_to_trust
-from actors.config import ConfigError, Settings, resolve
-
-if TYPE_CHECKING:  # the trio client and the runtime are imported only by the paths that use them
-    pass
-
-SETTING_FLAGS = ("provider", "wire", "model", "base_url", "api_key", "reasoning_effort",
-                 "max_turns", "instructions", "policy", "connect", "environment",
-                 "compaction", "context_window", "max_cost", "max_input_cost",
-                 "store", "provider_options", "isolation")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,28 +71,3 @@ def _checked_run(args: argparse.Namespace, printed: Printed, startup: Startup) -
     from actors.commands.run_async import run_async
 
     return trio.run(run_async, args, settings, workdir, task, printed, startup)
-
-
-def settings_for(args: argparse.Namespace, workdir: Path) -> Settings:
-    flags = {name: getattr(args, name, None) for name in SETTING_FLAGS}
-    try:
-        settings = resolve(flags, workdir)
-    except ConfigError as error:
-        raise CommandError(str(error), EXIT_BAD_INPUT) from None
-    if settings.ignored is not None:
-        print(f"troupe: {settings.ignored}", file=sys.stderr)
-    return settings
-
-
-def check_policy(name: str | None) -> None:
-    """An unknown policy name is bad input, said before anything starts."""
-    from actors.policy.preset_names import PRESET_NAMES
-
-    if name is None or name in PRESET_NAMES:
-        return
-    from actors.policy.presets import UnknownPreset, policy_preset
-
-    try:
-        policy_preset(name)
-    except UnknownPreset as error:
-        raise CommandError(f"--policy: {error}", EXIT_BAD_INPUT) from None

@@ -16,8 +16,8 @@ import trio
 
 from actors.commands.common import data_dir
 from actors.commands.errors import EXIT_BAD_INPUT, EXIT_ERROR, CommandError, leaves
-from actors.commands.run import check_policy, settings_for
 from actors.commands.session_host import model_settings
+from actors.commands.settings_flags import check_policy, settings_for
 from actors.commands.telemetry_host import host_telemetry
 from actors.server.collector import collector_tuned_for_many_sessions
 from actors.server.fleet import DEFAULT_RENEW, DEFAULT_TTL, FleetSettings

@@ -22,8 +22,8 @@ import trio
 
 from actors.commands.errors import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, CommandError
 from actors.commands.render_calls import dollars
-from actors.commands.run import settings_for
 from actors.commands.session_host import embedded_server, model_settings
+from actors.commands.settings_flags import settings_for
 from actors.commands.smoke_steps import STEPS, Step, StepRun
 from actors.config import Settings
 from actors.config.resolve import DEFAULT_WIRE, KEY_VARIABLES, PROVIDERS, WIRES

@@ -53,3 +53,71 @@ async def test_initialize_is_answered_while_the_server_has_not_answered(tmp_path
         finally:
             process.kill()
             await process.wait()
+
+
+# ``troupe acp`` through the console script's entry point, recording the modules
+# imported at the moment it writes its answer to ``initialize``.
+_RECORD_AT_THE_ANSWER = """
+import json, sys
+record, sys.argv = sys.argv[1], ["troupe", *sys.argv[2:]]
+from actors.acp import handshake
+write = handshake._write_all
+def recorded(fd, data):
+    with open(record, "w") as out:
+        json.dump(sorted(name for name, module in sys.modules.items() if module), out)
+    write(fd, data)
+handshake._write_all = recorded
+from actors.console import main
+sys.exit(main())
+"""
+
+
+def test_initialize_is_answered_before_the_runtime_is_imported(tmp_path: Path) -> None:
+    """The answer is the same on every start: it is written before trio, msgspec
+    or the agent are imported (trio alone costs more than ten bare starts), and the
+    editor's capabilities and the line sent with it still reach the agent."""
+    record = tmp_path / "modules.json"
+    capabilities = {"fs": {"readTextFile": True, "writeTextFile": True}}
+    initialize = {"protocolVersion": 1, "clientCapabilities": capabilities}
+    stdin = _line({"id": "first", "method": "initialize", "params": initialize}) + _line(
+        {"id": 2, "method": "unknown/method"}
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _RECORD_AT_THE_ANSWER, str(record), "acp",
+         "--data-dir", str(tmp_path), "--connect", "ws://127.0.0.1:9"],
+        input=stdin, capture_output=True, timeout=HANG_GUARD, cwd=tmp_path,
+    )  # fmt: skip
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answers[0]["id"] == "first"
+    assert answers[0]["result"]["protocolVersion"] == 1
+    assert answers[0]["result"]["agentCapabilities"]["loadSession"] is True
+    modules = json.loads(record.read_text())
+    assert "actors.acp.handshake" in modules
+    early = {"trio", "msgspec", "httpx", "actors.acp.agent", "actors.commands.acp_serve"}
+    assert early.isdisjoint(modules)
+    # the second line was the agent's: an unknown method, answered as one
+    assert answers[1] == {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "error": {"code": -32601, "message": "unknown method unknown/method"},
+    }
+
+
+def test_a_first_line_that_is_not_a_plain_initialize_is_the_agents(tmp_path: Path) -> None:
+    """Garbage, or an ``initialize`` the handshake does not take on (a float id),
+    goes to the agent whole, which answers each line in order."""
+    stdin = (
+        b"not json\n"
+        + _line({"id": 1.5, "method": "initialize", "params": {"protocolVersion": 1}})
+        + _line({"id": 3, "method": "initialize", "params": {"protocolVersion": 1}})
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "actors.cli", "acp", "--data-dir", str(tmp_path),
+         "--connect", "ws://127.0.0.1:9"],
+        input=stdin, capture_output=True, timeout=HANG_GUARD, cwd=tmp_path,
+    )  # fmt: skip
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [answer["id"] for answer in answers] == [None, 1.5, 3]
+    assert answers[0]["error"]["code"] == -32700
+    assert answers[1]["result"] == answers[2]["result"]
+    assert answers[2]["result"]["protocolVersion"] == 1
