@@ -27,8 +27,8 @@ from actors.kernel import (
 from actors.server.environments import Environments
 from actors.server.records import Record
 from actors.server.registry import SessionRegistry
-from actors.session.actor import SessionClosed
 from actors.session.approvals import ApprovalNotFound
+from actors.session.lifecycle import SessionClosed
 from actors.session.turns import conversation
 from actors.store import Store
 from actors.store.health import StoreUnavailable

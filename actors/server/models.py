@@ -9,7 +9,7 @@ server at ``troupe mock-llm``.
 
 from __future__ import annotations
 
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import msgspec
 import trio
@@ -17,11 +17,12 @@ import trio
 from actors.kernel import ActorRef, Rejection, Runtime
 from actors.models.config import Wire, endpoint, endpoint_from_env
 from actors.models.errors import ConfigurationError
-from actors.models.fallback import Route
-from actors.models.gateway import ModelGateway
 from actors.provider_wires import of_profile
 from actors.session.profiles import PROFILES, ProviderProfile
 from protocol.session import SessionConfig
+
+if TYPE_CHECKING:
+    from actors.models.fallback import Route
 
 
 class ModelSettings(msgspec.Struct, frozen=True):
@@ -123,6 +124,10 @@ class Models:
                 target = endpoint_from_env(wire)
         except ConfigurationError as error:
             raise ModelUnavailable(str(error)) from None
+        # the gateway (and httpx under it) is imported with the first one a session
+        # needs: a server is ready before any, and one serving no session has none
+        from actors.models.gateway import ModelGateway
+
         ref = await self.runtime.spawn(ModelGateway(target), name=f"models/{wire}")
         self._gateways[wire] = ref
         return ref
@@ -133,6 +138,8 @@ class Models:
         others = [name for name in self.settings.fallbacks if name != profile.id]
         if not others:
             return own
+        from actors.models.fallback import Route
+
         routes = [Route(own)]
         for name in others:
             fallback = self.profile(name)

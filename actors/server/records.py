@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import msgspec
 import trio
 
 from actors.kernel import ActorRef, Rejection
-from actors.session.actor import SessionActor
 from actors.session.approvals import Approvals
 from actors.session.events import EventHub
 from actors.session.resumed_round import ResumedRound
 from actors.store.db import SessionRow
 from protocol.session import SessionConfig, Spend
 from protocol.wire import SessionInfo
+
+if TYPE_CHECKING:  # the session stack is imported when the first actor starts
+    from actors.session.actor import SessionActor
 
 
 class SessionNotFound(Rejection):

@@ -25,8 +25,8 @@ from actors.server.models import Models
 from actors.server.records import Record, SessionNotFound, SubagentRecord
 from actors.server.store_sync import StoreSync
 from actors.server.summaries import apply_summary, summary_from_events
-from actors.session.actor import SessionActor, new_session_id, start_event
 from actors.session.events import KEEP_BYTES, EventHub
+from actors.session.lifecycle import new_session_id, start_event
 from actors.session.profiles import ProviderProfile
 from actors.session.snapshots import SnapshotCache
 from actors.store import Store
@@ -38,10 +38,20 @@ from protocol.wire_client_calls import ClientOperation
 
 if TYPE_CHECKING:
     from actors.server.fleet import Fleet
+    from actors.session.actor import SessionActor
 
 STOP_WAIT = 30.0
 """Seconds a claim waits for this node's old actor of the session to stop."""
 log = logging.getLogger("troupe.server")
+
+
+def _session_actor() -> type[SessionActor]:
+    """The session's actor, imported when the first one starts: with it come the
+    agentic loop, the tools and the model layer (httpx), which a server does not
+    need before it is ready (issue #36)."""
+    from actors.session.actor import SessionActor
+
+    return SessionActor
 
 
 def _decode_config(blob: bytes) -> SessionConfig:
@@ -349,7 +359,7 @@ class SessionRegistry:
             served = ClientEnvironment(env, *client)
             number = len(self.client_environments) + 1
             session_env = await self.runtime.spawn(served, name=f"client-environments/{number}")
-        actor = SessionActor(
+        actor = _session_actor()(
             profile, session_env, gateway, config, history=history, snapshots=self.snapshots
         )
         actor.origin = origin
@@ -497,7 +507,7 @@ class SessionRegistry:
             env = self.environments.resolve(row.environment)
         gateway = await self.models.routes(profile)
         if record.hub is not None:  # announced here: nothing stored to read back
-            actor = SessionActor(
+            actor = _session_actor()(
                 profile, env, gateway, record.config, row.id, snapshots=self.snapshots,
                 hub=record.hub,
             )  # fmt: skip
@@ -514,7 +524,7 @@ class SessionRegistry:
         if repaired:
             self.store.put_history(row.id, len(history), repaired)
             history += repaired
-        actor = SessionActor(
+        actor = _session_actor()(
             profile, env, gateway, record.config, row.id, history, record.last_seq + 1,
             resumed=resumed, first_agent_number=self._next_agent_number(row.id),
             snapshots=self.snapshots,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from actors.kernel import ActorError, ActorRef, Runtime
-from actors.session.actor import restarted_event
+from actors.session.lifecycle import restarted_event
 from protocol.supervision import ChildRestarted, ServiceRestarted
 
 if TYPE_CHECKING:

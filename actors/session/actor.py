@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import posixpath
-import secrets
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -20,14 +19,20 @@ import msgspec
 import trio
 
 from actors.hooks import HookSet
-from actors.kernel import Actor, ActorError, ActorRef, Rejection, handler
+from actors.kernel import Actor, ActorError, ActorRef, handler
 from actors.models.fallback import FallbackModel, Route, as_routes
 from actors.models.session import ModelSession
 from actors.session.approvals import Approvals
 from actors.session.events import EventHub, Subscription
 from actors.session.hook_wiring import wire_hooks
+from actors.session.lifecycle import (
+    SessionBusy,
+    SessionClosed,
+    new_session_id,
+    restarted_event,
+    start_event,
+)
 from actors.session.loop import AgenticLoop, LoopParts
-from actors.session.model_calls import ModelCalls
 from actors.session.own_tools import offer, withdraw
 from actors.session.path_checks import PathJudge
 from actors.session.policy_gate import PolicyGate
@@ -57,10 +62,8 @@ from protocol.events import (
     InputInterruptedEvent,
     ModelFallbackEvent,
     RewindEvent,
-    ServiceRestartedEvent,
     SessionEndEvent,
     SessionEvent,
-    SessionStartEvent,
     SubagentWorkspaceEvent,
     WarningEvent,
 )
@@ -98,45 +101,8 @@ if TYPE_CHECKING:
     from actors.tools.mcp import McpTools
 
 
-def new_session_id() -> str:
-    """A new session's id."""
-    # 64 random bits: servers sharing one store mint ids with no check between
-    # them, and 32 bits collided about once in ten fleets of 30,000 sessions.
-    return f"s-{secrets.token_hex(8)}"
-
-
-def start_event(
-    profile: ProviderProfile, config: SessionConfig, root: str, agent_depth: int = 0
-) -> SessionStartEvent:
-    """A session's first event, from what it starts with (its actor emits it, or a
-    host announcing the session before its actor starts)."""
-    return SessionStartEvent(
-        profile=profile.id,
-        model=ModelCalls.model_name(profile, config),
-        working_directory=root,
-        agent_depth=agent_depth,
-    )
-
-
-def restarted_event(message: ServiceRestarted) -> ServiceRestartedEvent:
-    """What a session says when something it depends on restarted."""
-    return ServiceRestartedEvent(
-        message.address, message.error_type, message.message, message.restarts
-    )
-
-
-class SessionClosed(Rejection):
-    code = "session_closed"
-
-
 SESSION_END_HOOKS_S = 30.0
 """How long SessionEnd hooks may hold up a closing session."""
-
-
-class SessionBusy(Rejection):
-    """A request that needs an idle session (``compact``) while it processes."""
-
-    code = "invalid_request"
 
 
 SubagentHook = Callable[["SessionActor", str], None]

@@ -66,7 +66,7 @@ class ModelCalls:
 
     @staticmethod
     def model_name(profile: ProviderProfile, config: SessionConfig) -> str:
-        return config.model or profile.model
+        return profile.model_for(config)
 
     def request(
         self,

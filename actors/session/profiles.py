@@ -9,7 +9,7 @@ prompt.
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -23,6 +23,9 @@ from actors.tools.registry import ToolRegistry
 from protocol.environment import DEFAULT_TIMEOUT_MS
 from protocol.llm import ToolDefinition
 from protocol.session import ToolCalling
+
+if TYPE_CHECKING:
+    from protocol.session import SessionConfig
 
 ANTHROPIC_SHELL_TIMEOUT_MS = 120_000
 """Claude Code's convention (§3.5); it overrides the session default for this profile."""
@@ -103,6 +106,10 @@ class ProviderProfile(msgspec.Struct):
     tool_calling: ToolCalling = "auto"
     """Native tool calls, text calls (models and servers without them), or native
     with a switch to text when an OpenAI-compatible server rejects ``tools``."""
+
+    def model_for(self, config: SessionConfig) -> str:
+        """The model a session with ``config`` calls: its own, else the profile's."""
+        return config.model or self.model
 
     def derive(self, model: str | None = None) -> ProviderProfile:
         """A copy with its own registry (and optionally another model), so a session

@@ -95,6 +95,21 @@ def test_importing_the_run_command_leaves_the_server_mcp_web_and_acp_alone() -> 
     assert _loaded(modules, NOT_ON_THE_RUN_PATH) == []
 
 
+NOT_BEFORE_A_SESSION = ("httpx", "actors.models.gateway", "actors.session.actor",
+                        "actors.session.loop", "actors.hooks", "actors.tools.builtin")  # fmt: skip
+"""What the server and ``troupe serve`` do not import until a session's actor or
+model gateway starts: the server is ready (listening) without them, and the
+``troupe acp`` agent answers its editor's first requests without them."""
+
+
+def test_the_server_and_the_acp_agent_import_no_session_stack() -> None:
+    modules = _modules_after(
+        "import actors.commands.serve, actors.server.server, actors.commands.acp_serve"
+    )
+    assert "actors.server.registry" in modules
+    assert _loaded(modules, NOT_BEFORE_A_SESSION) == []
+
+
 def test_the_parser_alone_imports_no_runtime() -> None:
     """``troupe --help`` and ``--version`` build the parser and stop there: no
     runtime, and no ``dataclasses`` (with ``inspect``, about half of ``--version``'s
