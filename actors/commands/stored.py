@@ -4,8 +4,9 @@
 directory and the time of its last event; the store holds all three. The database
 is opened read-only (SQLite WAL lets a reader sit beside a running server), so
 listing never creates a store or disturbs one. Each column is one seek in the
-events' key (session, seq): the last event, the highest seq, the first input; the
-listing never reads a session's other events, however many it has.
+events' key (session, seq): the last event, the highest seq, and the first input
+where the session's summary has no task; the listing never reads a session's other
+events, however many it has.
 """
 
 from __future__ import annotations
@@ -22,10 +23,17 @@ SELECT s.id, s.profile, s.model, s.working_dir, s.state, s.interrupted,
        s.created, s.updated,
        (SELECT timestamp FROM events e WHERE e.session_id = s.id ORDER BY seq DESC LIMIT 1),
        (SELECT MAX(seq) FROM events e WHERE e.session_id = s.id),
-       (SELECT data FROM events e WHERE e.session_id = s.id AND e.kind = 'user_input'
-        ORDER BY seq LIMIT 1)
-FROM sessions s ORDER BY s.created
+       m.task,
+       CASE WHEN m.task IS NULL OR m.task = '' THEN
+           (SELECT data FROM events e WHERE e.session_id = s.id AND e.kind = 'user_input'
+            ORDER BY seq LIMIT 1)
+       END
+FROM sessions s LEFT JOIN summaries m ON m.session_id = s.id ORDER BY s.created
 """
+"""The task is the summary's (the first input, as the server stored it beside the
+event, :mod:`actors.server.summaries`): one seek in a small table. Only where a
+session has no summary with a task (a store from before summaries, or one whose
+summary lags) is the first input read from the events, and decoded here."""
 
 
 class StoredSession(msgspec.Struct, frozen=True):
@@ -67,10 +75,10 @@ def _read(path: Path) -> list[StoredSession]:
     found = []
     for row in rows:
         (sid, profile, model, workdir, state, interrupted, created, updated,
-         last_time, last_seq, first_input) = row  # fmt: skip
-        task = ""
+         last_time, last_seq, task, first_input) = row  # fmt: skip
         if first_input:
             task = str(msgspec.json.decode(first_input).get("content", ""))
+        task = task or ""
         found.append(
             StoredSession(
                 sid,

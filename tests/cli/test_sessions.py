@@ -4,6 +4,7 @@ them. Each run is its own process; the history comes back from the store."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 from typing import Any
 
@@ -67,6 +68,25 @@ async def test_sessions_list_task_directory_state_and_update_time(home: Home) ->
     assert row["created"] <= row["updated"]
     text = table.stdout.decode()
     assert "TASK" in text and "list me" in text and str(home.work)[-20:] in text
+
+
+async def test_a_session_without_a_summary_lists_its_first_input(home: Home) -> None:
+    """The listing takes the task from the session's summary; a store from before
+    summaries (or a summary not written yet) has none, and the first input is read
+    from the events instead."""
+    async with mock_llm({"turns": [{"text": "ok"}, {"text": "ok"}]}) as mock:
+        common = ["--base-url", mock.base_url, "--output-format", "json"]
+        kept = result_of(await home.troupe("run", *common, "summarised task"))
+        lost = result_of(await home.troupe("run", *common, "task without a summary"))
+    with sqlite3.connect(home.data / "troupe.db") as connection:
+        connection.execute("DELETE FROM summaries WHERE session_id = ?", (lost["session_id"],))
+    connection.close()
+    listed = await home.troupe("sessions", "--json")
+    tasks = {row["session_id"]: row["task"] for row in map(json.loads, listed.stdout.splitlines())}
+    assert tasks == {
+        kept["session_id"]: "summarised task",
+        lost["session_id"]: "task without a summary",
+    }
 
 
 async def test_run_uses_the_running_server_and_says_so(home: Home) -> None:
