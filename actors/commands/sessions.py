@@ -20,7 +20,7 @@ import msgspec
 from actors.commands.common import connect_to, data_dir, read_token, server_url
 from actors.commands.errors import EXIT_BAD_INPUT, CommandError
 from actors.commands.stored import StoredSession, read_stored, stored_sessions
-from protocol.session import Spend
+from protocol.spend import Spend
 
 if TYPE_CHECKING:  # the protocol's modules are imported only to ask a server
     from protocol.client import TroupeClient
@@ -84,26 +84,32 @@ def _print(args: argparse.Namespace, sessions: list[Listed]) -> int:
     if not sessions:
         print("no sessions")
         return 0
-    lines = [f"{'SESSION':<12} {'STATE':<13} {'UPDATED':<16}  {'DIRECTORY':<28} {'COST':>9}  TASK"]
+    lines = [_ROW % ("SESSION", "STATE", "UPDATED", "DIRECTORY", "COST", "TASK")]
     minutes: dict[int, str] = {}
+    directories: dict[str | None, str] = {}
     for item in sessions:
         minute = int(item.updated // 60)  # time zones are whole minutes off UTC
         updated = minutes.get(minute)
         if updated is None:
             updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.updated))
             minutes[minute] = updated
+        directory = directories.get(item.working_dir)
+        if directory is None:  # most sessions share a few directories
+            directory = directories[item.working_dir] = _tail(item.working_dir or "-", 28)
         state = item.state if item.status != "live" else f"{item.state}*"
         if item.interrupted:
             state = "interrupted"
-        lines.append(
-            f"{item.session_id:<12} {state:<13} {updated:<16}  "
-            f"{_tail(item.working_dir or '-', 28):<28} {_cost(item.spend):>9}  "
-            f"{_head(_task(item), 60)}"
-        )
+        task = _head(_task(item), 60)
+        lines.append(_ROW % (item.session_id, state, updated, directory, _cost(item.spend), task))
     if any(item.status == "live" for item in sessions):
         lines.append("(* live on the running server)")
     _write(lines)
     return 0
+
+
+_ROW = "%-12s %-13s %-16s  %-28s %9s  %s"
+"""One line of the table. One ``%`` for the whole line: a format spec per field
+(f-strings) took a third of listing ten thousand sessions."""
 
 
 def _write(lines: list[str]) -> None:

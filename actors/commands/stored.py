@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from protocol.session import Spend
+from protocol.spend import Spend
 
 QUERY = """
 SELECT s.id, s.profile, s.model, s.working_dir, s.state, s.interrupted,
@@ -28,7 +28,7 @@ SELECT s.id, s.profile, s.model, s.working_dir, s.state, s.interrupted,
            (SELECT data FROM events e WHERE e.session_id = s.id AND e.kind = 'user_input'
             ORDER BY seq LIMIT 1)
        END
-FROM sessions s LEFT JOIN summaries m ON m.session_id = s.id ORDER BY s.created
+FROM sessions s LEFT JOIN summaries m ON m.session_id = s.id
 """
 """The task is the summary's (the first input, as the server stored it beside the
 event, :mod:`actors.server.summaries`): one seek in a small table. Only where a
@@ -54,8 +54,9 @@ class StoredSession(msgspec.Struct, frozen=True):
 
 
 def read_stored(data_dir: Path) -> list[StoredSession]:
-    """Every stored session, oldest created first (blocking: for a caller with no
-    event loop to keep running)."""
+    """Every stored session, in no order (each caller sorts as it shows them:
+    sorting here too cost a tenth of listing ten thousand); blocking, for a caller
+    with no event loop to keep running."""
     return _read(data_dir / "troupe.db")
 
 
@@ -113,7 +114,7 @@ def _ledgers(connection: sqlite3.Connection) -> dict[str, Spend]:
 
 
 async def stored_sessions(data_dir: Path) -> list[StoredSession]:
-    """Every stored session, oldest created first."""
+    """Every stored session, in no order (:func:`read_stored`)."""
     import trio
 
     return await trio.to_thread.run_sync(read_stored, data_dir)
