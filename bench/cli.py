@@ -15,8 +15,9 @@ being measured. Subjects, each a whole process:
   mock-llm`` (a scripted model that answers at once, in its own process), in an
   embedded runtime, and through a running ``troupe serve``;
 - ``troupe acp``: from start to the reply to ``initialize`` on its stdout (given
-  before the server starts: it needs none), and to the reply to ``session/new``
-  (the server started, a session created);
+  before the runtime is imported: it needs none, :mod:`actors.acp.handshake`), and
+  to the reply to ``session/new`` (the runtime imported, the server started, a
+  session created: what an editor that opens a thread at once waits for);
 - ``troupe serve --port 0``: from start to its ``listening`` line;
 - ``troupe sessions``.
 
