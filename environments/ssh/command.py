@@ -18,7 +18,7 @@ from environments.capture import HeadTail, Stream
 from environments.shell.markers import MarkerFilter
 from environments.shell.scripts import RemoteGroup
 from environments.ssh.connect import LINK_ERRORS
-from environments.ssh.pool import HostPool, RemoteProcess
+from environments.ssh.pool import HostPool, Opening, RemoteProcess
 
 _READ_SIZE = 262_144
 DELTA_BATCH_CAP = 262_144
@@ -156,12 +156,69 @@ class RemoteCommand:
 
 
 async def start_command(
-    pool: HostPool, script: str, markers: MarkerFilter, cap: int, want_deltas: bool, tag: str = ""
+    pool: HostPool,
+    script: str,
+    markers: MarkerFilter,
+    cap: int,
+    want_deltas: bool,
+    tag: str = "",
+    opening: Opening | None = None,
 ) -> RemoteCommand:
-    remote = await pool.start(script, tag)
+    remote = await pool.start(script, tag, opening)
     command = RemoteCommand(pool, remote, markers, HeadTail(cap), HeadTail(cap), want_deltas)
     command.start()
     return command
+
+
+@dataclass(eq=False)
+class CommandStart:
+    """One command's start, made by its trio caller before the start begins, so
+    that a caller who leaves during the start can still end the command.
+
+    A result crossing from this loop to trio is lost when the trio caller is
+    cancelled after the start has finished here but before the caller's task took
+    it; and cancelling the start while sshd starts the command (it answers the exec
+    request after the fork) leaves the command running with its channel unread.
+    Either way nothing would end the command. On a loaded machine, where the trio
+    thread waits its turn for a CPU, a caller cancelled just after its command
+    began falls into one of these. So the start is a task of its own, which the
+    caller's leaving does not cancel: :meth:`abandon` cancels it only while it
+    waits for room on a connection (nothing runs yet), and otherwise waits for it
+    and hands the command back, to be ended like any other."""
+
+    pool: HostPool
+    opening: Opening = field(default_factory=Opening)
+    _task: asyncio.Task[RemoteCommand] | None = None
+
+    async def run(
+        self, script: str, markers: MarkerFilter, cap: int, want_deltas: bool, tag: str = ""
+    ) -> RemoteCommand:
+        """Start the command (see :func:`start_command`); cancelling this call leaves
+        the start going, for :meth:`abandon`."""
+        self._task = asyncio.get_running_loop().create_task(
+            start_command(self.pool, script, markers, cap, want_deltas, tag, self.opening)
+        )
+        return await asyncio.shield(self._task)
+
+    async def abandon(self) -> RemoteCommand | None:
+        """The started command, which its caller has left and must end; None when
+        nothing was started (the start had not begun, was stopped while it waited
+        for room, or failed)."""
+        task = self._task
+        if task is None:
+            # Asked after ``run`` was cancelled before its first step (this loop runs
+            # the two in the order trio sent them): it never starts anything.
+            return None
+        if not self.opening.now:
+            task.cancel()
+        try:
+            return await asyncio.shield(task)  # our caller's bound must not cut the open
+        except asyncio.CancelledError:
+            if task.cancelled():
+                return None
+            raise
+        except Exception:
+            return None  # the start failed: no session, nothing runs
 
 
 async def current_group(command: RemoteCommand) -> RemoteGroup | None:

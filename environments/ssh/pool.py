@@ -104,6 +104,17 @@ class RemoteProcess:
 
 
 @dataclass(eq=False)
+class Opening:
+    """Whether a start is opening its session right now. sshd answers the exec
+    request only once it has forked the command, so a start cut short from here on
+    may leave the command running with nobody reading its channel or able to end it:
+    :class:`~environments.ssh.command.CommandStart` cancels a start only while this
+    is false (it waits for room, or for a connection, and nothing runs yet)."""
+
+    now: bool = False
+
+
+@dataclass(eq=False)
 class HostPool:
     target: SSHTarget
     options: ConnectOptions
@@ -254,12 +265,16 @@ class HostPool:
 
     # -- channels ----------------------------------------------------------------
 
-    async def _open_channel(self, open_it: Any) -> tuple[Link, Any]:
+    async def _open_channel(self, open_it: Any, opening: Opening | None = None) -> tuple[Link, Any]:
         """Open a session on some link: a refusal lowers that link's limit and tries
-        again; a link found dead before anything started is retried once, fresh."""
+        again; a link found dead before anything started is retried once, fresh.
+        ``opening`` is kept up to date with whether a session is being opened."""
+        opening = opening if opening is not None else Opening()
         retried_dead = False
         for _ in range(_MAX_OPEN_ATTEMPTS):
+            opening.now = False
             link = await self._acquire()
+            opening.now = True
             try:
                 channel = await open_it(link.connection)
             except asyncssh.ChannelOpenError as exc:
@@ -287,18 +302,21 @@ class HostPool:
             return link, channel
         raise ConnectionLost(f"{self.target}: no session could be opened")
 
-    async def start(self, script: str, tag: str = "") -> RemoteProcess:
+    async def start(
+        self, script: str, tag: str = "", opening: Opening | None = None
+    ) -> RemoteProcess:
         """Open a channel running ``script`` (a bash script): as the command itself
         when the login shell is bash and it is short, else fed to ``bash -s`` with
         ``tag`` as its argument, so the wrapper's command line names the call either
-        way (the kill path finds a call that never reported its group by it)."""
+        way (the kill path finds a call that never reported its group by it).
+        ``opening`` tells when the command may already run (see :class:`Opening`)."""
         direct = bool(self._login_is_bash) and len(script) <= _DIRECT_SCRIPT_LIMIT
         command = script if direct else _with_argument(REMOTE_SHELL, tag)
 
         async def open_process(connection: asyncssh.SSHClientConnection) -> Any:
             return await connection.create_process(command, encoding=None, window=COMMAND_WINDOW)
 
-        link, process = await self._open_channel(open_process)
+        link, process = await self._open_channel(open_process, opening)
         try:
             if not direct:
                 process.stdin.write(script.encode())

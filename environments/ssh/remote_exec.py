@@ -7,7 +7,9 @@ of its own, so a kill never waits for the channels the commands hold) on timeout
 or abort (the wrapper itself ends stragglers after a normal exit), forwards output
 deltas to a watcher, and builds the ExecResult. A caller that cancels waits,
 shielded and bounded, until the group is gone: cancelling really stops the remote
-work. A kill that cannot be delivered is owed, and paid on reconnect.
+work, also when it comes while the command is being started
+(:class:`~environments.ssh.command.CommandStart`). A kill that cannot be delivered
+is owed, and paid on reconnect.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from environments.errors import ConnectionLost, FileNotFound
 from environments.shell.markers import MarkerFilter
 from environments.shell.scripts import LostCall, Markers, RemoteGroup, command_script
 from environments.ssh.asyncio_loop import AsyncioLoop
-from environments.ssh.command import CommandOutcome, RemoteCommand, current_group, start_command
+from environments.ssh.command import CommandOutcome, CommandStart, RemoteCommand, current_group
 from environments.ssh.pool import HostPool
 from protocol.environment import ExecCommand, ExecResult, effective_timeout_ms, timeout_message
 
@@ -56,6 +58,23 @@ async def _kill_group(
         await bridge.run(pool.kill([_owed(group, markers)]))
 
 
+async def _abandon_start(
+    bridge: AsyncioLoop, pool: HostPool, start: CommandStart, markers: Markers
+) -> None:
+    """The start did not reach the caller (who left, or it failed): end whatever it
+    got running, as for a caller who leaves later (shielded, bounded)."""
+    with trio.CancelScope(shield=True), trio.move_on_after(_KILL_BOUND):
+        try:
+            command = await bridge.run(start.abandon())
+        except ConnectionLost:  # the bridge is gone, and the start with it
+            return
+        if command is not None:
+            try:
+                await _kill_group(bridge, pool, command, markers)
+            finally:
+                await bridge.run(command.finish())
+
+
 async def _forward_deltas(
     bridge: AsyncioLoop, command: RemoteCommand, output_to: object, forwarded: trio.Event
 ) -> None:
@@ -84,16 +103,20 @@ async def run_remote_command(
     )
     started = time.monotonic()
     timed_out = False
-    command = await bridge.run(
-        start_command(
-            pool,
-            script,
-            MarkerFilter(markers),
-            capture_cap,
-            request.output_to is not None,
-            markers.tag,
+    start = CommandStart(pool)
+    try:
+        command = await bridge.run(
+            start.run(
+                script,
+                MarkerFilter(markers),
+                capture_cap,
+                request.output_to is not None,
+                markers.tag,
+            )
         )
-    )
+    except BaseException:
+        await _abandon_start(bridge, pool, start, markers)
+        raise
     try:
         async with trio.open_nursery() as watchers:
             forwarded = trio.Event()

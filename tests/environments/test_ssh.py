@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from actors.kernel import Runtime
+from actors.kernel.ref import Ask
 from environments.capture import HeadTail
 from environments.errors import ConnectionLost, HostKeyRejected, InvalidRequest
 from environments.shell.markers import MarkerFilter
@@ -19,9 +22,9 @@ from environments.ssh.command import DELTA_BATCH_CAP, SKIPPED_NOTE, RemoteComman
 from environments.ssh.target import SSHTarget, parse_target
 from protocol.environment import AddSSHHost, ExecCommand, FileExists
 from tests.environments.conftest import host_request
-from tests.environments.helpers import alive
+from tests.environments.helpers import alive, running_in
 from tests.environments.sshd import SSHServer, connection_processes
-from tests.waiting import workers_per_cpu
+from tests.waiting import wait_until_nothing_runs_in, workers_per_cpu
 
 HANG_GUARD = 30 * workers_per_cpu()  # stretched where workers share a CPU
 
@@ -58,6 +61,33 @@ async def test_killed_connection_fails_in_flight_work_and_the_next_call_reconnec
         wrapper = int((tmp_path / "wrapper.pid").read_text())
         while alive([wrapper]):  # noqa: ASYNC110 - the orphan kill runs on the new link
             await trio.sleep(0.05)
+
+
+async def test_a_caller_that_leaves_while_its_command_starts_leaves_no_process(
+    sshd: SSHServer, runtime: Runtime, tmp_path: Path
+) -> None:
+    """The caller gives up after sshd has started the command but before the start
+    has reached the caller's task: what a loaded machine does when the trio thread
+    gets no CPU for a while, held here on purpose. The command is still ended."""
+    bridge = await runtime.spawn(SSHBridge())
+    env = await bridge.ask(host_request(sshd, "root", "box", tmp_path))
+    request = Ask(ExecCommand("echo up > up; sleep 600", timeout_ms=60_000))
+    assert env.offer(request)
+    await trio.testing.wait_all_tasks_blocked()  # the handler waits for its start
+    # The trio thread is held (no checkpoint) until the command runs on the host:
+    # whatever the asyncio side has done with the start has not reached the handler.
+    deadline = time.monotonic() + HANG_GUARD
+    while not (tmp_path / "up").exists():
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.01)  # noqa: ASYNC251 - holding the trio thread is the point
+    request.abandon()
+    try:
+        with trio.fail_after(HANG_GUARD):
+            await request.done.wait()
+        await wait_until_nothing_runs_in(tmp_path)
+    finally:
+        for pid in running_in(tmp_path):  # a failed run leaves nothing behind either
+            os.kill(pid, signal.SIGKILL)
 
 
 async def test_unknown_host_key_is_refused(
