@@ -102,10 +102,11 @@ async def _forward(fleet: Fleet, key: str, owner: str, request: Request) -> Any:
     """Post ``request`` for ``owner`` and wait for its reply. While nobody took
     it, it is ``owner``'s: taken back (None: route it again) once ``owner`` no
     longer holds the session. Once taken, it is the taker's, which is not always
-    ``owner``: a node that takes the session over (often this very node, when
-    ``owner`` died) takes what waits for it in the inbox and answers it. Only
-    when the taker no longer holds the session is the client told that whether
-    the request took effect is unknown."""
+    ``owner``: the node that takes the session over (often this very node, when
+    ``owner`` died) takes what waits for it in the inbox, and may give the
+    session back at rest before its answer is written. So a taker is waited for
+    as long as it is alive (its heartbeat, not a lease), and only a taker gone
+    away makes the client told that whether the request took effect is unknown."""
     ownership = fleet.ownership
     body = msgspec.msgpack.encode(request)  # as a client sends it, in msgpack
     row = await trio.to_thread.run_sync(ownership.post, key, body)
@@ -114,20 +115,21 @@ async def _forward(fleet: Fleet, key: str, owner: str, request: Request) -> Any:
         reply, taken = await trio.to_thread.run_sync(ownership.collect, row)
         if reply is not None:
             return _codecs()[1].decode(reply)
-        holder = taken or owner
+        if taken is not None:
+            if taken == fleet.node_id or await trio.to_thread.run_sync(ownership.alive, taken):
+                continue  # its taker answers it
+            await trio.to_thread.run_sync(ownership.forget, row)
+            return ErrorReply(
+                request.id, "unavailable",
+                f"node {taken} went away while answering for session {key}; "
+                "whether the request took effect is unknown: look at the session's events",
+            )  # fmt: skip
         found = await trio.to_thread.run_sync(ownership.owner, key)
-        if found is not None and found[2] and found[0].node_id == holder:
-            continue  # the node that has the request runs the session: it answers
-        if taken is None:
-            if await trio.to_thread.run_sync(ownership.withdraw, row):
-                return None
-            continue  # taken meanwhile (by the session's next owner): ask who took it
-        await trio.to_thread.run_sync(ownership.forget, row)
-        return ErrorReply(
-            request.id, "unavailable",
-            f"node {taken} went away while answering for session {key}; "
-            "whether the request took effect is unknown: look at the session's events",
-        )  # fmt: skip
+        if found is not None and found[2] and found[0].node_id == owner:
+            continue  # still waiting for its owner to take it
+        if await trio.to_thread.run_sync(ownership.withdraw, row):
+            return None
+        # else taken meanwhile (by the session's next owner): see who, and wait for it
 
 
 async def serve_inbox(fleet: Fleet, answer: Answer) -> None:

@@ -5,9 +5,11 @@ session over, when that node took it from the inbox first (issue 37).
 the session while the dead node's lease still runs: that node forwards the
 request to the dead one. When the lease lapses, the node that takes the session
 over (here, the asking node itself) takes what waits in the inbox for it and
-answers. The asking node must wait for that answer, not tell its client the
-dead node "went away while answering" (the attach then ended, seen under load
-in tests/fleet/test_attach.py)."""
+answers, even if it gives the session back at rest meanwhile (a take-over does,
+once the interrupted input is closed). The asking node must wait for that
+answer while its taker is alive, not tell its client that a node "went away
+while answering" (the attach then ended, seen under load in
+tests/fleet/test_attach.py)."""
 
 from __future__ import annotations
 
@@ -67,12 +69,15 @@ async def test_a_request_taken_by_the_session_s_next_owner_is_answered(
             nursery.start_soon(ask)
             await wait_until(lambda: bell.waits == 1, what="the request posted for n1")
 
-            # n1 dies (its lease ends) and this node takes the session over and the
-            # request from the inbox, before the forwarder looks again: called here,
-            # without a checkpoint, as a forwarder asleep in its poll sees them.
+            # n1 dies (its lease ends); this node takes the session over and the
+            # request from the inbox, then gives the session back at rest (as a
+            # take-over does when no input runs any more) before its answer is
+            # written; all before the forwarder looks again: called here, without
+            # a checkpoint, as a forwarder asleep in its poll sees them.
             dead.release("s-moving")
             here.acquire("s-moving")
             taken = here.take()
+            here.release("s-moving")
             assert [(session, body) for _, session, body in taken] == [
                 ("s-moving", msgspec.msgpack.encode(steer))
             ]
