@@ -94,3 +94,43 @@ async def test_a_request_taken_by_the_session_s_next_owner_is_answered(
             fleet.inbox.ring(f"reply:{row}")
             await wait_until(lambda: bool(answers), what="the forwarded answer")
     assert answers == [Ok(id=7)]
+
+
+async def test_a_request_whose_taker_went_away_is_told_unknown(
+    tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other side: the node that took the request dies before answering (its
+    heartbeat lapses): whether it took effect cannot be known, and the client is
+    told so rather than left waiting."""
+    monkeypatch.setattr(inbox, "POLL", HANG_GUARD)
+    async with registry_on_store(tmp_path, postgres_url) as (registry, store):
+        backend = store.backend
+        assert isinstance(backend, PostgresBackend)
+        dying = Ownership(backend, LeaseSettings("n1", ttl=0.5))  # never renewed here
+        here = Ownership(backend, LeaseSettings("n2", ttl=HANG_GUARD))
+        registry.fleet = fleet = Fleet(here)
+        fleet.inbox = bell = CountingDoorbell()
+        for node in (dying, here):
+            await trio.to_thread.run_sync(node.renew_all)
+        await trio.to_thread.run_sync(dying.acquire, "s-lost")
+
+        steer = SteerSession(id=8, session="s-lost", text="mind the tests")
+        answers: list[Reply | ErrorReply | None] = []
+
+        async def ask() -> None:
+            answers.append(await forward_if_elsewhere(registry, steer))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ask)
+            await wait_until(lambda: bell.waits == 1, what="the request posted for n1")
+            (row, _, _), *_ = await trio.to_thread.run_sync(dying.take)
+            await wait_until(
+                lambda: trio.to_thread.run_sync(lambda: not here.alive("n1")),
+                what="n1's heartbeat to lapse",
+            )
+            fleet.inbox.ring(f"reply:{row}")
+            await wait_until(lambda: bool(answers), what="the forwarder's answer")
+    (answer,) = answers
+    assert isinstance(answer, ErrorReply)
+    assert answer.code == "unavailable"
+    assert "node n1 went away" in answer.message
