@@ -1,6 +1,7 @@
-"""A server's session registry on a real SQLite store, without the server around
-it: for tests that put the registry or a subscription at one exact moment of a
-store call (tests/fleet/test_load_race.py, tests/wire/test_replay_after_outage.py)."""
+"""A server's session registry on a real store, without the server around it: for
+tests that put the registry or a subscription at one exact moment of a store call
+(tests/fleet/test_load_race.py, tests/wire/test_replay_after_outage.py,
+tests/fleet/test_forward_take_over.py)."""
 
 from __future__ import annotations
 
@@ -22,10 +23,13 @@ from protocol.session import SessionConfig
 
 
 @asynccontextmanager
-async def registry_on_store(data_dir: Path) -> AsyncIterator[tuple[SessionRegistry, Store]]:
-    """The registry and its store, as ``troupe serve`` makes them, for the block."""
+async def registry_on_store(
+    data_dir: Path, store_setting: str = ""
+) -> AsyncIterator[tuple[SessionRegistry, Store]]:
+    """The registry and its store, as ``troupe serve`` makes them, for the block
+    (``store_setting``: a ``postgresql://`` URL, or empty for SQLite in ``data_dir``)."""
     async with (
-        open_store(data_dir) as store,
+        open_store(data_dir, store_setting) as store,
         Runtime() as runtime,
         trio.open_nursery() as nursery,
     ):

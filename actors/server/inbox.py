@@ -7,9 +7,10 @@ The asking node leaves the request in the ``inbox`` table and rings the owner
 reply in the row and rings back. The row is the message, the notification only
 a doorbell: a lost one delays by at most a poll, never loses a request. If the
 owner goes away before taking the request, it is taken back and answered where
-the session goes next (or here, once this node claims it); if it went away
-after taking it and before answering, the client is told (``unavailable``),
-since whether it took effect cannot be known.
+the session goes next (or here, once this node claims it), unless the node
+taking the session over took it from the inbox first: then that node answers
+it. If the node that took it went away before answering, the client is told
+(``unavailable``), since whether it took effect cannot be known.
 
 Subscriptions are not forwarded: every node serves its own subscribers, from
 the store (:meth:`actors.server.subscription.SessionSubscription._follow_store`).
@@ -98,6 +99,14 @@ async def forward_if_elsewhere(
 
 
 async def _forward(fleet: Fleet, key: str, owner: str, request: Request) -> Any:
+    """Post ``request`` for ``owner`` and wait for its reply. While nobody took
+    it, it is ``owner``'s: taken back (None: route it again) once ``owner`` no
+    longer holds the session. Once taken, it is the taker's, which is not always
+    ``owner``: the node that takes the session over (often this very node, when
+    ``owner`` died) takes what waits for it in the inbox, and may give the
+    session back at rest before its answer is written. So a taker is waited for
+    as long as it is alive (its heartbeat, not a lease), and only a taker gone
+    away makes the client told that whether the request took effect is unknown."""
     ownership = fleet.ownership
     body = msgspec.msgpack.encode(request)  # as a client sends it, in msgpack
     row = await trio.to_thread.run_sync(ownership.post, key, body)
@@ -106,18 +115,21 @@ async def _forward(fleet: Fleet, key: str, owner: str, request: Request) -> Any:
         reply, taken = await trio.to_thread.run_sync(ownership.collect, row)
         if reply is not None:
             return _codecs()[1].decode(reply)
+        if taken is not None:
+            if taken == fleet.node_id or await trio.to_thread.run_sync(ownership.alive, taken):
+                continue  # its taker answers it
+            await trio.to_thread.run_sync(ownership.forget, row)
+            return ErrorReply(
+                request.id, "unavailable",
+                f"node {taken} went away while answering for session {key}; "
+                "whether the request took effect is unknown: look at the session's events",
+            )  # fmt: skip
         found = await trio.to_thread.run_sync(ownership.owner, key)
-        still = found is not None and found[2] and found[0].node_id == owner
-        if still:
-            continue
-        if taken is None and await trio.to_thread.run_sync(ownership.withdraw, row):
+        if found is not None and found[2] and found[0].node_id == owner:
+            continue  # still waiting for its owner to take it
+        if await trio.to_thread.run_sync(ownership.withdraw, row):
             return None
-        await trio.to_thread.run_sync(ownership.forget, row)
-        return ErrorReply(
-            request.id, "unavailable",
-            f"node {owner} went away while answering for session {key}; "
-            "whether the request took effect is unknown: look at the session's events",
-        )  # fmt: skip
+        # else taken meanwhile (by the session's next owner): see who, and wait for it
 
 
 async def serve_inbox(fleet: Fleet, answer: Answer) -> None:

@@ -227,6 +227,14 @@ class Ownership:
 
     # -- nodes ---------------------------------------------------------------
 
+    def alive(self, node_id: str) -> bool:
+        """Whether the node's heartbeat runs (it has not gone away)."""
+        with self.backend.connection() as connection:
+            row = connection.execute(
+                "SELECT alive_until > clock_timestamp() FROM nodes WHERE node_id = %s", (node_id,)
+            ).fetchone()
+        return row is not None and bool(row[0])
+
     def restarted(self) -> int:
         """A node starting: leases its id still holds are its previous process's
         (dead: node ids are unique among live nodes); they end now, so this
