@@ -40,9 +40,10 @@ The big store: 10,000 stored sessions holding 1,000,000 events (``--quick``: 1,0
 and 100,000), written straight into ``troupe.db`` with SQL in the bench's setup
 (a few seconds instead of hours of real runs): each session is a finished one of
 100 events copied from the events of a real run (session_start, user_input, then
-model turns, processing_end), with its summary and its reserved seq mark, as the
-server writes them. ``troupe run -p`` and ``troupe serve`` on it are compared with
-the same on an empty store; ``troupe sessions`` on it with ``python -c pass``.
+model turns, processing_end), with its summary, its cost ledger, its reserved seq
+mark and its last event, as the server writes them. ``troupe run -p`` and ``troupe
+serve`` on it are compared with the same on an empty store; ``troupe sessions`` on
+it with ``python -c pass``.
 
 Where Troupe is installed matters to the baseline. In an editable install (``pip
 install -e .``, the README's), every interpreter of that venv, ``python -c pass``
@@ -247,8 +248,8 @@ def build_store(data: Path, sessions: int, events_each: int, template: Path) -> 
     """``sessions`` finished sessions of ``events_each`` events, by direct SQL.
 
     The rows are those of the one real session in ``template`` (a data directory
-    where ``troupe run`` ran once): its session row, summary and events, the model
-    turns repeated to make up the count. The schema is the store's own."""
+    where ``troupe run`` ran once): its session row, summary, cost ledger, events and last event,
+    the model turns repeated to make up the count. The schema is the store's own."""
     from actors.store import db
 
     source = sqlite3.connect(template / "troupe.db")
@@ -258,6 +259,7 @@ def build_store(data: Path, sessions: int, events_each: int, template: Path) -> 
         "SELECT kind, data FROM events WHERE session_id=? ORDER BY seq", (sid,)
     ).fetchall()
     summary = source.execute("SELECT * FROM summaries WHERE session_id=?", (sid,)).fetchone()
+    (ledger,) = source.execute("SELECT spend FROM ledgers WHERE session_id=?", (sid,)).fetchone()
     source.close()
     head, middle, tail = events[:2], events[2:-1], events[-1:]
     body = [middle[i % len(middle)] for i in range(events_each - len(head) - len(tail))]
@@ -278,11 +280,16 @@ def build_store(data: Path, sessions: int, events_each: int, template: Path) -> 
             (session, f"task {n}", *summary[2:6], created + 5),
         )
         connection.execute("INSERT INTO seq_marks VALUES (?,?)", (session, 1024 + events_each))
+        connection.execute("INSERT INTO ledgers VALUES (?,?)", (session, ledger))
         connection.executemany(
             "INSERT INTO events VALUES (?,?,?,?,?)",
             [(session, seq, created + seq * 0.01, kind, data)
              for seq, (kind, data) in enumerate(kinds, start=1)],
         )  # fmt: skip
+        last = len(kinds)  # the store keeps each session's last event beside its events
+        connection.execute(
+            "INSERT INTO last_events VALUES (?,?,?)", (session, last, created + last * 0.01)
+        )
     connection.execute("COMMIT")
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     connection.close()

@@ -3,10 +3,10 @@
 ``troupe sessions`` and ``troupe run --continue`` need each session's task, its
 directory and the time of its last event; the store holds all three. The database
 is opened read-only (SQLite WAL lets a reader sit beside a running server), so
-listing never creates a store or disturbs one. Each column is one seek in the
-events' key (session, seq): the last event, the highest seq, and the first input
-where the session's summary has no task; the listing never reads a session's other
-events, however many it has.
+listing never creates a store or disturbs one. The last event and the task come
+from small tables the store keeps (``last_events``, ``summaries``); only a session
+without a summary's task costs a seek in the events' key (its first input), so the
+listing never reads a session's events, however many it has.
 """
 
 from __future__ import annotations
@@ -18,22 +18,36 @@ import msgspec
 
 from protocol.spend import Spend
 
-QUERY = """
-SELECT s.id, s.profile, s.model, s.working_dir, s.state, s.interrupted,
-       s.created, s.updated,
-       (SELECT timestamp FROM events e WHERE e.session_id = s.id ORDER BY seq DESC LIMIT 1),
-       (SELECT MAX(seq) FROM events e WHERE e.session_id = s.id),
+_FIRST_INPUT = """
        m.task,
        CASE WHEN m.task IS NULL OR m.task = '' THEN
            (SELECT data FROM events e WHERE e.session_id = s.id AND e.kind = 'user_input'
             ORDER BY seq LIMIT 1)
        END
+"""
+QUERY = f"""
+SELECT s.id, s.profile, s.model, s.working_dir, s.state, s.interrupted,
+       s.created, s.updated, l.timestamp, l.seq, {_FIRST_INPUT}
+FROM sessions s LEFT JOIN summaries m ON m.session_id = s.id
+LEFT JOIN last_events l ON l.session_id = s.id
+"""
+"""Each column a seek in a small table: the last event's time and seq from
+``last_events`` (the store keeps it with every batch of events), the task from the
+summary (the first input, as the server stored it beside the event,
+:mod:`actors.server.summaries`). Only where a session has no summary with a task
+is the first input read from the events, and decoded here."""
+
+QUERY_BEFORE_LAST_EVENTS = f"""
+SELECT s.id, s.profile, s.model, s.working_dir, s.state, s.interrupted,
+       s.created, s.updated,
+       (SELECT timestamp FROM events e WHERE e.session_id = s.id ORDER BY seq DESC LIMIT 1),
+       (SELECT MAX(seq) FROM events e WHERE e.session_id = s.id),
+       {_FIRST_INPUT}
 FROM sessions s LEFT JOIN summaries m ON m.session_id = s.id
 """
-"""The task is the summary's (the first input, as the server stored it beside the
-event, :mod:`actors.server.summaries`): one seek in a small table. Only where a
-session has no summary with a task (a store from before summaries, or one whose
-summary lags) is the first input read from the events, and decoded here."""
+"""The same for a store no Troupe with ``last_events`` has opened yet (listing
+opens it read-only and never migrates it): two seeks per session in the events'
+key."""
 
 
 class StoredSession(msgspec.Struct, frozen=True):
@@ -65,7 +79,7 @@ def _read(path: Path) -> list[StoredSession]:
         return []
     connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
     try:
-        rows = connection.execute(QUERY).fetchall()
+        rows = _rows(connection)
         ledgers = _ledgers(connection)
     except sqlite3.OperationalError as error:
         if "no such table" in str(error):
@@ -96,6 +110,15 @@ def _read(path: Path) -> list[StoredSession]:
             )
         )
     return found
+
+
+def _rows(connection: sqlite3.Connection) -> list[tuple]:  # type: ignore[type-arg]
+    try:
+        return connection.execute(QUERY).fetchall()
+    except sqlite3.OperationalError as error:
+        if "no such table: last_events" not in str(error):
+            raise
+    return connection.execute(QUERY_BEFORE_LAST_EVENTS).fetchall()
 
 
 def _ledgers(connection: sqlite3.Connection) -> dict[str, Spend]:

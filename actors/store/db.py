@@ -92,7 +92,27 @@ DROP TABLE ssh_environments
 """Version 2: one table for every kind of environment (the SSH ones moved in).
 A rowid table: its order is the order environments were first added."""
 
-MIGRATIONS = (SCHEMA, ENVIRONMENTS)
+LAST_EVENTS = """
+CREATE TABLE last_events (
+    session_id TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    timestamp REAL NOT NULL
+) WITHOUT ROWID;
+INSERT INTO last_events
+SELECT s.id,
+       (SELECT seq FROM events e WHERE e.session_id = s.id ORDER BY seq DESC LIMIT 1),
+       (SELECT timestamp FROM events e WHERE e.session_id = s.id ORDER BY seq DESC LIMIT 1)
+FROM sessions s WHERE EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id);
+CREATE INDEX sessions_listed
+    ON sessions(id, profile, model, working_dir, state, interrupted, created, updated)
+"""
+"""Version 3: each session's last stored event (its seq and time), kept with every
+batch of events (:func:`apply`), and an index holding what a session list shows of
+each session row, so that listing ten thousand sessions reads two small tables and
+an index instead of seeking twice into the events' key per session and reading
+every session's configuration past (issue 36)."""
+
+MIGRATIONS = (SCHEMA, ENVIRONMENTS, LAST_EVENTS)
 """Migration N (1-based) takes a database from version N-1 to N; each runs in
 one transaction with the version's update, so a start killed midway redoes it."""
 
@@ -230,6 +250,7 @@ def apply(connection: sqlite3.Connection, ops: list[Op]) -> None:
                 )
         if events:
             connection.executemany("INSERT OR IGNORE INTO events VALUES (?,?,?,?,?)", events)
+            connection.executemany(_KEEP_LAST_EVENT, _last_of_each(events))
         connection.execute("COMMIT")
     except BaseException:
         # SQLite rolls a transaction back by itself on some errors (disk full, I/O):
@@ -238,6 +259,23 @@ def apply(connection: sqlite3.Connection, ops: list[Op]) -> None:
             with contextlib.suppress(sqlite3.Error):
                 connection.execute("ROLLBACK")
         raise
+
+
+_KEEP_LAST_EVENT = (
+    "INSERT INTO last_events VALUES (?,?,?) ON CONFLICT(session_id)"
+    " DO UPDATE SET seq=excluded.seq, timestamp=excluded.timestamp"
+    " WHERE excluded.seq > last_events.seq"
+)
+
+
+def _last_of_each(events: list[tuple]) -> list[tuple[str, int, float]]:  # type: ignore[type-arg]
+    """Each session's last event in a batch of event rows (session, seq, time, ...)."""
+    last: dict[str, tuple[str, int, float]] = {}
+    for session_id, seq, timestamp, *_ in events:
+        known = last.get(session_id)
+        if known is None or seq > known[1]:
+            last[session_id] = (session_id, seq, timestamp)
+    return list(last.values())
 
 
 def _session_row(row: tuple) -> SessionRow:  # type: ignore[type-arg]

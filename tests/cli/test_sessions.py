@@ -89,6 +89,42 @@ async def test_a_session_without_a_summary_lists_its_first_input(home: Home) -> 
     }
 
 
+async def test_a_store_from_before_last_events_lists_the_same_and_is_carried_over(
+    home: Home,
+) -> None:
+    """The listing reads each session's last event from ``last_events``, which the
+    store keeps with every batch. A store at schema version 2 (no such table) is
+    listed read-only as it is, from the events; the next Troupe that opens it for
+    writing fills the table from them, and the listing says the same again."""
+    async with mock_llm({"turns": [{"text": "ok"}, {"text": "ok"}, {"text": "again"}]}) as mock:
+        common = ["--base-url", mock.base_url, "--output-format", "json"]
+        first = result_of(await home.troupe("run", *common, "one task"))
+        result_of(await home.troupe("run", *common, "another task"))
+        current = await home.troupe("sessions", "--json")
+        database = home.data / "troupe.db"
+        with sqlite3.connect(database) as connection:
+            connection.execute("DROP TABLE last_events")  # the store as version 2 had it
+            connection.execute("DROP INDEX sessions_listed")
+            connection.execute("UPDATE schema_version SET version = 2")
+        connection.close()
+        before = await home.troupe("sessions", "--json")
+        resumed = await home.troupe("run", *common, "--resume", first["session_id"], "go on")
+        after = await home.troupe("sessions", "--json")
+    assert current.returncode == before.returncode == 0, before.stderr
+    listed = [json.loads(line) for line in current.stdout.decode().splitlines()]
+    assert [json.loads(line) for line in before.stdout.decode().splitlines()] == listed
+    assert [row["last_seq"] > 0 for row in listed] == [True, True]
+    result_of(resumed)  # the store opened for writing: version 3, the table filled
+    with sqlite3.connect(database) as connection:
+        kept = dict(connection.execute("SELECT session_id, seq FROM last_events"))
+        newest = dict(connection.execute("SELECT session_id, MAX(seq) FROM events GROUP BY 1"))
+    connection.close()
+    assert kept == newest
+    rows = {row["session_id"]: row for row in map(json.loads, after.stdout.splitlines())}
+    assert rows[first["session_id"]]["last_seq"] == newest[first["session_id"]]
+    assert rows[first["session_id"]]["updated"] > max(row["updated"] for row in listed)
+
+
 async def test_run_uses_the_running_server_and_says_so(home: Home) -> None:
     async with mock_llm({"turns": [{"text": "served"}]}) as mock:
         server, url = await serve(home, "--base-url", mock.base_url)
