@@ -8,7 +8,6 @@ import argparse
 import errno
 import signal
 import sys
-import webbrowser
 from pathlib import Path
 
 import msgspec
@@ -83,7 +82,10 @@ def fleet_settings(args: argparse.Namespace) -> FleetSettings:
 
 async def _open_browser(url: str) -> None:
     """Open ``url`` in the user's browser, in a thread: some launchers wait for the
-    browser to exit, and the server must not wait with them."""
+    browser to exit, and the server must not wait with them. ``webbrowser`` is
+    imported here: only ``--open`` uses it."""
+    import webbrowser
+
     await trio.to_thread.run_sync(webbrowser.open, url, abandon_on_cancel=True)
 
 

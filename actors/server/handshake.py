@@ -8,11 +8,10 @@ application code: 4001 unauthorized, 4002 no hello, 4003 version mismatch.
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import msgspec
 import trio
-from trio_websocket import WebSocketConnection, WebSocketRequest
 
 from actors.access.auth import (
     Origins,
@@ -32,6 +31,9 @@ from protocol.wire import (
     FrameError,
     Hello,
 )
+
+if TYPE_CHECKING:  # the WebSocket stack comes with the first upgrade
+    from trio_websocket import WebSocketConnection, WebSocketRequest
 
 HELLO_TIMEOUT = 10.0
 

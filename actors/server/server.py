@@ -14,15 +14,14 @@ import os
 import sys
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 import trio
-from trio_websocket import ConnectionClosed, WebSocketRequest
 
 from actors.access.auth import Origins, load_or_create_token, token_path
 from actors.access.peers import Peer
 from actors.kernel import Runtime
-from actors.server.connection import Connection
 from actors.server.dispatch import Services, answer
 from actors.server.environments import Environments
 from actors.server.fence import own_paths
@@ -40,6 +39,9 @@ from actors.telemetry import TelemetrySettings, open_telemetry
 from actors.web.listener import DualListener
 from actors.web.pages import WebPages
 from protocol.wire import DEFAULT_MAX_FRAME, PROTOCOL_VERSION, Codec, Welcome
+
+if TYPE_CHECKING:
+    from trio_websocket import WebSocketRequest
 
 log = logging.getLogger("troupe.server")
 
@@ -307,6 +309,12 @@ class Gateway:
         self._count = 0
 
     async def handle(self, request: WebSocketRequest, peer: Peer | None = None) -> None:
+        # with the first connection: the WebSocket stack, and the connection actor
+        # that serves one (the listener's note on why)
+        from trio_websocket import ConnectionClosed
+
+        from actors.server.connection import Connection
+
         try:
             websocket, authorized = await upgrade(request, self.policy)
             hello = await read_hello(websocket, self.policy, authorized)

@@ -9,16 +9,19 @@ the web page's HTTP handler. One port means one URL to print, one Origin to chec
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import trio
-from trio_websocket import WebSocketRequest, wrap_server_stream
 
 from actors.access.peers import Peer
+
+if TYPE_CHECKING:
+    from trio_websocket import WebSocketRequest
 
 MAX_HEAD_BYTES = 64 * 1024
 
 HttpHandler = Callable[[trio.abc.Stream, bytes], Awaitable[None]]
-WebSocketHandler = Callable[[WebSocketRequest, Peer | None], Awaitable[None]]
+WebSocketHandler = Callable[["WebSocketRequest", Peer | None], Awaitable[None]]
 
 
 class ReplayStream(trio.abc.Stream):
@@ -129,6 +132,11 @@ class DualListener:
                 await stream.aclose()
 
     async def _serve_websocket(self, stream: ReplayStream, peer: Peer | None) -> None:
+        # The WebSocket stack (trio-websocket, wsproto, h11 and the package metadata
+        # trio-websocket reads at import) comes with the first upgrade: a server is
+        # listening, and serving pages and readiness checks, without it (issue #36).
+        from trio_websocket import wrap_server_stream
+
         async with trio.open_nursery() as nursery:
             request = None
             with trio.move_on_after(self._connect_timeout):

@@ -96,9 +96,12 @@ def test_importing_the_run_command_leaves_the_server_mcp_web_and_acp_alone() -> 
 
 
 NOT_BEFORE_A_SESSION = ("httpx", "actors.models.gateway", "actors.session.actor",
-                        "actors.session.loop", "actors.hooks", "actors.tools.builtin")  # fmt: skip
+                        "actors.session.loop", "actors.hooks", "actors.tools.builtin",
+                        "trio_websocket", "wsproto", "importlib.metadata",
+                        "actors.server.connection", "webbrowser")  # fmt: skip
 """What the server and ``troupe serve`` do not import until a session's actor or
-model gateway starts: the server is ready (listening) without them, and the
+model gateway starts, or the first WebSocket client connects: the server is
+ready (listening, serving pages and readiness checks) without them, and the
 ``troupe acp`` agent answers its editor's first requests without them."""
 
 
