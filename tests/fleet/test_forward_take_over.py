@@ -13,7 +13,10 @@ tests/fleet/test_attach.py)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 import pytest
@@ -22,6 +25,7 @@ import trio
 from actors.server import inbox
 from actors.server.fleet import Doorbell, Fleet
 from actors.server.inbox import forward_if_elsewhere
+from actors.server.registry import SessionRegistry
 from actors.store.leases import LeaseSettings
 from actors.store.ownership import Ownership
 from actors.store.postgres import PostgresBackend
@@ -43,31 +47,61 @@ class CountingDoorbell(Doorbell):
         await super().wait(key, timeout)
 
 
+class Nodes(NamedTuple):
+    owner: Ownership
+    """n1, the session's owner, whose lease the test ends."""
+    here: Ownership
+    """n2, the node that forwards (its registry's fleet)."""
+    fleet: Fleet
+    bell: CountingDoorbell
+    registry: SessionRegistry
+
+
+@asynccontextmanager
+async def two_nodes(
+    tmp_path: Path, postgres_url: str, owner_ttl: float, session: str
+) -> AsyncIterator[Nodes]:
+    """Two nodes on one PostgreSQL store, both heartbeats run, ``session`` owned by
+    n1; the registry forwarding from n2."""
+    async with registry_on_store(tmp_path, postgres_url) as (registry, store):
+        backend = store.backend
+        assert isinstance(backend, PostgresBackend)
+        owner = Ownership(backend, LeaseSettings("n1", ttl=owner_ttl))
+        here = Ownership(backend, LeaseSettings("n2", ttl=HANG_GUARD))
+        registry.fleet = fleet = Fleet(here)
+        fleet.inbox = bell = CountingDoorbell()
+        for node in (owner, here):
+            await trio.to_thread.run_sync(node.renew_all)
+        await trio.to_thread.run_sync(owner.acquire, session)
+        yield Nodes(owner, here, fleet, bell, registry)
+
+
+async def posted(
+    nodes: Nodes, nursery: trio.Nursery, request: SteerSession
+) -> list[Reply | ErrorReply | None]:
+    """Forward ``request`` from n2 in ``nursery`` and return, once it is posted for
+    n1, the list its answer will be put in."""
+    answers: list[Reply | ErrorReply | None] = []
+
+    async def ask() -> None:
+        answers.append(await forward_if_elsewhere(nodes.registry, request))
+
+    nursery.start_soon(ask)
+    await wait_until(lambda: nodes.bell.waits == 1, what="the request posted for n1")
+    return answers
+
+
 async def test_a_request_taken_by_the_session_s_next_owner_is_answered(
     tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The forwarding node looks at its request only when rung: each look below is one.
     monkeypatch.setattr(inbox, "POLL", HANG_GUARD)
-    async with registry_on_store(tmp_path, postgres_url) as (registry, store):
-        backend = store.backend
-        assert isinstance(backend, PostgresBackend)
-        dead = Ownership(backend, LeaseSettings("n1", ttl=HANG_GUARD))
-        here = Ownership(backend, LeaseSettings("n2", ttl=HANG_GUARD))
-        registry.fleet = fleet = Fleet(here)
-        fleet.inbox = bell = CountingDoorbell()
-        for node in (dead, here):  # both nodes' heartbeats run
-            await trio.to_thread.run_sync(node.renew_all)
-        await trio.to_thread.run_sync(dead.acquire, "s-moving")
+    async with two_nodes(tmp_path, postgres_url, HANG_GUARD, "s-moving") as nodes:
+        dead, here, fleet, bell = nodes.owner, nodes.here, nodes.fleet, nodes.bell
 
         steer = SteerSession(id=7, session="s-moving", text="mind the tests")
-        answers: list[Reply | ErrorReply | None] = []
-
-        async def ask() -> None:
-            answers.append(await forward_if_elsewhere(registry, steer))
-
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(ask)
-            await wait_until(lambda: bell.waits == 1, what="the request posted for n1")
+            answers = await posted(nodes, nursery, steer)
 
             # n1 dies (its lease ends); this node takes the session over and the
             # request from the inbox, then gives the session back at rest (as a
@@ -103,26 +137,12 @@ async def test_a_request_whose_taker_went_away_is_told_unknown(
     heartbeat lapses): whether it took effect cannot be known, and the client is
     told so rather than left waiting."""
     monkeypatch.setattr(inbox, "POLL", HANG_GUARD)
-    async with registry_on_store(tmp_path, postgres_url) as (registry, store):
-        backend = store.backend
-        assert isinstance(backend, PostgresBackend)
-        dying = Ownership(backend, LeaseSettings("n1", ttl=0.5))  # never renewed here
-        here = Ownership(backend, LeaseSettings("n2", ttl=HANG_GUARD))
-        registry.fleet = fleet = Fleet(here)
-        fleet.inbox = bell = CountingDoorbell()
-        for node in (dying, here):
-            await trio.to_thread.run_sync(node.renew_all)
-        await trio.to_thread.run_sync(dying.acquire, "s-lost")
+    async with two_nodes(tmp_path, postgres_url, 0.5, "s-lost") as nodes:  # n1 never renewed
+        dying, here, fleet = nodes.owner, nodes.here, nodes.fleet
 
         steer = SteerSession(id=8, session="s-lost", text="mind the tests")
-        answers: list[Reply | ErrorReply | None] = []
-
-        async def ask() -> None:
-            answers.append(await forward_if_elsewhere(registry, steer))
-
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(ask)
-            await wait_until(lambda: bell.waits == 1, what="the request posted for n1")
+            answers = await posted(nodes, nursery, steer)
             (row, _, _), *_ = await trio.to_thread.run_sync(dying.take)
             await wait_until(
                 lambda: trio.to_thread.run_sync(lambda: not here.alive("n1")),
