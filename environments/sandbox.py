@@ -35,10 +35,12 @@ from one remote query) apply exactly the same profile.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import shlex
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal
@@ -88,15 +90,27 @@ def _failure(bwrap: str, stderr: bytes) -> SandboxState:
     return SandboxState(False, f"{bwrap} does not run here: {detail}")
 
 
+async def _kill_probe_group(process: trio.Process) -> None:
+    """End a probe cut short (its caller stopped, or it took too long): SIGKILL to
+    its whole group. Signalling bwrap alone left its sandbox's PID 1 behind when
+    bwrap died before that PID 1 had bound itself to it (``--die-with-parent``
+    comes late in its setup), and a namespace's PID 1 ignores SIGTERM: it stayed,
+    an orphan, for good. The group holds both (no ``--new-session``)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
 async def probe_local(bwrap: str | None) -> SandboxState:
-    """Whether ``bwrap`` really confines a command on this machine (one run)."""
+    """Whether ``bwrap`` really confines a command on this machine (one run, in a
+    process group of its own, so that cutting it short ends all of it)."""
     if bwrap is None:
         return SandboxState(False, NOT_FOUND)
     with trio.move_on_after(PROBE_TIMEOUT_S):
         try:
             done = await trio.run_process(
-                probe_argv(bwrap), capture_stdout=True, capture_stderr=True, check=False
-            )
+                probe_argv(bwrap), capture_stdout=True, capture_stderr=True, check=False,
+                start_new_session=True, deliver_cancel=_kill_probe_group,
+            )  # fmt: skip
         except OSError as error:
             return SandboxState(False, f"{bwrap} does not run here: {error.strerror or error}")
         if done.returncode == 0:
@@ -110,12 +124,22 @@ def probe_local_now(bwrap: str | None) -> SandboxState:
     if bwrap is None:
         return SandboxState(False, NOT_FOUND)
     try:
-        done = subprocess.run(
-            probe_argv(bwrap), capture_output=True, timeout=PROBE_TIMEOUT_S, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
+        process = subprocess.Popen(
+            probe_argv(bwrap), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True,
+        )  # fmt: skip
+    except OSError as error:
         return SandboxState(False, f"{bwrap} does not run here: {error}")
-    return SandboxState(True, WORKS) if done.returncode == 0 else _failure(bwrap, done.stderr)
+    try:
+        _, stderr = process.communicate(timeout=PROBE_TIMEOUT_S)
+    except BaseException as error:  # the timeout, or Ctrl-C: the whole group, as above
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        if not isinstance(error, subprocess.TimeoutExpired):
+            raise
+        return SandboxState(False, f"{bwrap} does not run here: {error}")
+    return SandboxState(True, WORKS) if process.returncode == 0 else _failure(bwrap, stderr)
 
 
 def expand_home(path: str, home: str) -> str:
