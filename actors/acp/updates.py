@@ -41,6 +41,7 @@ def _builtin(name: str) -> Tool | None:
 
 
 def _plan_tool_name() -> str:
+    """The plan tool's name, asked only for tool events (not for every delta)."""
     from actors.tools.core.plan import UPDATE_PLAN
 
     return UPDATE_PLAN.name
@@ -91,7 +92,6 @@ def plan_of(arguments: dict[str, Any]) -> dict[str, Any] | None:
 def update_of(data: EventData, cwd: str, replay: bool = False) -> dict[str, Any] | None:
     """The ``update`` object for one event, or None for events ACP has no place for.
     ``replay`` (a loaded session's history): whole messages instead of deltas."""
-    plan = _plan_tool_name()
     match data:
         case UserInputEvent() if replay:
             return {"sessionUpdate": "user_message_chunk", "content": _text(data.content)}
@@ -101,9 +101,11 @@ def update_of(data: EventData, cwd: str, replay: bool = False) -> dict[str, Any]
             return {"sessionUpdate": "agent_message_chunk", "content": _text(data.delta)}
         case AssistantReasoningDeltaEvent():
             return {"sessionUpdate": "agent_thought_chunk", "content": _text(data.delta)}
-        case ToolCallStartEvent() if data.tool_name == plan and (plan := plan_of(data.arguments)):
+        case ToolCallStartEvent() if data.tool_name == _plan_tool_name() and (
+            plan := plan_of(data.arguments)
+        ):
             return plan
-        case ToolCallEndEvent() if data.tool_name == plan and not data.is_error:
+        case ToolCallEndEvent() if data.tool_name == _plan_tool_name() and not data.is_error:
             return None  # its start was the plan
         case ToolCallStartEvent():
             diff = diff_of(data, cwd)
