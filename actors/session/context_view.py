@@ -74,6 +74,9 @@ class ContextView:
         self.summary: CompactionTurn | None = None
         self.generation = 0
         """Counts the rebuilds: estimates made before one no longer hold."""
+        self.images = 0
+        """Tool results shown with images: a request for a model that takes none is
+        rewritten only when there are some, not scanned every round."""
         self._cuts = 0
 
     def messages(self, history: Sequence[Turn]) -> list[Message]:
@@ -101,9 +104,11 @@ class ContextView:
             self._prompt_index = at
         self._messages.extend(to_messages((turn,)))
         self.chars += history_chars((turn,))
+        if isinstance(turn, ToolResultsTurn):
+            self.images += sum(1 for result in turn.results if result.images)
 
     def _rebuild(self, history: Sequence[Turn]) -> None:
-        self._messages, self._prompt_index, self.chars = [], None, 0
+        self._messages, self._prompt_index, self.chars, self.images = [], None, 0, 0
         self.summary, self.prune_mark = None, 0
         self.generation += 1
         for turn in history:

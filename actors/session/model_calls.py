@@ -83,7 +83,7 @@ class ModelCalls:
             self.profile, snapshot, config.user_instructions, identity or model
         )
         messages: Sequence[Message] = self.view.messages(self.history)
-        if not takes_images(identity or model):
+        if self.view.images and not takes_images(identity or model):
             messages = without_images(messages, identity or model)
         if state_block is not None:
             messages = with_state_block(messages, self.view.prompt_index(), state_block)
