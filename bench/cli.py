@@ -25,16 +25,22 @@ Peak memory is the process's high-water resident set (GNU ``time``'s ``%M`` for 
 command that exits; for ``acp`` and ``serve``, ``VmHWM`` at the moment they
 answered).
 
-The floor: what CPython with the runtime's three libraries cannot go under on this
-machine, in the same run: ``python -c 'import trio, httpx, msgspec'``, and a
+The floor: what CPython with the runtime's libraries cannot go under on this
+machine, in the same run: ``python -c 'import trio'`` (the concurrency library the
+runtime is written on: its import alone is above the embedded run's 10x target
+here), ``python -c 'import trio, httpx, msgspec'``, and a
 ``trio.run`` that makes one httpx request to the same scripted model (with the
 TLS settings the runtime gives a plain-HTTP endpoint: no certificate store
 loaded). Beside them, the embedded run's own modules imported and nothing run
 (``import actors.commands.run_async, actors.commands.local_host``): what the
 run costs before it does anything. For a run
 through a server (which imports neither trio nor httpx: the blocking client of
-:mod:`protocol.client_blocking`), the floor is that client alone doing one
-session's exchange with the same server.
+:mod:`protocol.client_blocking`), two floors: that client connecting and asking
+for the session list, nothing more (what any client of the protocol pays: the
+interpreter, msgspec, the WebSocket upgrade), and that client alone doing one
+session's exchange with the same server (the difference is the server's work on
+the session: the working tree's snapshot, the system prompt's look at git, the
+model's answer, the events).
 
 The big store: 10,000 stored sessions holding 1,000,000 events (``--quick``: 1,000
 and 100,000), written straight into ``troupe.db`` with SQL in the bench's setup
@@ -96,6 +102,7 @@ _NO_HTTPX_CLI = "import sys; sys.modules['httpx._main'] = None\n"
 """httpx imports its own command-line client (click, rich, pygments) wherever they
 are installed; Troupe declares it absent (:mod:`actors.commands`), so the floors
 do too: with it they were about 2.2x the interpreter's start higher."""
+FLOOR_TRIO = [PYTHON, "-c", "import trio"]
 FLOOR_IMPORTS = [PYTHON, "-c", _NO_HTTPX_CLI + "import trio, httpx, msgspec"]
 FLOOR_REQUEST = (
     _NO_HTTPX_CLI
@@ -114,14 +121,27 @@ FLOOR_RUNTIME = [PYTHON, "-P", "-c", "import actors.commands.run_async, actors.c
 """What an embedded run imports before its first model request (the command, the
 session's runtime in process), and nothing run: the run minus its work. ``-P``:
 the installed package, never a source tree in the working directory."""
-FLOOR_SERVED = """
+_CONNECTED = """
 import json, sys
 from pathlib import Path
 from protocol.client_blocking import connect
-from protocol.wire import CreateSession, SubmitInput, SubscribeSession
+from protocol.wire import CreateSession, ListSessions, SubmitInput, SubscribeSession
 data = Path(sys.argv[1])
 client = connect(json.loads((data / "server.json").read_text())["url"],
                  (data / "token").read_text().strip())
+"""
+FLOOR_CONNECT = (
+    _CONNECTED
+    + """
+client.request(ListSessions)
+client.close()
+"""
+)
+"""What any client of the protocol pays, in Python: the blocking client connects
+and asks for the session list (the store's first page)."""
+FLOOR_SERVED = (
+    _CONNECTED
+    + """
 session = client.request(CreateSession).session.session_id
 client.request(SubscribeSession, session=session)
 client.request(SubmitInput, session=session, text="hi")
@@ -129,6 +149,7 @@ while client.next_event().kind != "processing_end":
     pass
 client.close()
 """
+)
 """The least a run through a server can do: the blocking client alone, one
 session with one input, no command, no configuration, no output."""
 TIMEOUT = 120
@@ -395,6 +416,8 @@ def main() -> None:
         embedded_check = '"runtime": "embedded"'
 
         cases: list[tuple[str, str, Callable[[Measured], float], float | None]] = [
+            ("floor_trio", "floor: import trio",
+             lambda m: run_to_end(FLOOR_TRIO, env["empty"], m), None),
             ("floor_imports", "floor: import trio, httpx, msgspec",
              lambda m: run_to_end(FLOOR_IMPORTS, env["empty"], m), None),
             ("floor_request", "floor: trio.run + one httpx request",
@@ -468,6 +491,10 @@ def main() -> None:
         a, b = _pair(served, bare, repeats)
         figures += _figures("run_served", "troupe run -p (through a server)", a, b, 6.0,
                             "python -c pass")  # fmt: skip
+        connect = [PYTHON, "-c", FLOOR_CONNECT, str(dirs["served"])]
+        a, b = _pair(lambda m: run_to_end(connect, env["served"], m), bare, repeats)
+        figures += _figures("floor_connect", "floor: the blocking client, connected, "
+                            "one request", a, b, None, "python -c pass")  # fmt: skip
         floor = [PYTHON, "-c", FLOOR_SERVED, str(dirs["served"])]
         a, b = _pair(lambda m: run_to_end(floor, env["served"], m), bare, repeats)
         figures += _figures("floor_served", "floor: the blocking client, one session", a, b,

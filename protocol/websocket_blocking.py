@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
+import importlib
 import os
 import select
 import socket
 import struct
 import time
+from typing import cast
 from urllib.parse import urlsplit
 
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -248,7 +249,7 @@ def open_websocket(
         status, fields = _parse_head(head)
         if status != 101:
             raise Rejected(status, _read_body(sock, rest, fields))
-        accept = base64.b64encode(hashlib.sha1(key.encode() + GUID).digest()).decode()
+        accept = base64.b64encode(_sha1(key.encode() + GUID)).decode()
         if fields.get("sec-websocket-accept") != accept:
             raise Rejected(status, b"the server's Sec-WebSocket-Accept does not match the key")
         sock.settimeout(None)  # waits go through select from here
@@ -256,6 +257,16 @@ def open_websocket(
         sock.close()
         raise
     return BlockingWebSocket(sock, max_message, wake, rest)
+
+
+def _sha1(data: bytes) -> bytes:
+    """SHA-1, for the upgrade's accept check: CPython's own when it has it, as
+    hashlib's import loads OpenSSL's libcrypto (about 3 ms of a command's start)."""
+    try:
+        module = importlib.import_module("_sha1")
+    except ImportError:  # an interpreter built without it
+        module = importlib.import_module("hashlib")
+    return cast(bytes, module.sha1(data).digest())
 
 
 def _read_head(sock: socket.socket) -> tuple[bytes, bytes]:

@@ -20,12 +20,9 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-TOKEN_FILE = "token"
+from actors.access.token_file import token_path
+
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
-
-
-def token_path(data_dir: Path) -> Path:
-    return data_dir / TOKEN_FILE
 
 
 def new_token() -> str:

@@ -100,7 +100,7 @@ def read_token(args: argparse.Namespace) -> str | None:
     if os.environ.get("TROUPE_TOKEN"):
         return os.environ["TROUPE_TOKEN"]
     try:
-        from actors.access.auth import token_path
+        from actors.access.token_file import token_path
 
         return token_path(data_dir(args)).read_text().strip()
     except OSError:

@@ -24,7 +24,6 @@ from actors.commands.errors import (
     EXIT_TIMEOUT,
     CommandError,
 )
-from actors.commands.stored import newest_in
 from actors.commands.tally import EventTally, Outcome
 from actors.config import Settings
 from protocol.session import SessionConfig, ToolCalling
@@ -182,6 +181,9 @@ def session_to_resume(args: argparse.Namespace, workdir: Path) -> str | None:
     if args.resume:
         return str(args.resume)
     if args.continue_latest:
+        # Here, not at the top: only ``-c`` reads the store (sqlite3's import).
+        from actors.commands.stored import newest_in
+
         latest = newest_in(data_dir(args), workdir)
         if latest is None:
             raise CommandError(

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 import msgspec
 import trio
 
-from actors.access.auth import Origins, load_or_create_token, token_path
+from actors.access.auth import Origins, load_or_create_token
 from actors.access.peers import Peer
+from actors.access.token_file import token_path
 from actors.kernel import Runtime
 from actors.server.dispatch import Services, answer
 from actors.server.environments import Environments

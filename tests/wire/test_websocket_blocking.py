@@ -111,3 +111,26 @@ async def test_a_wake_up_or_a_timeout_loses_no_part_of_a_message() -> None:
         return [str(len(m)) for m in seen]
 
     assert await _with_server(slow, client) == ["200000"]
+
+
+async def test_an_upgrade_answered_with_the_wrong_accept_key_is_refused() -> None:
+    """RFC 6455 4.1: a client fails the connection when the server's
+    Sec-WebSocket-Accept is not the SHA-1 of its own key (a server that did not
+    read the key, or a proxy answering for it)."""
+
+    async def wrong_accept(stream: trio.SocketStream) -> None:
+        received = b""
+        while b"\r\n\r\n" not in received:
+            received += await stream.receive_some()
+        await stream.send_all(
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n"
+        )
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(trio.serve_tcp, wrong_accept, 0)
+        port = listeners[0].socket.getsockname()[1]
+        with trio.fail_after(HANG_GUARD), pytest.raises(Rejected) as refused:
+            await trio.to_thread.run_sync(open_websocket, f"ws://127.0.0.1:{port}/")
+        nursery.cancel_scope.cancel()
+    assert b"Sec-WebSocket-Accept does not match" in refused.value.body
