@@ -40,7 +40,8 @@ for the session list, nothing more (what any client of the protocol pays: the
 interpreter, msgspec, the WebSocket upgrade), and that client alone doing one
 session's exchange with the same server (the difference is the server's work on
 the session: the working tree's snapshot, the system prompt's look at git, the
-model's answer, the events).
+model's answer, the events). Beneath both, ``python -c 'import msgspec'`` (the
+protocol's library) and the client's modules imported and nothing run.
 
 The big store: 10,000 stored sessions holding 1,000,000 events (``--quick``: 1,000
 and 100,000), written straight into ``troupe.db`` with SQL in the bench's setup
@@ -103,6 +104,9 @@ _NO_HTTPX_CLI = "import sys; sys.modules['httpx._main'] = None\n"
 are installed; Troupe declares it absent (:mod:`actors.commands`), so the floors
 do too: with it they were about 2.2x the interpreter's start higher."""
 FLOOR_TRIO = [PYTHON, "-c", "import trio"]
+FLOOR_MSGSPEC = [PYTHON, "-c", "import msgspec"]
+FLOOR_CLIENT = [PYTHON, "-P", "-c", "import protocol.client_blocking"]
+"""The blocking client's modules: msgspec, the protocol's messages, the socket."""
 FLOOR_IMPORTS = [PYTHON, "-c", _NO_HTTPX_CLI + "import trio, httpx, msgspec"]
 FLOOR_REQUEST = (
     _NO_HTTPX_CLI
@@ -418,6 +422,10 @@ def main() -> None:
         cases: list[tuple[str, str, Callable[[Measured], float], float | None]] = [
             ("floor_trio", "floor: import trio",
              lambda m: run_to_end(FLOOR_TRIO, env["empty"], m), None),
+            ("floor_msgspec", "floor: import msgspec",
+             lambda m: run_to_end(FLOOR_MSGSPEC, env["empty"], m), None),
+            ("floor_client", "floor: the blocking client, imported",
+             lambda m: run_to_end(FLOOR_CLIENT, env["empty"], m), None),
             ("floor_imports", "floor: import trio, httpx, msgspec",
              lambda m: run_to_end(FLOOR_IMPORTS, env["empty"], m), None),
             ("floor_request", "floor: trio.run + one httpx request",
