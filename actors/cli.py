@@ -94,7 +94,6 @@ def _command(
         help=help,
         description=description or help,
         epilog=_environment(*env),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
     return parser
@@ -113,7 +112,6 @@ def build_parser(only: Collection[str] | None = None) -> argparse.ArgumentParser
             "execution environments (local and SSH) run as supervised trio actors."
         ),
         epilog=_environment(ENV_DATA, ENV_CLIENT, ENV_MODELS, ENV_CONFIG),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=_Version)
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)

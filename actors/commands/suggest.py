@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
+
+from actors.commands.help_width import HelpFormatter
 
 
 def _close_matches(word: str, possibilities: list[str], n: int, cutoff: float) -> list[str]:
@@ -54,6 +56,10 @@ class SuggestingParser(argparse.ArgumentParser):
     complete: Callable[[], argparse.ArgumentParser] | None = None
     """Builds the parser with every command's arguments, where this one has only
     some (``actors.cli.build_parser``'s ``only``): the suggestion searches them all."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)  # no shutil (help_width)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         close = suggestion(self if self.complete is None else self.complete(), message)

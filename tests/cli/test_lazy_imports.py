@@ -8,6 +8,7 @@ process imported is a fact, not a timing."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -120,6 +121,33 @@ def test_the_parser_alone_imports_no_runtime() -> None:
     modules = _modules_after("from actors.cli import build_parser; build_parser()")
     assert _loaded(modules, ("trio", "msgspec", "httpx", "actors.commands.run")) == []
     assert _loaded(modules, ("dataclasses", "inspect")) == []
+    assert _loaded(modules, ("shutil",)) == []  # the help's width: actors.commands.help_width
+
+
+def test_the_help_is_as_wide_as_shutil_says() -> None:
+    """The width the parser formats to is ``shutil``'s, read without it: from
+    ``$COLUMNS``, else 80 where standard output is no terminal."""
+    measure = (
+        "import shutil; from actors.commands.help_width import terminal_columns; "
+        "print(terminal_columns(), shutil.get_terminal_size().columns)"
+    )
+    for columns in ("57", "0", "wide", None):
+        env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+        if columns is not None:
+            env["COLUMNS"] = columns
+        done = subprocess.run([sys.executable, "-c", measure], capture_output=True, text=True,
+                              env=env, cwd=REPO, check=True, timeout=HANG_GUARD)  # fmt: skip
+        ours, theirs = done.stdout.split()
+        assert ours == theirs, columns
+    first_lines = {}
+    for columns in ("50", "200"):
+        help_text = subprocess.run(
+            [sys.executable, "-m", "actors.cli", "run", "--help"], capture_output=True,
+            text=True, check=True, cwd=REPO, env={**os.environ, "COLUMNS": columns},
+            timeout=HANG_GUARD,
+        )  # fmt: skip
+        first_lines[columns] = len(help_text.stdout.splitlines()[0])  # the usage, wrapped
+    assert first_lines["50"] <= 50 < first_lines["200"]
 
 
 def test_the_version_is_an_attribute_not_the_installed_metadata() -> None:
