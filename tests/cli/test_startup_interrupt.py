@@ -173,3 +173,42 @@ async def test_ctrl_c_stops_a_listening_server_cleanly(home: Home) -> None:
     _, err = await trio.to_thread.run_sync(lambda: process.communicate(timeout=HANG_GUARD))
     assert process.returncode == 0, err
     assert b"Traceback" not in err
+
+
+_LOADING_COMMAND = """
+import os, signal, sys
+os.kill(os.getpid(), signal.SIGINT)  # a Ctrl-C while the command's modules load
+import colorsys  # and an import after it: CPython could drop it inside one
+print("loaded", file=sys.stderr, flush=True)
+
+
+def run(args):
+    print("ran", file=sys.stderr, flush=True)
+    return 0
+"""
+
+_THROUGH_THE_CONSOLE = """
+import sys
+sys.path.insert(0, sys.argv.pop(1))
+from actors.console import main  # blocks SIGINT, as the console script's import does
+import actors.cli
+actors.cli.ELSEWHERE["mock-llm"] = "loading_command"  # a command whose import is interrupted
+sys.argv = ["troupe", "mock-llm"]
+sys.exit(main())
+"""
+
+
+def test_a_ctrl_c_while_the_command_loads_is_held_until_it_has_loaded(tmp_path: Path) -> None:
+    """The signal is not raised inside the imports (where CPython drops a
+    KeyboardInterrupt raised in its module lock's weakref callback, and a ``troupe
+    serve`` interrupted there went on serving): it is held until the command's
+    module has loaded, then is the usual one line and 130, before the command runs."""
+    (tmp_path / "loading_command.py").write_text(_LOADING_COMMAND)
+    done = subprocess.run(
+        [sys.executable, "-c", _THROUGH_THE_CONSOLE, str(tmp_path)],
+        capture_output=True, text=True, timeout=HANG_GUARD, cwd=tmp_path,
+    )  # fmt: skip
+    lines = done.stderr.splitlines()
+    assert done.returncode == 130, done.stderr
+    assert lines[0] == "loaded", done.stderr  # the import went on to its end
+    assert len(lines) == 2 and lines[1].startswith("troupe") and "interrupted" in lines[1]
