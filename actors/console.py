@@ -13,8 +13,8 @@ as one line and exit 130.
 Why not let it raise during the imports, inside a ``try``: CPython drops a
 ``KeyboardInterrupt`` raised in its import system's lock callback
 (``_get_module_lock.<locals>.cb``, "Exception ignored"), and then nothing stopped
-the command: a ``troupe serve`` interrupted while it loaded went on serving (about
-one Ctrl-C in a hundred, landing 25 ms after the start, in a stress run here).
+the command: a ``troupe serve`` interrupted while it loaded went on serving (3 in
+100 Ctrl-Cs landing 10 to 60 ms into its start, in a stress run here).
 Held until the imports are done, the signal is raised where nothing drops it.
 
 Only the console script imports this module. Before it runs there is only
